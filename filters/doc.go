@@ -1,0 +1,50 @@
+// Package filters is sievekv's library of approximate-membership filters: the
+// read guards that let a Get skip a table that definitely lacks a key.
+//
+// Every filter answers MayContain(key) with "definitely absent" (false) or
+// "possibly present" (true). Keys are hashed exactly once, with xxhash, to a
+// 64-bit value (see Hash); every position, fingerprint and probe sequence a
+// filter needs is derived from that value, so callers that already hold the
+// hash (the sstable writer does) use the ...Hash and ...FromHashes forms.
+//
+// # Families
+//
+//   - Bloom family (Bloom, BlockedBloom, CountingBloom, ScalableBloom): built
+//     incrementally; counting supports Remove; scalable grows without bound.
+//   - Static filters (Xor8, BinaryFuse8, BinaryFuse16, BinaryFuse, Ribbon):
+//     built once from the complete key set; smallest and fastest per key.
+//   - Dynamic fingerprint filters (Cuckoo, Quotient and their descendants):
+//     support Add and Remove at high load.
+//
+// # Invariants
+//
+// Every filter in this package keeps these; tests cite them by name.
+//
+//	F1 (no false negatives): after a key is added (or a static filter is built
+//	   from it), MayContain(key) returns true until the key is removed, across
+//	   any sequence of other adds, failed adds, removes of other members and
+//	   marshal/unmarshal round trips.
+//	F2 (failed adds change nothing): an Add that returns an error leaves the
+//	   filter exactly as it was.
+//	F3 (bytes are checked): every encoding is self-describing (magic, type,
+//	   version, body length) and ends with a CRC32C; decoding rejects any
+//	   malformed input with an error wrapping ErrCorrupt, never panics, and never
+//	   allocates more than the input's own length justifies.
+//	F4 (measured FP matches the math): each filter's false-positive rate on
+//	   absent keys stays within the bound its constructor documents; tests
+//	   assert it on at least a million absent keys.
+//
+// # Removing from dynamic filters
+//
+// Counting Bloom, cuckoo and quotient filters support Remove, with one hazard
+// shared by every fingerprint filter: removing a key that was never added may
+// remove the fingerprint (or counter increments) of a different key that
+// collides with it, creating a false negative for that other key. Callers must
+// only remove keys they know to be members. CountingBloom refuses a Remove for
+// a key it can prove absent, but a false positive still passes that check.
+//
+// # Concurrency
+//
+// Filters are not safe for concurrent mutation. Static filters and any filter
+// no longer being mutated may be queried from many goroutines at once.
+package filters

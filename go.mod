@@ -1,0 +1,5 @@
+module github.com/sievekv/sievekv
+
+go 1.24.0
+
+require github.com/cespare/xxhash/v2 v2.3.0 // indirect
