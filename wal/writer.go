@@ -3,7 +3,6 @@ package wal
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 )
 
@@ -114,9 +113,10 @@ func (w *Writer) appendChunk(typ byte, payload []byte) {
 	w.buf = append(w.buf, typ)
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, w.logNum)
 	w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(w.synced))
+	// Checksum the caller's payload before copying it: it is then read
+	// once from wherever it lives and written once into buf.
+	binary.LittleEndian.PutUint32(w.buf[start:], chunkCRC(w.buf[start:], payload))
 	w.buf = append(w.buf, payload...)
-	c := crc32.Update(0, castagnoli, w.buf[start+4:])
-	binary.LittleEndian.PutUint32(w.buf[start:], maskCRC(c))
 	w.off += int64(HeaderSize + len(payload))
 }
 
