@@ -12,10 +12,9 @@ type Syncer interface {
 }
 
 // flushThreshold is how many framed bytes a Writer buffers before
-// WriteRecord writes them through on its own. Two blocks: every write call
-// then carries at least a full block, and a caller that syncs per record
-// never reaches it (it flushes first). WriteRecord cost with and without the
-// threshold is in docs/parts/engine-wal.md.
+// WriteRecord writes them through on its own. Two blocks: each such write
+// carries at least a full block, and memory stays bounded however large a
+// record is; a caller that syncs per commit group flushes before reaching it.
 const flushThreshold = 2 * BlockSize
 
 // zeros is the source of block-tail padding (keeps W1).
