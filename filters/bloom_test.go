@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -83,7 +84,7 @@ func TestBloomPrimeAtLeast(t *testing.T) {
 		}
 		return true
 	}
-	for m := uint64(0); m < 5000; m++ {
+	for m := uint64(0); m < 20000; m++ {
 		p := bloomPrimeAtLeast(m)
 		if !isPrime(p) || p < m {
 			t.Fatalf("bloomPrimeAtLeast(%d) = %d", m, p)
@@ -92,6 +93,19 @@ func TestBloomPrimeAtLeast(t *testing.T) {
 			if isPrime(q) {
 				t.Fatalf("bloomPrimeAtLeast(%d) = %d, but %d is prime", m, p, q)
 			}
+		}
+	}
+	// Large values against math/big (Baillie–PSW, exact below 2^64),
+	// including strong pseudoprimes to small bases and a Carmichael number.
+	rng := rand.New(rand.NewPCG(2, 3))
+	specials := []uint64{2047, 1373653, 25326001, 3215031751, 2152302898747, 3474749660383,
+		341550071728321, 3825123056546413051, 561, 1<<61 - 1, 1<<40 - 87, 1<<64 - 59, 1<<64 - 1}
+	for i := 0; i < 20000; i++ {
+		specials = append(specials, rng.Uint64N(1<<41)|1, rng.Uint64()|1)
+	}
+	for _, n := range specials {
+		if got, want := bloomIsPrime(n), new(big.Int).SetUint64(n).ProbablyPrime(0); got != want {
+			t.Fatalf("bloomIsPrime(%d) = %v, want %v", n, got, want)
 		}
 	}
 }
