@@ -186,21 +186,24 @@ func (b *BlockedBloom) AddHash(h uint64) {
 func (b *BlockedBloom) MayContain(key []byte) bool { return b.MayContainHash(Hash(key)) }
 
 // MayContainHash is MayContain for a key whose Hash is h. It reads one cache
-// line and stops at the first clear bit.
+// line and tests all k bits without branching on them: once the line is in,
+// the remaining probes cost a few cycles each, while stopping at the first
+// clear bit mispredicts about once per absent key and serialises the cache
+// misses of successive queries. Measured at n = 1M, p = 1%: absent queries
+// ~1.4x faster this way, present ones unchanged (docs/parts/filters-bloom.md).
 func (b *BlockedBloom) MayContainHash(h uint64) bool {
 	if b.k == 0 {
 		return true
 	}
 	base, x := b.blockedLocate(h)
 	blk := (*[blockedBlockWords]uint64)(b.words[base : base+blockedBlockWords])
+	all := uint64(1)
 	for i := b.k; i > 0; i-- {
 		pos := x >> 55
-		if blk[pos>>6]&(1<<(pos&63)) == 0 {
-			return false
-		}
+		all &= blk[pos>>6] >> (pos & 63)
 		x *= blockedMul
 	}
-	return true
+	return all&1 != 0
 }
 
 // Bits returns the size of the bit array: 512 times the number of blocks.
