@@ -140,14 +140,19 @@ func blockedSizing(fpRate float64) (bitsPerKey float64, k int, ok bool) {
 // probability (1-(1-1/512)^{jk})^k.
 func blockedFPModel(bitsPerKey float64, k int) float64 {
 	lambda := blockedBlockBits / bitsPerKey
-	qk := math.Pow(1-1.0/blockedBlockBits, float64(k)) // a bit survives one key
-	jMax := int(lambda + 12*math.Sqrt(lambda) + 30)
-	pmf := math.Exp(-lambda)
-	clear := 1.0 // (1-1/512)^{jk}
+	// Sum over the Poisson mass within 12 standard deviations (plus a margin
+	// for small means). The pmf is computed in log space: at high fpRate the
+	// mean exceeds 700 keys per block and e^{-λ} alone underflows to zero,
+	// which would make every size look good enough.
+	spread := 12*math.Sqrt(lambda) + 30
+	jLo, jHi := max(1, int(lambda-spread)), int(lambda+spread)
+	logLambda := math.Log(lambda)
+	logKeep := float64(k) * math.Log1p(-1.0/blockedBlockBits) // ln P(a bit survives one key)
 	fp := 0.0
-	for j := 1; j <= jMax; j++ {
-		pmf *= lambda / float64(j)
-		clear *= qk
+	for j := jLo; j <= jHi; j++ {
+		lg, _ := math.Lgamma(float64(j + 1))
+		pmf := math.Exp(-lambda + float64(j)*logLambda - lg)
+		clear := math.Exp(float64(j) * logKeep) // (1-1/512)^{jk}
 		fp += pmf * math.Exp(float64(k)*math.Log1p(-clear))
 	}
 	return fp

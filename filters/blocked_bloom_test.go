@@ -74,7 +74,7 @@ func TestBlockedBloomOneBlockPerKey(t *testing.T) {
 // worse than an exhaustive search over every k, and 1% fewer bits would
 // break the target (the bisection found the minimum).
 func TestBlockedBloomSizing(t *testing.T) {
-	for _, p := range []float64{0.1, 0.05, 0.01, 0.001, 1e-4, 1e-6} {
+	for _, p := range []float64{0.9, 0.5, 0.1, 0.05, 0.01, 0.001, 1e-4, 1e-6} {
 		c, k, ok := blockedSizing(p)
 		if !ok {
 			t.Fatalf("p=%v: no sizing", p)
@@ -98,9 +98,9 @@ func TestBlockedBloomSizing(t *testing.T) {
 	}
 }
 
-// TestBlockedFPModelMatchesStandardWhenSparse: with one key per block on
-// average the Poisson model should exceed the standard Bloom formula (load
-// variance hurts), and with huge blocks relative to keys it is tiny.
+// TestBlockedFPModelSanity: the Poisson model is never below the standard
+// Bloom formula (load variance hurts), is negligible with one key per
+// block, and approaches 1 when blocks are crowded (no underflow to 0).
 func TestBlockedFPModelSanity(t *testing.T) {
 	std := func(c float64, k int) float64 { return math.Pow(1-math.Exp(-float64(k)/c), float64(k)) }
 	for _, c := range []float64{6, 10, 16} {
@@ -112,6 +112,34 @@ func TestBlockedFPModelSanity(t *testing.T) {
 	}
 	if blockedFPModel(512, 8) > 1e-10 {
 		t.Fatalf("one key per block should give a negligible FP, got %v", blockedFPModel(512, 8))
+	}
+	if fp := blockedFPModel(0.1, 1); fp < 0.99 { // 5120 keys per block
+		t.Fatalf("crowded blocks: model FP %v, want ~1", fp)
+	}
+}
+
+// TestBlockedBloomLooseTargetPoissonUnderflow: at loose targets blocks are
+// crowded (hundreds of keys each); the first sizing model computed e^{-λ}
+// directly, which underflowed to 0 there, and sized p = 0.9 at 0.23 bits/key
+// for a measured FP of 0.98. The measured rate must stay near the target.
+func TestBlockedBloomLooseTargetPoissonUnderflow(t *testing.T) {
+	const n, q = 20000, 200000
+	for _, p := range []float64{0.3, 0.5, 0.8, 0.9} {
+		b, err := NewBlockedBloom(n, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 16)
+		for i := 0; i < n; i++ {
+			b.Add(bloomKey(buf, 'p', 41, uint64(i)))
+		}
+		// Above p = 0.77, 1.3x would allow anything; cap the slack at +0.02
+		// (over 40 standard deviations of sampling noise at q = 200k).
+		fp := float64(bloomCountFP(b, 'a', 41, q)) / q
+		t.Logf("p=%v: measured %.4f", p, fp)
+		if fp > min(1.3*p, p+0.02) {
+			t.Errorf("p=%v: measured FP %v (%.2f bits/key, k=%d)", p, fp, float64(b.Bits())/n, b.K())
+		}
 	}
 }
 
