@@ -31,7 +31,7 @@ const bloomVersion = 1
 //	m = ceil(-n·ln p / ln²2)    k = max(1, round(m/n · ln 2))
 //
 // It returns (0, 0) when the arguments are out of range (n <= 0, fpRate
-// outside (0, 1)) or m would not fit in a uint64. NewBloom rounds m up to the
+// outside (0, 1)) or m would reach 2^63. NewBloom rounds m up to the
 // next prime (see bloomProbes) and keeps k.
 func OptimalBloomParams(n int, fpRate float64) (bits uint64, k int) {
 	if checkSizing(n, fpRate) != nil {
