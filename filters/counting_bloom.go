@@ -29,10 +29,10 @@ const countingBloomVersion = 1
 // Counters saturate at 15. A saturated counter is never decremented, because
 // once it has overflowed the filter no longer knows how many keys rely on it;
 // decrementing could reach zero while members remain (a false negative).
-// Saturation therefore only ever costs false positives. With the optimal k a
-// counter reaches 15 with probability about 1e-15 per counter at design load
-// (Fan et al., "Summary Cache", 1998, §5.2), so in practice it only happens
-// when one key is added many times.
+// Saturation therefore only ever costs false positives. At the optimal k and
+// design load, Fan et al. ("Summary Cache", 1998) bound the probability that
+// any counter exceeds 15 by 1.37e-15 per counter, so in practice saturation
+// only happens when one key is added many times.
 //
 // Remove must only be called for keys that were added (package doc, "Removing
 // from dynamic filters"); it refuses keys it can prove absent. Not safe for
