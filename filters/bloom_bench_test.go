@@ -5,11 +5,17 @@ package filters
 // the exact command are in docs/parts/filters-bloom.md. Compare ratios
 // within one run, never absolute times: the machine is shared and noisy.
 //
-//	go test -run '^$' -bench BloomFamily -benchmem -bloom-bench-rounds 5 ./filters
+//	go test ./filters -run '^$' -bench BloomFamily -benchmem -benchtime 200ms -bloom-bench-rounds=15
 //
-// Rounds interleave the implementations (round 1 of every op and library,
-// then round 2, ...) so drift in machine load hits all of them alike; the
-// testing package suffixes repeated names with #01, #02, ...
+// Write the flag as -bloom-bench-rounds=N: go test does not know it, and
+// with a space it would read N as a package. Rounds interleave the
+// implementations (round 1 of every op and library, then round 2, ...) so
+// drift in machine load hits all of them alike; the testing package suffixes
+// repeated names with #01, #02, ...
+//
+// The ratios in the docs are computed from the output by pairing, per
+// round, each of ours with the bits-and-blooms sub-benchmark that ran just
+// before it, and by comparing medians and minimums over rounds.
 
 import (
 	"flag"
