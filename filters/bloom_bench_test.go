@@ -14,8 +14,9 @@ package filters
 // repeated names with #01, #02, ...
 //
 // The ratios in the docs are computed from the output by pairing, per
-// round, each of ours with the bits-and-blooms sub-benchmark that ran just
-// before it, and by comparing medians and minimums over rounds.
+// round, each of ours with the bits-and-blooms sub-benchmark of the same op
+// (they run back to back), and by comparing medians and minimums over
+// rounds; the awk script is in docs/parts/filters-bloom.md.
 
 import (
 	"flag"
