@@ -56,8 +56,8 @@ func TestBlockedBloomOneBlockPerKey(t *testing.T) {
 		blk := uint64(reduce32(uint32(h>>32), blocks))
 		n := 0
 		for i, w := range b.words {
-			if w != 0 && uint64(i)/blockedBlockWords != blk {
-				t.Fatalf("hash %#x: bits set in block %d, want only block %d", h, i/blockedBlockWords, blk)
+			if w != 0 && uint64(i)/blockedBloomBlockWords != blk {
+				t.Fatalf("hash %#x: bits set in block %d, want only block %d", h, i/blockedBloomBlockWords, blk)
 			}
 			n += bits.OnesCount64(w)
 		}
@@ -75,23 +75,23 @@ func TestBlockedBloomOneBlockPerKey(t *testing.T) {
 // break the target (the bisection found the minimum).
 func TestBlockedBloomSizing(t *testing.T) {
 	for _, p := range []float64{0.9, 0.5, 0.1, 0.05, 0.01, 0.001, 1e-4, 1e-6} {
-		c, k, ok := blockedSizing(p)
+		c, k, ok := blockedBloomSizing(p)
 		if !ok {
 			t.Fatalf("p=%v: no sizing", p)
 		}
 		std := -math.Log(p) / (math.Ln2 * math.Ln2)
-		if fp := blockedFPModel(c, k); fp > p {
+		if fp := blockedBloomFPModel(c, k); fp > p {
 			t.Fatalf("p=%v: model FP %v at the chosen %.3f bits/key, k=%d", p, fp, c, k)
 		}
 		if c < std {
 			t.Fatalf("p=%v: %.3f bits/key, below the standard Bloom's %.3f", p, c, std)
 		}
-		for kk := 1; kk <= blockedMaxK; kk++ {
-			if fp := blockedFPModel(c-0.01, kk); fp <= p {
+		for kk := 1; kk <= blockedBloomMaxK; kk++ {
+			if fp := blockedBloomFPModel(c-0.01, kk); fp <= p {
 				t.Fatalf("p=%v: k=%d meets the target with %.3f bits/key, chosen k=%d needs %.3f", p, kk, c-0.01, k, c)
 			}
 		}
-		if fp := blockedFPModel(0.99*c, k); fp <= p {
+		if fp := blockedBloomFPModel(0.99*c, k); fp <= p {
 			t.Fatalf("p=%v: 1%% fewer bits (%.3f) still meets the target: sizing is not minimal", p, 0.99*c)
 		}
 		t.Logf("p=%v: blocked %.3f bits/key (k=%d), standard %.3f: +%.1f%%", p, c, k, std, 100*(c/std-1))
@@ -105,15 +105,15 @@ func TestBlockedFPModelSanity(t *testing.T) {
 	std := func(c float64, k int) float64 { return math.Pow(1-math.Exp(-float64(k)/c), float64(k)) }
 	for _, c := range []float64{6, 10, 16} {
 		for _, k := range []int{3, 7, 11} {
-			if m := blockedFPModel(c, k); m < std(c, k) {
+			if m := blockedBloomFPModel(c, k); m < std(c, k) {
 				t.Fatalf("c=%v k=%d: blocked model %v below standard %v", c, k, m, std(c, k))
 			}
 		}
 	}
-	if blockedFPModel(512, 8) > 1e-10 {
-		t.Fatalf("one key per block should give a negligible FP, got %v", blockedFPModel(512, 8))
+	if blockedBloomFPModel(512, 8) > 1e-10 {
+		t.Fatalf("one key per block should give a negligible FP, got %v", blockedBloomFPModel(512, 8))
 	}
-	if fp := blockedFPModel(0.1, 1); fp < 0.99 { // 5120 keys per block
+	if fp := blockedBloomFPModel(0.1, 1); fp < 0.99 { // 5120 keys per block
 		t.Fatalf("crowded blocks: model FP %v, want ~1", fp)
 	}
 }

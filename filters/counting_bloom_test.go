@@ -95,8 +95,8 @@ func TestCountingBloomSaturation(t *testing.T) {
 			hs = append(hs, h)
 			c.AddHash(h)
 		}
-		if got := c.counter(pos); got != countingMax {
-			t.Fatalf("pos %d: counter %d after 17 adds, want %d", pos, got, countingMax)
+		if got := c.counter(pos); got != countingBloomMax {
+			t.Fatalf("pos %d: counter %d after 17 adds, want %d", pos, got, countingBloomMax)
 		}
 		for i := 0; i < 16; i++ {
 			if err := c.RemoveHash(hs[i]); err != nil {
@@ -107,7 +107,7 @@ func TestCountingBloomSaturation(t *testing.T) {
 			t.Fatalf("pos %d: saturated counter was decremented to zero", pos)
 		}
 		for i := uint64(0); i < m; i++ {
-			if want := map[bool]uint64{true: countingMax, false: 0}[i == pos]; c.counter(i) != want {
+			if want := map[bool]uint64{true: countingBloomMax, false: 0}[i == pos]; c.counter(i) != want {
 				t.Fatalf("pos %d: counter %d = %d, want %d", pos, i, c.counter(i), want)
 			}
 		}
@@ -142,7 +142,7 @@ func TestCountingBloomNibbleLayout(t *testing.T) {
 		for i := uint64(0); i < m; i++ {
 			want := uint64(0)
 			if i == pos {
-				want = countingMax
+				want = countingBloomMax
 			}
 			if c.counter(i) != want {
 				t.Fatalf("pos %d: counter %d = %d, want %d", pos, i, c.counter(i), want)
@@ -163,7 +163,7 @@ func TestCountingBloomNibbleLayout(t *testing.T) {
 			}
 		}
 		var rt CountingBloom
-		if err := rt.UnmarshalBinary(enc); err != nil || rt.counter(pos) != countingMax {
+		if err := rt.UnmarshalBinary(enc); err != nil || rt.counter(pos) != countingBloomMax {
 			t.Fatalf("pos %d: round trip: %v", pos, err)
 		}
 	}

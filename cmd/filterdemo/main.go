@@ -147,15 +147,21 @@ func table(entries []entry, keys, absent [][]byte) ([]row, error) {
 
 func render(w io.Writer, rows []row, nKeys, nAbsent int) error {
 	fmt.Fprintf(w, "%d keys added, false positives measured on %d keys never added\n\n", nKeys, nAbsent)
+	// Numbers align right; names are padded to one width so they read
+	// left-aligned in the right-aligned first column.
+	width := len("filter")
+	for _, r := range rows {
+		width = max(width, len(r.name))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "filter\tbits/key\ttarget FP\tmeasured FP\tfill ratio\tbuild\t")
+	fmt.Fprintf(tw, "%-*s\tbits/key\ttarget FP\tmeasured FP\tfill ratio\tbuild\t\n", width, "filter")
 	for _, r := range rows {
 		fill := "-"
 		if r.hasFill {
 			fill = fmt.Sprintf("%.3f", r.fill)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.3f%%\t%.3f%%\t%s\t%v\t\n",
-			r.name, r.bitsPerKey, 100*r.targetFP, 100*r.measuredFP, fill, r.build.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%-*s\t%.2f\t%.3f%%\t%.3f%%\t%s\t%v\t\n",
+			width, r.name, r.bitsPerKey, 100*r.targetFP, 100*r.measuredFP, fill, r.build.Round(time.Millisecond))
 	}
 	return tw.Flush()
 }
