@@ -157,6 +157,22 @@ func (c *Cuckoo) bucket(i uint64) uint64 {
 	return (c.slots.words[w]>>off | c.slots.words[w+1]<<(64-off)) & c.slots.mask
 }
 
+// setBucket writes bucket i, again without a straddle branch: when the
+// bucket fits in one word the second word's mask and value shift to zero.
+func (c *Cuckoo) setBucket(i, v uint64) {
+	bit := i * uint64(c.slots.width)
+	w, off := bit>>6, bit&63
+	m := c.slots.mask
+	c.slots.words[w] = c.slots.words[w]&^(m<<off) | v<<off
+	c.slots.words[w+1] = c.slots.words[w+1]&^(m>>(64-off)) | v>>(64-off)
+}
+
+// laneOf converts a matchLanes result to the bit offset of the lowest
+// flagged lane: the flag is that lane's top bit.
+func (c *Cuckoo) laneOf(m uint64) uint {
+	return uint(bits.TrailingZeros64(m)) + 1 - c.fpBits
+}
+
 // matchLanes returns a word with the top bit of a lane set for the lowest
 // lane of b equal to fp (and possibly spurious bits above it); it is zero iff
 // no lane equals fp. This is the SWAR "has zero byte" test generalised to
@@ -187,8 +203,7 @@ func (c *Cuckoo) tryPut(i, fp uint64) bool {
 	}
 	// The lowest flagged lane is exact (spurious flags only appear above a
 	// true match), so it is a free slot.
-	lane := uint(bits.TrailingZeros64(m)) / c.fpBits * c.fpBits
-	c.slots.set(i, b|fp<<lane)
+	c.setBucket(i, b|fp<<c.laneOf(m))
 	return true
 }
 
@@ -240,7 +255,7 @@ func (c *Cuckoo) walk(i1, i2, fp uint64) error {
 		b := c.bucket(i)
 		c.undo = append(c.undo, cuckooUndo{bucket: i, old: b})
 		victim := b >> lane & c.fpMax
-		c.slots.set(i, b&^(c.fpMax<<lane)|fp<<lane)
+		c.setBucket(i, b&^(c.fpMax<<lane)|fp<<lane)
 		fp = victim
 		i = c.alt(i, fp)
 		if c.tryPut(i, fp) {
@@ -249,7 +264,7 @@ func (c *Cuckoo) walk(i1, i2, fp uint64) error {
 		}
 	}
 	for k := len(c.undo) - 1; k >= 0; k-- {
-		c.slots.set(c.undo[k].bucket, c.undo[k].old)
+		c.setBucket(c.undo[k].bucket, c.undo[k].old)
 	}
 	c.rng = savedRNG
 	return errCuckooFull
@@ -276,8 +291,7 @@ func (c *Cuckoo) clear(i, fp uint64) bool {
 	if m == 0 {
 		return false
 	}
-	lane := uint(bits.TrailingZeros64(m)) / c.fpBits * c.fpBits
-	c.slots.set(i, b&^(c.fpMax<<lane))
+	c.setBucket(i, b&^(c.fpMax<<c.laneOf(m)))
 	return true
 }
 
