@@ -65,6 +65,18 @@ func cuckooImpls(eps float64) []cuckooImpl {
 			c := seiflotfy.NewFilter(1_000_000)
 			return c.Insert, c.Delete, c.Lookup
 		}},
+		// Not part of the comparison the issue asks for: our quotient filter
+		// on the same 2^20 slots (load limit 0.95), for the trade-off memo.
+		{name: "quotient95", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
+			f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f.QuotientBits() != 20 {
+				b.Fatalf("quotient table has 2^%d slots", f.QuotientBits())
+			}
+			return func(k []byte) bool { return f.Add(k) == nil }, f.Remove, f.MayContain
+		}},
 	}
 }
 
@@ -138,7 +150,7 @@ func BenchmarkCuckooOps(b *testing.B) {
 func BenchmarkCuckooFill(b *testing.B) {
 	_, absent := cuckooBenchKeys()
 	for _, eps := range []float64{0.032, 0.001} {
-		for _, name := range []string{"sievekv", "seiflotfy"} {
+		for _, name := range []string{"sievekv", "seiflotfy", "quotient95"} {
 			b.Run(fmt.Sprintf("eps=%v/%s", eps, name), func(b *testing.B) {
 				var load, bitsPerKey, fpr float64
 				for i := 0; i < b.N; i++ {
@@ -167,6 +179,15 @@ func BenchmarkCuckooFill(b *testing.B) {
 						}
 						has, count = c.Lookup, float64(c.Count())
 						bitsTotal = cuckooBenchSlots * 8
+					case "quotient95":
+						f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for f.Add(next()) == nil {
+						}
+						has, count = f.MayContain, float64(f.Len())
+						bitsTotal = float64(uint64(1)<<f.QuotientBits()) * float64(f.RemainderBits()+3)
 					}
 					fp := 0
 					for _, k := range absent {
