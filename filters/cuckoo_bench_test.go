@@ -45,10 +45,9 @@ var cuckooBenchKeys = sync.OnceValues(func() (present, absent [][]byte) {
 
 // cuckooImpl adapts both filters to one benchmark body.
 type cuckooImpl struct {
-	name   string
-	fresh  func(b *testing.B) (add func([]byte) bool, remove func([]byte) bool, has func([]byte) bool)
-	eps    float64
-	filled func() (bitsTotal float64)
+	name  string
+	fresh func(b *testing.B) (add func([]byte) bool, remove func([]byte) bool, has func([]byte) bool)
+	eps   float64
 }
 
 func cuckooImpls(eps float64) []cuckooImpl {
@@ -104,7 +103,7 @@ func BenchmarkCuckooOps(b *testing.B) {
 						for i, j := 0, 0; i < b.N; i, j = i+1, j+1 {
 							if j == len(present) {
 								b.StopTimer()
-								add, remove, has = impl.fresh(b)
+								add, _, _ = impl.fresh(b)
 								j = 0
 								b.StartTimer()
 							}
