@@ -338,11 +338,10 @@ func TestQuotientLayoutIndependentOfOrder(t *testing.T) {
 // churnQuotient runs ops random Add/Remove operations with the load held at
 // the limit, checking against a model multiset after every batch (F1) and
 // that every ErrFull left the filter unchanged (F2).
-func churnQuotient(t *testing.T, q, r uint, maxLoad float64, ops int, seed uint64) {
+func churnQuotient(t *testing.T, q, r uint, maxLoad float64, ops, batch int, seed uint64) {
 	f := newQuotientShape(q, r, maxLoad)
 	rng := rand.New(rand.NewPCG(seed, 0x9f))
 	var members []uint64 // the model multiset: one entry per stored copy
-	const batch = 10000
 	fails := 0
 	snap := make([]uint64, len(f.slots.words))
 	for done := 0; done < ops; {
@@ -357,14 +356,17 @@ func churnQuotient(t *testing.T, q, r uint, maxLoad float64, ops int, seed uint6
 					h = members[rng.IntN(len(members))]
 				}
 				full := f.Len() == f.Cap()
-				if full {
+				// Whole-table comparison on small tables; on the soak's big
+				// ones a copy per Add at the limit would dominate the run.
+				compare := full && len(snap) <= 1<<12
+				if compare {
 					copy(snap, f.slots.words)
 				}
 				if err := f.AddHash(h); err != nil {
 					if !full || !errors.Is(err, ErrFull) {
 						t.Fatalf("op %d: AddHash: %v (full = %v)", done, err, full)
 					}
-					if !slices.Equal(snap, f.slots.words) || f.Len() != len(members) {
+					if (compare && !slices.Equal(snap, f.slots.words)) || f.Len() != len(members) {
 						t.Fatalf("op %d: failed Add changed the filter", done)
 					}
 					fails++
@@ -400,17 +402,17 @@ func churnQuotient(t *testing.T, q, r uint, maxLoad float64, ops int, seed uint6
 
 func TestQuotientChurn(t *testing.T) {
 	// 1M operations in all; at load 0.95 each one moves long clusters.
-	churnQuotient(t, 12, 8, QuotientDefaultLoad, 900_000, 1)
-	churnQuotient(t, 8, 6, QuotientMaxLoad, 100_000, 2)
+	churnQuotient(t, 12, 8, QuotientDefaultLoad, 900_000, 10_000, 1)
+	churnQuotient(t, 8, 6, QuotientMaxLoad, 100_000, 10_000, 2)
 }
 
 func TestQuotientChurnSoak(t *testing.T) {
 	if os.Getenv("SIEVEKV_SOAK") == "" {
 		t.Skip("set SIEVEKV_SOAK=1")
 	}
-	for seed := uint64(0); seed < 4; seed++ {
-		churnQuotient(t, 16, 8, QuotientDefaultLoad, 10_000_000, seed)
-		churnQuotient(t, 14, 4, QuotientMaxLoad, 5_000_000, seed)
+	for seed := uint64(0); seed < 2; seed++ {
+		churnQuotient(t, 16, 8, QuotientDefaultLoad, 10_000_000, 500_000, seed)
+		churnQuotient(t, 12, 4, QuotientMaxLoad, 2_000_000, 100_000, seed)
 	}
 }
 
