@@ -34,8 +34,10 @@ const (
 	fuseMaxSegmentLog = 18
 
 	// staticMaxKeys bounds the key count so every slot index fits a uint32
-	// (the worst size factor below is < 2 for n this large).
-	staticMaxKeys = 1 << 31
+	// (the size factor is < 1.2 for n this large) and the builder's per-slot
+	// count (number of keys << 2, in 32 bits) cannot overflow even when all
+	// the hashes are equal. A billion keys is far beyond one table.
+	staticMaxKeys = 1 << 30
 
 	// staticMaxAttempts bounds the number of seeds one build tries. For
 	// deduplicated, well-mixed hashes one attempt almost always suffices
