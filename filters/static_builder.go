@@ -22,7 +22,7 @@ type FuseBuilder struct {
 	sorted []uint64 // mixed hashes grouped by the region of their first slot
 	hist   []uint32 // counting-sort buckets
 	slots  []peelSlot
-	roles  []uint8 // per peeled key: which of its slots it was peeled from
+	roles  []uint8  // per peeled key: which of its slots it was peeled from
 	stack  []uint32 // slots whose count just dropped to one
 }
 
