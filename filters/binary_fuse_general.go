@@ -142,7 +142,7 @@ func (f *BinaryFuse) MayContainHash(h uint64) bool {
 	hh := staticMix(h, f.seed)
 	fp := fingerprintN(hh, f.fpShift)
 	if f.arity == 3 {
-		p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask, f.segLog)
+		p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
 		if p2 >= f.size {
 			return false // only the empty filter: p0 < p1 < p2 < size otherwise
 		}

@@ -237,9 +237,9 @@ func (b *FuseBuilder) peelXor(l *staticLayout, ins []uint64) int {
 
 func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
 	slots, order, roles := b.slots, b.mixed, b.roles
-	scl, sl, sm, lg := l.segCountLen, l.segLen, l.segMask, l.segLog
+	scl, sl, sm := l.segCountLen, l.segLen, l.segMask
 	for _, hh := range ins {
-		p0, p1, p2 := fuse3Positions(hh, scl, sl, sm, lg)
+		p0, p1, p2 := fuse3Positions(hh, scl, sl, sm)
 		slots[p0].count += 4
 		slots[p0].xor ^= hh
 		slots[p1].count = (slots[p1].count + 4) ^ 1
@@ -267,7 +267,7 @@ func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
 			hh := slots[s].xor
 			order[k], roles[k] = hh, uint8(c&3)
 			k++
-			p0, p1, p2 := fuse3Positions(hh, scl, sl, sm, lg)
+			p0, p1, p2 := fuse3Positions(hh, scl, sl, sm)
 			c0 := slots[p0].count - 4
 			slots[p0].count, slots[p0].xor = c0, slots[p0].xor^hh
 			c1 := (slots[p1].count - 4) ^ 1
