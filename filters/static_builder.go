@@ -7,7 +7,7 @@ import (
 )
 
 // FuseBuilder builds XOR and binary fuse filters and keeps its scratch
-// buffers (about 35 bytes per key for a 3-wise fuse filter, 8 more when the input holds duplicates) between builds,
+// buffers (about 35 bytes per key for a 3-wise fuse filter: 16-byte slot state for 1.13 slots per key, the mixed and the sorted hashes and a role byte; 8 more when the input holds duplicates) between builds,
 // so a process that builds one filter per table pays for them once.
 //
 // Ownership: a filter returned by a FuseBuilder owns its fingerprints; they
@@ -18,8 +18,8 @@ import (
 // use one per goroutine.
 type FuseBuilder struct {
 	dedup  []uint64 // sorted, deduplicated copy of the input, made after a failed attempt
-	mixed  []uint64 // per-attempt mixed hashes; after insertion, the peel order
-	sorted []uint64 // mixed hashes grouped by the region of their first slot
+	mixed  []uint64 // per-attempt mixed hashes, in input order
+	sorted []uint64 // mixed hashes grouped by the region of their first slot; after insertion, the peel order
 	hist   []uint32 // counting-sort buckets
 	slots  []peelSlot
 	roles  []uint8  // per peeled key: which of its slots it was peeled from
@@ -33,6 +33,17 @@ func staticGrow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// staticGrowZero is staticGrow for a slice that must start zeroed; a fresh
+// allocation already is, so only reused memory is cleared.
+func staticGrowZero[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // peeled is the outcome of a successful construction: the geometry, the
@@ -69,7 +80,7 @@ func (b *FuseBuilder) peel(hashes []uint64, layoutFor func(n int) staticLayout) 
 	for attempt := 0; attempt < staticMaxAttempts; attempt++ {
 		seed := staticSeed(attempt)
 		if b.attempt(&l, keys, seed) {
-			return peeled{layout: l, seed: seed, order: b.mixed[:len(keys)], roles: b.roles[:len(keys)]}, nil
+			return peeled{layout: l, seed: seed, order: b.sorted[:len(keys)], roles: b.roles[:len(keys)]}, nil
 		}
 		if !deduped {
 			deduped = true
@@ -94,7 +105,7 @@ type peelSlot struct {
 }
 
 // attempt runs one construction with one seed and reports whether every key
-// was peeled. On success b.mixed[:n] holds the peel order and b.roles[:n]
+// was peeled. On success b.sorted[:n] holds the peel order and b.roles[:n]
 // the slot index (0..arity-1) each key was peeled from.
 //
 // Counts are exact: a slot holds at most n <= staticMaxKeys = 2^30 keys, so
@@ -103,14 +114,8 @@ type peelSlot struct {
 // the slot's xor and whose role is the count's low bits.
 func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool {
 	n, size := len(keys), int(l.size)
-	b.slots = staticGrow(b.slots, size)
-	b.mixed = staticGrow(b.mixed, n)
+	b.slots = staticGrowZero(b.slots, size)
 	b.roles = staticGrow(b.roles, n)
-	mixed := b.mixed
-	clear(b.slots)
-	for i, h := range keys {
-		mixed[i] = staticMix(h, seed)
-	}
 
 	// Group the keys by the region of their first slot with one
 	// counting-sort pass ([FUSE] section 5). For fuse layouts the bucket is
@@ -120,46 +125,42 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 	// table, but ordering by the first block's slot (buckets of ~1024
 	// slots) still turns one of the three random accesses into a
 	// sequential one.
-	ins := b.sorted
-	{
-		var buckets uint64
-		if l.kind == layoutXor {
-			buckets = uint64(max(l.blockLen>>10, 1))
-		} else {
-			buckets = uint64(l.segCount)
-		}
-		b.hist = staticGrow(b.hist, int(buckets))
-		b.sorted = staticGrow(b.sorted, n)
-		hist, sorted := b.hist, b.sorted
-		clear(hist)
-		bucketOf := func(hh uint64) uint64 {
-			if l.kind == layoutXor {
-				// Monotone in uint32(hh), as xorPositions' p0 is.
-				return uint64(reduce32(uint32(hh), uint32(buckets)))
-			}
-			// Equals p0>>segLog: floor(floor(hh*segCountLen/2^64)/segLen)
-			// = floor(hh*segCount/2^64).
-			s, _ := bits.Mul64(hh, buckets)
-			return s
-		}
-		for _, hh := range mixed {
-			hist[bucketOf(hh)]++
-		}
-		var start uint32
-		for i, c := range hist {
-			hist[i] = start
-			start += c
-		}
-		for _, hh := range mixed {
-			s := bucketOf(hh)
-			sorted[hist[s]] = hh
-			hist[s]++
-		}
-		ins = sorted
+	//
+	// bucket = high64((hh << shift) * buckets). Fuse (shift 0): equals
+	// p0>>segLog, since floor(floor(hh*segCountLen/2^64)/segLen) =
+	// floor(hh*segCount/2^64). XOR (shift 32): equals
+	// (uint32(hh)*buckets)>>32, monotone in uint32(hh) as p0 is.
+	buckets, shift := uint64(l.segCount), uint(0)
+	if l.kind == layoutXor {
+		buckets, shift = uint64(max(l.blockLen>>10, 1)), 32
 	}
+	// The mixed hashes are stored rather than recomputed in the scatter
+	// pass: measured (BenchmarkStaticPairedBuild, reused builder), 8 bytes
+	// of scratch per key cost less than the second mix.
+	b.hist = staticGrowZero(b.hist, int(buckets))
+	b.mixed = staticGrow(b.mixed, n)
+	b.sorted = staticGrow(b.sorted, n)
+	hist, mixed, sorted := b.hist, b.mixed, b.sorted
+	for i, h := range keys {
+		hh := staticMix(h, seed)
+		mixed[i] = hh
+		s, _ := bits.Mul64(hh<<shift, buckets)
+		hist[s]++
+	}
+	var start uint32
+	for i, c := range hist {
+		hist[i] = start
+		start += c
+	}
+	for _, hh := range mixed {
+		s, _ := bits.Mul64(hh<<shift, buckets)
+		sorted[hist[s]] = hh
+		hist[s]++
+	}
+	ins := sorted
 
-	// mixed is dead once the keys are sorted, so it receives the peel
-	// order. The three kinds are written out separately so that each
+	// The peel writes its order over sorted: the insertion loop has read
+	// all of it by then. The three kinds are written out separately so that each
 	// key's positions are computed inline: this loop is the build's cost.
 	var k int
 	switch l.kind {
@@ -179,10 +180,11 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 // falls to one key is pushed. Scanning slots in order and following the
 // freed slots depth-first keeps the work inside a window of segments for
 // fuse layouts. Each returns how many keys it peeled; the peel order goes
-// to b.mixed and the roles to b.roles, never past len(ins) entries.
+// to b.sorted (which is ins, fully consumed by then) and the roles to
+// b.roles, never past len(ins) entries.
 
 func (b *FuseBuilder) peelXor(l *staticLayout, ins []uint64) int {
-	slots, order, roles := b.slots, b.mixed, b.roles
+	slots, order, roles := b.slots, b.sorted, b.roles
 	bl := l.blockLen
 	for _, hh := range ins {
 		p0, p1, p2 := xorPositions(hh, bl)
@@ -236,7 +238,7 @@ func (b *FuseBuilder) peelXor(l *staticLayout, ins []uint64) int {
 }
 
 func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
-	slots, order, roles := b.slots, b.mixed, b.roles
+	slots, order, roles := b.slots, b.sorted, b.roles
 	scl, sl, sm := l.segCountLen, l.segLen, l.segMask
 	for _, hh := range ins {
 		p0, p1, p2 := fuse3Positions(hh, scl, sl, sm)
@@ -290,7 +292,7 @@ func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
 }
 
 func (b *FuseBuilder) peelFuse4(l *staticLayout, ins []uint64) int {
-	slots, order, roles := b.slots, b.mixed, b.roles
+	slots, order, roles := b.slots, b.sorted, b.roles
 	scl, sl, sm, lg := l.segCountLen, l.segLen, l.segMask, l.segLog
 	for _, hh := range ins {
 		p0, p1, p2, p3 := fuse4Positions(hh, scl, sl, sm, lg)
