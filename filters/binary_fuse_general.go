@@ -120,10 +120,7 @@ func packedFuseBytes(size uint32, bits uint8) uint64 {
 // get returns the fingerprint in slot i (i < size). Slicing exactly 8
 // bytes leaves one bounds check (the slice) instead of two.
 func (f *BinaryFuse) get(i uint32) uint32 {
-	bit := uint64(i) * uint64(f.bits)
-	at := bit >> 3
-	w := binary.LittleEndian.Uint64(f.data[at : at+8])
-	return uint32(w>>(bit&7)) & f.fpMask
+	return packedWord(f.data, i, uint64(f.bits)) & f.fpMask
 }
 
 // xorIn XORs v into slot i.
@@ -141,18 +138,31 @@ func (f *BinaryFuse) MayContain(key []byte) bool { return f.MayContainHash(Hash(
 func (f *BinaryFuse) MayContainHash(h uint64) bool {
 	hh := staticMix(h, f.seed)
 	fp := fingerprintN(hh, f.fpShift)
+	data, w := f.data, uint64(f.bits)
 	if f.arity == 3 {
 		p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
 		if p2 >= f.size {
 			return false // only the empty filter: p0 < p1 < p2 < size otherwise
 		}
-		return fp == f.get(p0)^f.get(p1)^f.get(p2)
+		// Masking once after XOR-ing the unmasked words equals masking
+		// each (the mask distributes over XOR).
+		x := packedWord(data, p0, w) ^ packedWord(data, p1, w) ^ packedWord(data, p2, w)
+		return fp == x&f.fpMask
 	}
 	p0, p1, p2, p3 := fuse4Positions(hh, f.segCountLen, f.segLen, f.segMask, f.segLog)
 	if p3 >= f.size {
 		return false // only the empty filter
 	}
-	return fp == f.get(p0)^f.get(p1)^f.get(p2)^f.get(p3)
+	x := packedWord(data, p0, w) ^ packedWord(data, p1, w) ^ packedWord(data, p2, w) ^ packedWord(data, p3, w)
+	return fp == x&f.fpMask
+}
+
+// packedWord returns 32 bits starting at slot i of width w: the slot's
+// fingerprint in the low w bits, garbage above (callers mask).
+func packedWord(data []byte, i uint32, w uint64) uint32 {
+	bit := uint64(i) * w
+	at := bit >> 3
+	return uint32(binary.LittleEndian.Uint64(data[at:at+8]) >> (bit & 7))
 }
 
 // Len returns the number of distinct keys the filter was built from.
