@@ -93,12 +93,13 @@ func (b *FuseBuilder) BuildBinaryFuse(hashes []uint64, opts FuseOptions) (*Binar
 	// (the key's other slots). XORing the value in is enough because the
 	// slot is still zero, and it leaves the neighbouring packed entries
 	// untouched.
+	data, w := f.data, uint64(f.bits)
 	for k := len(p.order) - 1; k >= 0; k-- {
 		hh := p.order[k]
 		s := p.layout.positions(hh)
-		v := fingerprintN(hh, f.fpShift)
-		for j := 0; j < int(f.arity); j++ {
-			v ^= f.get(s[j])
+		v := fingerprintN(hh, f.fpShift) ^ packedWord(data, s[0], w) ^ packedWord(data, s[1], w) ^ packedWord(data, s[2], w)
+		if f.arity == 4 {
+			v ^= packedWord(data, s[3], w)
 		}
 		f.xorIn(s[p.roles[k]&3], v)
 	}
