@@ -7,8 +7,10 @@ import (
 )
 
 // FuseBuilder builds XOR and binary fuse filters and keeps its scratch
-// buffers (about 23 bytes per key for a 3-wise fuse filter: 12 bytes of slot state for 1.13 slots per key, the sorted hashes and a role byte; 8 more when the input holds duplicates) between builds,
-// so a process that builds one filter per table pays for them once.
+// buffers between builds, so a process that builds one filter per table
+// pays for them once: about 23 bytes per key for a 3-wise fuse filter (12
+// bytes of slot state for 1.13 slots per key, the sorted hashes, a role
+// byte), 29 for Xor8, and 8 more when the input holds duplicates.
 //
 // Ownership: a filter returned by a FuseBuilder owns its fingerprints; they
 // are allocated fresh for every build and never alias the builder's scratch,
