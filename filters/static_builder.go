@@ -168,8 +168,9 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 	ins := sorted
 
 	// The peel writes its order over sorted: the insertion loop has read
-	// all of it by then. The three kinds are written out separately so that each
-	// key's positions are computed inline: this loop is the build's cost.
+	// all of it by then. The three kinds are written out separately so
+	// that each key's positions are computed inline: this is the build's
+	// cost.
 	var k int
 	switch l.kind {
 	case layoutXor:
