@@ -16,7 +16,6 @@ func newBitArray(n uint64) bitArray {
 
 func (b bitArray) set(i uint64)       { b.words[i>>6] |= 1 << (i & 63) }
 func (b bitArray) test(i uint64) bool { return b.words[i>>6]&(1<<(i&63)) != 0 }
-func (b bitArray) len() uint64        { return b.n }
 
 // count returns the number of set bits, by hardware popcount.
 func (b bitArray) count() uint64 {
