@@ -89,6 +89,57 @@ var entries = []entry{
 			return f, nil
 		},
 	},
+	// The static filters are built once from the whole key set; their FP
+	// rate is fixed by the fingerprint width, not chosen.
+	{
+		name: "xor8", targetFP: 1.0 / 256,
+		build: func(keys [][]byte) (filters.Filter, error) { return filters.BuildXor8(keys) },
+	},
+	{
+		name: "binary fuse 8", targetFP: 1.0 / 256,
+		build: func(keys [][]byte) (filters.Filter, error) { return filters.BuildBinaryFuse8(keys) },
+	},
+	{
+		name: "binary fuse 16", targetFP: 1.0 / 65536,
+		build: func(keys [][]byte) (filters.Filter, error) { return filters.BuildBinaryFuse16(keys) },
+	},
+	{
+		name: "binary fuse 4-wise 10-bit", targetFP: 1.0 / 1024,
+		build: func(keys [][]byte) (filters.Filter, error) {
+			return filters.BuildBinaryFuse(keys, filters.FuseOptions{Arity: 4, FingerprintBits: 10})
+		},
+	},
+	// The dynamic filters take adds and removes; each is sized for n keys.
+	{
+		name: "cuckoo", targetFP: demoFP,
+		build: func(keys [][]byte) (filters.Filter, error) {
+			f, err := filters.NewCuckoo(len(keys), demoFP)
+			if err != nil {
+				return nil, err
+			}
+			return f, addEach(keys, f.Add)
+		},
+	},
+	{
+		name: "quotient", targetFP: demoFP,
+		build: func(keys [][]byte) (filters.Filter, error) {
+			f, err := filters.NewQuotient(len(keys), demoFP)
+			if err != nil {
+				return nil, err
+			}
+			return f, addEach(keys, f.Add)
+		},
+	},
+}
+
+// addEach adds every key with a fallible Add, stopping at the first error.
+func addEach(keys [][]byte, add func([]byte) error) error {
+	for _, k := range keys {
+		if err := add(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // row is one measured line of the table.
