@@ -2,4 +2,7 @@ module github.com/sievekv/sievekv
 
 go 1.24.0
 
-require github.com/cespare/xxhash/v2 v2.3.0 // indirect
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/google/btree v1.1.3
+)
