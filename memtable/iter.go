@@ -25,11 +25,6 @@ type Iter struct {
 
 var _ base.InternalIterator = (*Iter)(nil)
 
-func (it *Iter) inBounds(k []byte) bool {
-	return (it.lower == nil || base.CompareUserKeys(k, it.lower) >= 0) &&
-		(it.upper == nil || base.CompareUserKeys(k, it.upper) < 0)
-}
-
 // fillForward buffers up to iterBatch entries from pivot on (strictly after
 // it when exclusive), stopping at the upper bound.
 func (it *Iter) fillForward(pivot *entry, exclusive bool) bool {
