@@ -1,0 +1,287 @@
+package filters
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+)
+
+// Blocked Bloom geometry and limits.
+const (
+	// blockedBlockWords is the block size in 64-bit words: 8 words = 64 bytes
+	// = 512 bits, one cache line on x86-64 and most arm64 parts.
+	blockedBlockWords = 8
+	blockedBlockBits  = blockedBlockWords * 64
+	// blockedMaxK caps probes per key. With k = 64 the sizing model reaches
+	// fpRate ~1e-17; smaller rates are refused as invalid arguments.
+	blockedMaxK = 64
+	// blockedMul advances the in-block probe generator: 2^64/φ, the odd
+	// multiplier of Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4). The top 9
+	// bits of x·φ^i are close to independent for successive i.
+	blockedMul = 0x9e3779b97f4a7c15
+)
+
+// blockedBloomVersion is the body format version of a BlockedBloom encoding.
+//
+//	1: blocks (u64), k (u32), 8·blocks bit words (u64 LE).
+const blockedBloomVersion = 1
+
+// BlockedBloom is a cache-local Bloom filter: the bit array is split into
+// 512-bit blocks (one 64-byte cache line) and all k probes of a key fall in
+// the one block its hash selects, so a query reads a single cache line.
+//
+// Blocking costs accuracy: blocks receive a Poisson-distributed number of
+// keys, and the overloaded ones dominate the false-positive rate. NewBlocked
+// Bloom buys it back with extra bits, chosen by numerically evaluating the
+// blocked FP rate (blockedFPModel) rather than by the standard-Bloom formula;
+// docs/parts/filters-bloom.md lists the resulting bits per key. Not safe for
+// concurrent mutation. The zero value answers "maybe" for every key.
+type BlockedBloom struct {
+	words  []uint64 // blocks·8 words; block b is words[8b : 8b+8]
+	blocks uint64
+	k      int
+}
+
+func init() {
+	registerDecoder(typeBlockedBloom, func(version uint8, body []byte) (Filter, error) {
+		b, err := decodeBlockedBloom(version, body)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	})
+}
+
+// NewBlockedBloom returns an empty blocked Bloom filter for n keys whose
+// false-positive rate at n keys is, by the sizing model, at most fpRate and
+// measured within 1.3x of it (invariant F4; TestBlockedBloomFPRate). It
+// refuses rates below about 1e-17 (more than 64 probes per block).
+func NewBlockedBloom(n int, fpRate float64) (*BlockedBloom, error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return nil, fmt.Errorf("filters: NewBlockedBloom: %w", err)
+	}
+	bitsPerKey, k, ok := blockedSizing(fpRate)
+	if !ok {
+		return nil, fmt.Errorf("filters: NewBlockedBloom: %w",
+			invalidf("fpRate=%v is below what 512-bit blocks reach with %d probes", fpRate, blockedMaxK))
+	}
+	blocks := math.Ceil(float64(n) * bitsPerKey / blockedBlockBits)
+	if !(blocks*blockedBlockBits <= maxBloomBits) {
+		return nil, fmt.Errorf("filters: NewBlockedBloom: %w",
+			invalidf("n=%d at fpRate=%v needs more than %d bits", n, fpRate, uint64(maxBloomBits)))
+	}
+	return newBlockedBloomBlocks(uint64(max(blocks, 1)), k), nil
+}
+
+func newBlockedBloomBlocks(blocks uint64, k int) *BlockedBloom {
+	return &BlockedBloom{words: make([]uint64, blocks*blockedBlockWords), blocks: blocks, k: k}
+}
+
+// blockedSizingCache memoizes blockedSizing, which depends on fpRate alone;
+// callers use a handful of rates, and the model costs about a millisecond.
+var blockedSizingCache struct {
+	sync.Mutex
+	m map[float64]blockedSize
+}
+
+type blockedSize struct {
+	bitsPerKey float64
+	k          int
+	ok         bool
+}
+
+// blockedSizing returns the bits per key and probe count that minimise space
+// subject to blockedFPModel(bitsPerKey, k) <= fpRate. For each k near the
+// standard optimum -log2(fpRate) it bisects on bits per key (the model is
+// decreasing in it), then keeps the cheapest k.
+func blockedSizing(fpRate float64) (bitsPerKey float64, k int, ok bool) {
+	blockedSizingCache.Lock()
+	defer blockedSizingCache.Unlock()
+	if s, hit := blockedSizingCache.m[fpRate]; hit {
+		return s.bitsPerKey, s.k, s.ok
+	}
+	std := -math.Log(fpRate) / (math.Ln2 * math.Ln2) // standard Bloom bits/key
+	kStd := int(math.Round(std * math.Ln2))
+	best := blockedSize{bitsPerKey: math.Inf(1)}
+	for kk := max(1, kStd-2); kk <= min(blockedMaxK, kStd+3); kk++ {
+		lo, hi := std, 4*std+64
+		if blockedFPModel(hi, kk) > fpRate {
+			continue
+		}
+		for i := 0; i < 40 && hi-lo > 1e-4; i++ {
+			mid := (lo + hi) / 2
+			if blockedFPModel(mid, kk) <= fpRate {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if hi < best.bitsPerKey {
+			best = blockedSize{bitsPerKey: hi, k: kk, ok: true}
+		}
+	}
+	if blockedSizingCache.m == nil || len(blockedSizingCache.m) > 256 {
+		blockedSizingCache.m = map[float64]blockedSize{}
+	}
+	blockedSizingCache.m[fpRate] = best
+	return best.bitsPerKey, best.k, best.ok
+}
+
+// blockedFPModel is the expected false-positive rate of a blocked Bloom
+// filter with bitsPerKey bits per key and k probes, following Putze, Sanders
+// and Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (2007):
+// a block holds j keys with Poisson probability (mean 512/bitsPerKey), each
+// key sets k uniformly random bits of its block (with replacement, as our
+// probe generator does), and a query's k random bits are all set with
+// probability (1-(1-1/512)^{jk})^k.
+func blockedFPModel(bitsPerKey float64, k int) float64 {
+	lambda := blockedBlockBits / bitsPerKey
+	qk := math.Pow(1-1.0/blockedBlockBits, float64(k)) // a bit survives one key
+	jMax := int(lambda + 12*math.Sqrt(lambda) + 30)
+	pmf := math.Exp(-lambda)
+	clear := 1.0 // (1-1/512)^{jk}
+	fp := 0.0
+	for j := 1; j <= jMax; j++ {
+		pmf *= lambda / float64(j)
+		clear *= qk
+		fp += pmf * math.Exp(float64(k)*math.Log1p(-clear))
+	}
+	return fp
+}
+
+// blockedLocate returns the first word of the block for hash h and the seed
+// of its in-block probe sequence. The block comes from the high 32 bits by
+// multiply-shift; the probe seed is h rotated so its low half (unused by the
+// block choice) drives the first probe, forced odd so the multiplicative
+// sequence never collapses to zero.
+func (b *BlockedBloom) blockedLocate(h uint64) (base uint64, x uint64) {
+	blk := uint64(reduce32(uint32(h>>32), uint32(b.blocks)))
+	return blk * blockedBlockWords, bits.RotateLeft64(h, 32) | 1
+}
+
+// Add inserts key.
+func (b *BlockedBloom) Add(key []byte) { b.AddHash(Hash(key)) }
+
+// AddHash inserts the key whose Hash is h. Probe i sets bit x_i>>55 of the
+// block, x_{i+1} = x_i·φ; repeats within a key are possible and are part of
+// the sizing model.
+func (b *BlockedBloom) AddHash(h uint64) {
+	if b.k == 0 {
+		return
+	}
+	base, x := b.blockedLocate(h)
+	blk := (*[blockedBlockWords]uint64)(b.words[base : base+blockedBlockWords])
+	for i := b.k; i > 0; i-- {
+		pos := x >> 55
+		blk[pos>>6] |= 1 << (pos & 63)
+		x *= blockedMul
+	}
+}
+
+// MayContain reports false only if key was definitely never added.
+func (b *BlockedBloom) MayContain(key []byte) bool { return b.MayContainHash(Hash(key)) }
+
+// MayContainHash is MayContain for a key whose Hash is h. It reads one cache
+// line and stops at the first clear bit.
+func (b *BlockedBloom) MayContainHash(h uint64) bool {
+	if b.k == 0 {
+		return true
+	}
+	base, x := b.blockedLocate(h)
+	blk := (*[blockedBlockWords]uint64)(b.words[base : base+blockedBlockWords])
+	for i := b.k; i > 0; i-- {
+		pos := x >> 55
+		if blk[pos>>6]&(1<<(pos&63)) == 0 {
+			return false
+		}
+		x *= blockedMul
+	}
+	return true
+}
+
+// Bits returns the size of the bit array: 512 times the number of blocks.
+func (b *BlockedBloom) Bits() uint64 { return b.blocks * blockedBlockBits }
+
+// K returns the number of probes per key.
+func (b *BlockedBloom) K() int { return b.k }
+
+// FillRatio returns the fraction of bits set, by hardware popcount; 0 when
+// empty and non-decreasing under Add.
+func (b *BlockedBloom) FillRatio() float64 {
+	if b.blocks == 0 {
+		return 0
+	}
+	c := 0
+	for _, w := range b.words {
+		c += bits.OnesCount64(w)
+	}
+	return float64(c) / float64(b.Bits())
+}
+
+// EstimatedFPRate returns the exact false-positive probability of the filter
+// as it is now: a never-added key picks a block uniformly and k bits in it
+// uniformly (with replacement), so the rate is the mean over blocks of
+// (bits set in block / 512)^k. FillRatio()^k would underestimate it, because
+// (·)^k is convex and block fills vary.
+func (b *BlockedBloom) EstimatedFPRate() float64 {
+	if b.blocks == 0 {
+		return 0
+	}
+	sum := 0.0
+	for i := uint64(0); i < b.blocks; i++ {
+		c := 0
+		for _, w := range b.words[i*blockedBlockWords : (i+1)*blockedBlockWords] {
+			c += bits.OnesCount64(w)
+		}
+		sum += math.Pow(float64(c)/blockedBlockBits, float64(b.k))
+	}
+	return sum / float64(b.blocks)
+}
+
+// MarshalBinary returns the filter's encoding (docs/format.md, "Blocked Bloom").
+func (b *BlockedBloom) MarshalBinary() ([]byte, error) {
+	if b.blocks == 0 {
+		return nil, invalidf("filters: BlockedBloom.MarshalBinary: zero-value filter")
+	}
+	w := bodyWriter{buf: slices.Grow([]byte(nil), 12+8*len(b.words))}
+	w.u64(b.blocks)
+	w.u32(uint32(b.k))
+	w.u64s(b.words)
+	return sealEnvelope(typeBlockedBloom, blockedBloomVersion, w.buf), nil
+}
+
+// UnmarshalBinary replaces b with the filter encoded in data. On error b is
+// unchanged and the error wraps ErrCorrupt.
+func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
+	version, body, err := openTyped(data, typeBlockedBloom)
+	if err == nil {
+		var nb *BlockedBloom
+		if nb, err = decodeBlockedBloom(version, body); err == nil {
+			*b = *nb
+			return nil
+		}
+	}
+	return fmt.Errorf("filters: BlockedBloom.UnmarshalBinary: %w", err)
+}
+
+func decodeBlockedBloom(version uint8, body []byte) (*BlockedBloom, error) {
+	if version != blockedBloomVersion {
+		return nil, corruptf("blocked bloom: unknown format version %d", version)
+	}
+	r := bodyReader{buf: body}
+	blocks := r.u64("blocked bloom block count")
+	k := r.u32("blocked bloom probe count")
+	r.check(blocks >= 1 && blocks <= maxBloomBits/blockedBlockBits,
+		"blocked bloom: block count %d outside [1, 2^31]", blocks)
+	r.check(k >= 1 && k <= blockedMaxK, "blocked bloom: probe count %d outside [1, %d]", k, blockedMaxK)
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	words := r.u64s(blocks*blockedBlockWords, "blocked bloom bit words")
+	if err := r.finish(); err != nil {
+		return nil, err
+	}
+	return &BlockedBloom{words: words, blocks: blocks, k: int(k)}, nil
+}

@@ -1,0 +1,295 @@
+package filters
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"slices"
+)
+
+// Limits shared by the Bloom family. They keep sizes, probe loops and
+// decoders bounded; no sensible configuration comes near them.
+const (
+	// maxBloomBits caps a Bloom-family bit (or counter) array at 2^40 entries
+	// (128 GiB of bits), far above any table filter, and keeps every position
+	// arithmetic comfortably inside 64 bits.
+	maxBloomBits = 1 << 40
+	// maxBloomK caps the number of probes. The optimal k is -log2(fpRate), and
+	// the smallest positive float64 (~4.9e-324) gives k = 1075, so every valid
+	// fpRate fits; the cap bounds the work a hostile encoding can demand.
+	maxBloomK = 2048
+)
+
+// bloomVersion is the body format version of a standard Bloom encoding.
+//
+//	1: m (u64, prime), k (u32), ceil(m/64) bit words (u64 LE).
+const bloomVersion = 1
+
+// OptimalBloomParams returns the classic sizing of a standard Bloom filter for
+// n keys at false-positive rate fpRate:
+//
+//	m = ceil(-n·ln p / ln²2)    k = max(1, round(m/n · ln 2))
+//
+// It returns (0, 0) when the arguments are out of range (n <= 0, fpRate
+// outside (0, 1)) or m would not fit in a uint64. NewBloom rounds m up to the
+// next prime (see bloomProbes) and keeps k.
+func OptimalBloomParams(n int, fpRate float64) (bits uint64, k int) {
+	if checkSizing(n, fpRate) != nil {
+		return 0, 0
+	}
+	m := math.Ceil(-float64(n) * math.Log(fpRate) / (math.Ln2 * math.Ln2))
+	if !(m < 1<<63) { // also catches +Inf
+		return 0, 0
+	}
+	if m < 1 {
+		m = 1
+	}
+	bits = uint64(m)
+	k = int(math.Round(float64(bits) / float64(n) * math.Ln2))
+	if k < 1 {
+		k = 1
+	}
+	return bits, k
+}
+
+// Bloom is a standard Bloom filter: m bits packed into 64-bit words (bit i in
+// word i>>6 at position i&63) and k probes per key, all derived from the one
+// 64-bit Hash of the key by Kirsch–Mitzenmacher double hashing.
+//
+// m is always prime, which makes every key's k probes distinct (see
+// bloomProbes). The zero value answers "maybe" for every key and cannot be
+// marshalled; build one with NewBloom or UnmarshalBinary. Not safe for
+// concurrent mutation (package doc, "Concurrency").
+type Bloom struct {
+	bits bitArray
+	m    uint64 // number of bits; prime, equal to bits.len()
+	k    int
+}
+
+var (
+	_ Filter = (*Bloom)(nil)
+	_ Filter = (*BlockedBloom)(nil)
+	_ Filter = (*CountingBloom)(nil)
+	_ Filter = (*ScalableBloom)(nil)
+)
+
+func init() {
+	registerDecoder(typeBloom, func(version uint8, body []byte) (Filter, error) {
+		b, err := decodeBloom(version, body)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	})
+}
+
+// NewBloom returns an empty standard Bloom filter sized by OptimalBloomParams
+// for n keys at false-positive rate fpRate, with m rounded up to a prime. At n
+// keys its measured false-positive rate stays within 1.2x of fpRate
+// (invariant F4; TestBloomFPRate).
+func NewBloom(n int, fpRate float64) (*Bloom, error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return nil, fmt.Errorf("filters: NewBloom: %w", err)
+	}
+	m, k, err := bloomSizing(n, fpRate)
+	if err != nil {
+		return nil, fmt.Errorf("filters: NewBloom: %w", err)
+	}
+	return newBloomMK(m, k), nil
+}
+
+// bloomSizing is OptimalBloomParams with m rounded up to a prime and the
+// family's limits enforced; Bloom and CountingBloom share it.
+func bloomSizing(n int, fpRate float64) (m uint64, k int, err error) {
+	m, k = OptimalBloomParams(n, fpRate)
+	if m == 0 || m > maxBloomBits {
+		return 0, 0, invalidf("n=%d at fpRate=%v needs more than %d bits", n, fpRate, uint64(maxBloomBits))
+	}
+	if k > maxBloomK {
+		return 0, 0, invalidf("fpRate=%v needs %d probes, more than %d", fpRate, k, maxBloomK)
+	}
+	return bloomPrimeAtLeast(m), k, nil
+}
+
+// newBloomMK builds an empty filter with exactly m bits (prime) and k probes.
+func newBloomMK(m uint64, k int) *Bloom {
+	return &Bloom{bits: newBitArray(m), m: m, k: k}
+}
+
+// bloomPrimeAtLeast returns the smallest prime >= max(m, 2). Prime gaps below
+// 2^40 are under 1000, so the loop is short; big.Int.ProbablyPrime(0) is
+// exact (Baillie–PSW) for values below 2^64.
+func bloomPrimeAtLeast(m uint64) uint64 {
+	if m <= 2 {
+		return 2
+	}
+	if m%2 == 0 {
+		m++
+	}
+	for !bloomIsPrime(m) {
+		m += 2
+	}
+	return m
+}
+
+func bloomIsPrime(m uint64) bool {
+	return new(big.Int).SetUint64(m).ProbablyPrime(0)
+}
+
+// bloomProbes returns the first probe and the stride of the double-hashing
+// sequence p_i = (p0 + i·d) mod m for hash h over a table of m entries.
+//
+// Why this shape:
+//   - Both values come from h alone (no per-probe rehashing): p0 from its
+//     high bits, d from its low half rotated to the top, so the two are
+//     driven by disjoint hash bits whenever m < 2^32.
+//   - Reduction is Lemire's multiply-shift (reduce64), not modulo: one
+//     multiply each for p0 and d, and later probes only add d and subtract m
+//     at most once, so the hot loop has no division at all. (bits-and-blooms
+//     pays a 64-bit modulo per probe.)
+//   - d lies in [1, m-1], so the degenerate h2 ≡ 0 (mod m) case, where every
+//     probe lands on one bit, cannot occur; and because m is prime, d is a
+//     generator of Z_m, so p_0..p_{k-1} are pairwise distinct whenever k <= m
+//     (Kirsch & Mitzenmacher, "Less Hashing, Same Performance", 2006, analyse
+//     exactly this scheme over a prime modulus). Multiply-shift applied to
+//     h1 + i·h2 per probe could not promise distinct probes: nearby values
+//     of h1 + i·h2 fall into the same output bucket.
+//
+// Requires m >= 2.
+func bloomProbes(h, m uint64) (p0, d uint64) {
+	return reduce64(h, m), 1 + reduce64(bits.RotateLeft64(h, 32), m-1)
+}
+
+// Add inserts key.
+func (b *Bloom) Add(key []byte) { b.AddHash(Hash(key)) }
+
+// AddHash inserts the key whose Hash is h.
+func (b *Bloom) AddHash(h uint64) {
+	m := b.m
+	p, d := bloomProbes(h, m)
+	w := b.bits.words
+	for i := b.k; i > 0; i-- {
+		w[p>>6] |= 1 << (p & 63)
+		p += d
+		if p >= m {
+			p -= m
+		}
+	}
+}
+
+// MayContain reports false only if key was definitely never added.
+func (b *Bloom) MayContain(key []byte) bool { return b.MayContainHash(Hash(key)) }
+
+// MayContainHash is MayContain for a key whose Hash is h. It stops at the
+// first clear bit, so an absent key costs about two probes at design load.
+func (b *Bloom) MayContainHash(h uint64) bool {
+	m := b.m
+	p, d := bloomProbes(h, m)
+	w := b.bits.words
+	for i := b.k; i > 0; i-- {
+		if w[p>>6]&(1<<(p&63)) == 0 {
+			return false
+		}
+		p += d
+		if p >= m {
+			p -= m
+		}
+	}
+	return true
+}
+
+// Bits returns m, the number of bits (a prime at least OptimalBloomParams' m).
+func (b *Bloom) Bits() uint64 { return b.m }
+
+// K returns the number of probes per key.
+func (b *Bloom) K() int { return b.k }
+
+// FillRatio returns the fraction of bits set, by hardware popcount. It is 0
+// for an empty filter and never decreases as keys are added.
+func (b *Bloom) FillRatio() float64 {
+	if b.m == 0 {
+		return 0
+	}
+	return float64(b.bits.count()) / float64(b.m)
+}
+
+// EstimatedFPRate returns FillRatio()^k: the probability that a key never
+// added finds all k of its probe bits set in the filter as it is now. Unlike
+// the textbook (1-e^{-kn/m})^k it needs no key count and reflects the actual
+// bits, including any overfilling.
+func (b *Bloom) EstimatedFPRate() float64 {
+	return math.Pow(b.FillRatio(), float64(b.k))
+}
+
+// MarshalBinary returns the filter's encoding (docs/format.md, "Bloom").
+func (b *Bloom) MarshalBinary() ([]byte, error) {
+	if b.m == 0 {
+		return nil, invalidf("filters: Bloom.MarshalBinary: zero-value filter")
+	}
+	var w bodyWriter
+	b.appendBody(&w)
+	return sealEnvelope(typeBloom, bloomVersion, w.buf), nil
+}
+
+// appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
+func (b *Bloom) appendBody(w *bodyWriter) {
+	w.buf = slices.Grow(w.buf, 12+8*len(b.bits.words))
+	w.u64(b.m)
+	w.u32(uint32(b.k))
+	w.u64s(b.bits.words)
+}
+
+// UnmarshalBinary replaces b with the filter encoded in data. On error b is
+// unchanged and the error wraps ErrCorrupt.
+func (b *Bloom) UnmarshalBinary(data []byte) error {
+	version, body, err := openTyped(data, typeBloom)
+	if err == nil {
+		var nb *Bloom
+		if nb, err = decodeBloom(version, body); err == nil {
+			*b = *nb
+			return nil
+		}
+	}
+	return fmt.Errorf("filters: Bloom.UnmarshalBinary: %w", err)
+}
+
+func decodeBloom(version uint8, body []byte) (*Bloom, error) {
+	if version != bloomVersion {
+		return nil, corruptf("bloom: unknown format version %d", version)
+	}
+	r := bodyReader{buf: body}
+	b, err := readBloomBody(&r)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.finish(); err != nil {
+		return nil, fmt.Errorf("bloom: %w", err)
+	}
+	return b, nil
+}
+
+// readBloomBody decodes the fields appendBody wrote, checking every parameter
+// an encoder could not have produced (invariant F3). The cheap length checks
+// run before the primality test so garbage is rejected quickly.
+func readBloomBody(r *bodyReader) (*Bloom, error) {
+	m := r.u64("bloom bit count")
+	k := r.u32("bloom probe count")
+	r.check(m >= 2 && m <= maxBloomBits, "bloom: bit count %d outside [2, 2^40]", m)
+	r.check(k >= 1 && k <= maxBloomK && uint64(k) < m,
+		"bloom: probe count %d outside [1, min(%d, m-1)] for m=%d", k, maxBloomK, m)
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	words := r.u64s((m+63)/64, "bloom bit words")
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	r.check(bloomIsPrime(m), "bloom: bit count %d is not prime", m)
+	ba := bitArray{words: words, n: m}
+	r.check(ba.tailClean(), "bloom: bits set past bit count %d", m)
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	return &Bloom{bits: ba, m: m, k: int(k)}, nil
+}
