@@ -6,3 +6,5 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/google/btree v1.1.3
 )
+
+require github.com/golang/snappy v1.0.0 // indirect
