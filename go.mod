@@ -7,4 +7,7 @@ require (
 	github.com/google/btree v1.1.3
 )
 
-require github.com/golang/snappy v1.0.0 // indirect
+require (
+	github.com/golang/snappy v1.0.0 // indirect
+	github.com/syndtr/goleveldb v1.0.0 // indirect
+)
