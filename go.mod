@@ -4,10 +4,7 @@ go 1.24.0
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/golang/snappy v1.0.0
 	github.com/google/btree v1.1.3
-)
-
-require (
-	github.com/golang/snappy v1.0.0 // indirect
-	github.com/syndtr/goleveldb v1.0.0 // indirect
+	github.com/syndtr/goleveldb v1.0.0
 )
