@@ -35,7 +35,7 @@ func absentKey(i int) []byte { return []byte(fmt.Sprintf("user%010d", i*7+3)) }
 // a filter false positive, exactly one on a false positive or a hit, never
 // an index block, and the counters agree with the FS-level read count.
 func TestFilterGuard(t *testing.T) {
-	const n, absent = 20000, 50000
+	const n, absent = 20000, 30000
 	cases := []struct {
 		opts   WriterOptions
 		maxFPR float64 // generous bound over the filter's expected rate
