@@ -246,4 +246,26 @@ func TestSnappyOnlyWhenWorthIt(t *testing.T) {
 	if p.DataSize*2 > p.UncompressedDataSize {
 		t.Fatalf("repetitive data not compressed: %v", p)
 	}
+	// Incompressible blocks first, then compressible ones: the backoff
+	// after failed attempts may store at most incompressibleBackoff of the
+	// compressible blocks raw.
+	var mixed []kv
+	for i, e := range random {
+		mixed = append(mixed, kv{base.MakeInternalKey([]byte(fmt.Sprintf("a%06d", i)), 1, base.KindSet), e.value})
+	}
+	for _, e := range rep {
+		mixed = append(mixed, kv{base.MakeInternalKey(append([]byte("b"), e.key.UserKey...), 1, base.KindSet), e.value})
+	}
+	writeTable(t, fs, "/m", mixed, WriterOptions{Filter: FilterNone})
+	r := openTable(t, fs, "/m", ReaderOptions{})
+	raw := 0
+	for _, ie := range r.index {
+		b, _ := r.readRaw(ie.handle, dataBlock)
+		if uint64(len(b)) == ie.handle.length && bytes.HasPrefix(ie.sep.UserKey, []byte("b")) {
+			raw++
+		}
+	}
+	if raw > incompressibleBackoff+1 {
+		t.Fatalf("%d compressible blocks stored raw after the backoff", raw)
+	}
 }
