@@ -7,8 +7,10 @@ import (
 )
 
 // FuseBuilder builds XOR and binary fuse filters and keeps its scratch
-// buffers (about 35 bytes per key for a 3-wise fuse filter: 16-byte slot state for 1.13 slots per key, the mixed and the sorted hashes and a role byte; 8 more when the input holds duplicates) between builds,
-// so a process that builds one filter per table pays for them once.
+// buffers between builds, so a process that builds one filter per table
+// pays for them once: about 23 bytes per key for a 3-wise fuse filter (12
+// bytes of slot state for 1.13 slots per key, the sorted hashes, a role
+// byte), 29 for Xor8, and 8 more when the input holds duplicates.
 //
 // Ownership: a filter returned by a FuseBuilder owns its fingerprints; they
 // are allocated fresh for every build and never alias the builder's scratch,
@@ -17,13 +19,14 @@ import (
 // zero value is ready to use. A FuseBuilder is not safe for concurrent use;
 // use one per goroutine.
 type FuseBuilder struct {
-	dedup  []uint64 // sorted, deduplicated copy of the input, made after a failed attempt
-	mixed  []uint64 // per-attempt mixed hashes, in input order
-	sorted []uint64 // mixed hashes grouped by the region of their first slot; after insertion, the peel order
-	hist   []uint32 // counting-sort buckets
-	slots  []peelSlot
-	roles  []uint8  // per peeled key: which of its slots it was peeled from
-	stack  []uint32 // slots whose count just dropped to one
+	dedup  []uint64   // sorted, deduplicated copy of the input, made after a failed attempt
+	sorted []uint64   // mixed hashes grouped by the region of their first slot; after insertion, the peel order
+	hist   []uint32   // counting-sort buckets
+	slots  []peelSlot // XOR layouts: per-slot state
+	counts []uint32   // fuse layouts: per-slot (number of keys << 2) | XOR of their roles
+	xors   []uint64   // fuse layouts: per-slot XOR of the mixed hashes of its keys
+	roles  []uint8    // per peeled key: which of its slots it was peeled from
+	stack  []uint32   // slots whose count just dropped to one
 }
 
 // staticGrow returns s with length n, reallocating only if its capacity is
@@ -96,9 +99,11 @@ func (b *FuseBuilder) peel(hashes []uint64, layoutFor func(n int) staticLayout) 
 	return peeled{}, fmt.Errorf("%w (%d seeds, %d distinct keys)", ErrBuildFailed, staticMaxAttempts, len(keys))
 }
 
-// peelSlot is the builder's per-slot state. Keeping the count next to the
-// XOR of hashes means one cache line per slot touched: that halves the
-// misses of the XOR filter, whose slots are spread over the whole table.
+// peelSlot is the XOR filter builder's per-slot state. Keeping the count
+// next to the XOR of hashes means one cache line per slot touched: that
+// halves the misses of the XOR filter, whose slots are spread over the
+// whole table. Fuse layouts work inside a cache-resident window of
+// segments, so they use two plain arrays instead (12 bytes per slot, not 16).
 type peelSlot struct {
 	xor   uint64 // XOR of the mixed hashes of the slot's keys
 	count uint32 // (number of keys << 2) | XOR of their roles (0..arity-1)
@@ -114,7 +119,12 @@ type peelSlot struct {
 // the slot's xor and whose role is the count's low bits.
 func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool {
 	n, size := len(keys), int(l.size)
-	b.slots = staticGrowZero(b.slots, size)
+	if l.kind == layoutXor {
+		b.slots = staticGrowZero(b.slots, size)
+	} else {
+		b.counts = staticGrowZero(b.counts, size)
+		b.xors = staticGrowZero(b.xors, size)
+	}
 	b.roles = staticGrow(b.roles, n)
 
 	// Group the keys by the region of their first slot with one
@@ -134,17 +144,14 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 	if l.kind == layoutXor {
 		buckets, shift = uint64(max(l.blockLen>>10, 1)), 32
 	}
-	// The mixed hashes are stored rather than recomputed in the scatter
-	// pass: measured (BenchmarkStaticPairedBuild, reused builder), 8 bytes
-	// of scratch per key cost less than the second mix.
+	// The mix is recomputed in the scatter pass rather than stored: it
+	// saves 8 bytes of scratch per key (a fresh build allocates and faults
+	// in every byte of it) for two multiplies.
 	b.hist = staticGrowZero(b.hist, int(buckets))
-	b.mixed = staticGrow(b.mixed, n)
 	b.sorted = staticGrow(b.sorted, n)
-	hist, mixed, sorted := b.hist, b.mixed, b.sorted
-	for i, h := range keys {
-		hh := staticMix(h, seed)
-		mixed[i] = hh
-		s, _ := bits.Mul64(hh<<shift, buckets)
+	hist, sorted := b.hist, b.sorted
+	for _, h := range keys {
+		s, _ := bits.Mul64(staticMix(h, seed)<<shift, buckets)
 		hist[s]++
 	}
 	var start uint32
@@ -152,7 +159,8 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 		hist[i] = start
 		start += c
 	}
-	for _, hh := range mixed {
+	for _, h := range keys {
+		hh := staticMix(h, seed)
 		s, _ := bits.Mul64(hh<<shift, buckets)
 		sorted[hist[s]] = hh
 		hist[s]++
@@ -160,8 +168,9 @@ func (b *FuseBuilder) attempt(l *staticLayout, keys []uint64, seed uint64) bool 
 	ins := sorted
 
 	// The peel writes its order over sorted: the insertion loop has read
-	// all of it by then. The three kinds are written out separately so that each
-	// key's positions are computed inline: this loop is the build's cost.
+	// all of it by then. The three kinds are written out separately so
+	// that each key's positions are computed inline: this is the build's
+	// cost.
 	var k int
 	switch l.kind {
 	case layoutXor:
@@ -238,44 +247,44 @@ func (b *FuseBuilder) peelXor(l *staticLayout, ins []uint64) int {
 }
 
 func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
-	slots, order, roles := b.slots, b.sorted, b.roles
+	counts, xors, order, roles := b.counts, b.xors, b.sorted, b.roles
 	scl, sl, sm := l.segCountLen, l.segLen, l.segMask
 	for _, hh := range ins {
 		p0, p1, p2 := fuse3Positions(hh, scl, sl, sm)
-		slots[p0].count += 4
-		slots[p0].xor ^= hh
-		slots[p1].count = (slots[p1].count + 4) ^ 1
-		slots[p1].xor ^= hh
-		slots[p2].count = (slots[p2].count + 4) ^ 2
-		slots[p2].xor ^= hh
+		counts[p0] += 4
+		xors[p0] ^= hh
+		counts[p1] = (counts[p1] + 4) ^ 1
+		xors[p1] ^= hh
+		counts[p2] = (counts[p2] + 4) ^ 2
+		xors[p2] ^= hh
 	}
 	k, n := 0, len(ins)
 	stack := b.stack[:0]
-	for i := range slots {
-		if slots[i].count>>2 != 1 {
+	for i := range counts {
+		if counts[i]>>2 != 1 {
 			continue
 		}
 		stack = append(stack, uint32(i))
 		for len(stack) > 0 {
 			s := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			c := slots[s].count
+			c := counts[s]
 			if c>>2 != 1 {
 				continue
 			}
 			if k == n {
 				break
 			}
-			hh := slots[s].xor
+			hh := xors[s]
 			order[k], roles[k] = hh, uint8(c&3)
 			k++
 			p0, p1, p2 := fuse3Positions(hh, scl, sl, sm)
-			c0 := slots[p0].count - 4
-			slots[p0].count, slots[p0].xor = c0, slots[p0].xor^hh
-			c1 := (slots[p1].count - 4) ^ 1
-			slots[p1].count, slots[p1].xor = c1, slots[p1].xor^hh
-			c2 := (slots[p2].count - 4) ^ 2
-			slots[p2].count, slots[p2].xor = c2, slots[p2].xor^hh
+			c0 := counts[p0] - 4
+			counts[p0], xors[p0] = c0, xors[p0]^hh
+			c1 := (counts[p1] - 4) ^ 1
+			counts[p1], xors[p1] = c1, xors[p1]^hh
+			c2 := (counts[p2] - 4) ^ 2
+			counts[p2], xors[p2] = c2, xors[p2]^hh
 			if c0>>2 == 1 {
 				stack = append(stack, p0)
 			}
@@ -292,48 +301,48 @@ func (b *FuseBuilder) peelFuse3(l *staticLayout, ins []uint64) int {
 }
 
 func (b *FuseBuilder) peelFuse4(l *staticLayout, ins []uint64) int {
-	slots, order, roles := b.slots, b.sorted, b.roles
+	counts, xors, order, roles := b.counts, b.xors, b.sorted, b.roles
 	scl, sl, sm, lg := l.segCountLen, l.segLen, l.segMask, l.segLog
 	for _, hh := range ins {
 		p0, p1, p2, p3 := fuse4Positions(hh, scl, sl, sm, lg)
-		slots[p0].count += 4
-		slots[p0].xor ^= hh
-		slots[p1].count = (slots[p1].count + 4) ^ 1
-		slots[p1].xor ^= hh
-		slots[p2].count = (slots[p2].count + 4) ^ 2
-		slots[p2].xor ^= hh
-		slots[p3].count = (slots[p3].count + 4) ^ 3
-		slots[p3].xor ^= hh
+		counts[p0] += 4
+		xors[p0] ^= hh
+		counts[p1] = (counts[p1] + 4) ^ 1
+		xors[p1] ^= hh
+		counts[p2] = (counts[p2] + 4) ^ 2
+		xors[p2] ^= hh
+		counts[p3] = (counts[p3] + 4) ^ 3
+		xors[p3] ^= hh
 	}
 	k, n := 0, len(ins)
 	stack := b.stack[:0]
-	for i := range slots {
-		if slots[i].count>>2 != 1 {
+	for i := range counts {
+		if counts[i]>>2 != 1 {
 			continue
 		}
 		stack = append(stack, uint32(i))
 		for len(stack) > 0 {
 			s := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			c := slots[s].count
+			c := counts[s]
 			if c>>2 != 1 {
 				continue
 			}
 			if k == n {
 				break
 			}
-			hh := slots[s].xor
+			hh := xors[s]
 			order[k], roles[k] = hh, uint8(c&3)
 			k++
 			p0, p1, p2, p3 := fuse4Positions(hh, scl, sl, sm, lg)
-			c0 := slots[p0].count - 4
-			slots[p0].count, slots[p0].xor = c0, slots[p0].xor^hh
-			c1 := (slots[p1].count - 4) ^ 1
-			slots[p1].count, slots[p1].xor = c1, slots[p1].xor^hh
-			c2 := (slots[p2].count - 4) ^ 2
-			slots[p2].count, slots[p2].xor = c2, slots[p2].xor^hh
-			c3 := (slots[p3].count - 4) ^ 3
-			slots[p3].count, slots[p3].xor = c3, slots[p3].xor^hh
+			c0 := counts[p0] - 4
+			counts[p0], xors[p0] = c0, xors[p0]^hh
+			c1 := (counts[p1] - 4) ^ 1
+			counts[p1], xors[p1] = c1, xors[p1]^hh
+			c2 := (counts[p2] - 4) ^ 2
+			counts[p2], xors[p2] = c2, xors[p2]^hh
+			c3 := (counts[p3] - 4) ^ 3
+			counts[p3], xors[p3] = c3, xors[p3]^hh
 			if c0>>2 == 1 {
 				stack = append(stack, p0)
 			}

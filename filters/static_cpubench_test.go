@@ -50,7 +50,7 @@ func BenchmarkStaticPairedBuild(b *testing.B) {
 	pairs := append([][2]string{{"sievekv-BinaryFuse8-reusedBuilder", "fastfilter-BinaryFuse8"}}, pairedPairs...)
 	for _, pair := range pairs {
 		b.Run(pair[0]+"_vs_"+pair[1], func(b *testing.B) {
-			ourBuild := func() {}
+			var ourBuild func()
 			if pair[0] == "sievekv-BinaryFuse8-reusedBuilder" {
 				var fb FuseBuilder
 				if _, err := fb.BuildBinaryFuse8(hs); err != nil {

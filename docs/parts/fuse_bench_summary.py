@@ -3,7 +3,8 @@
 static_bench_test.go): per implementation the median over rounds, and per
 pair the median of the per-round ratios ours/anchor (rounds interleave the
 two, so a per-round ratio cancels most machine noise). Usage:
-    python3 fuse_bench_summary.py < bench.txt
+    python3 fuse_bench_summary.py [paired.txt] < bench.txt
+(the optional file holds BenchmarkStaticPaired* output)
 """
 import re, statistics, sys
 from collections import defaultdict
@@ -37,3 +38,20 @@ for (bench, kind), impls in sorted(vals.items()):
             rs = [impls[ours][r] / impls[anchor][r] for r in impls[ours] if r in impls[anchor]]
             print(f"  ratio {ours} / {anchor}: median {statistics.median(rs):.3f}  "
                   f"(per round: {', '.join(f'{x:.2f}' for x in rs)})")
+
+# Paired CPU-time benchmarks (BenchmarkStaticPairedBuild / ...Query): median
+# over -count runs of ours, anchor and the ratio each run reported.
+paired = defaultdict(lambda: defaultdict(list))
+ppat = re.compile(r"^BenchmarkStaticPaired(Build|Query)/(.+?)-\d+\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) anchor-cpu-ns/\w+\s+([\d.]+) ours-cpu-ns/\w+\s+([\d.]+) ratio")
+for line in open(sys.argv[1]) if len(sys.argv) > 1 else []:
+    m = ppat.match(line)
+    if m:
+        kind, name, a, o, r = m.groups()
+        for k, v in (("anchor", a), ("ours", o), ("ratio", r)):
+            paired[(kind, name)][k].append(float(v))
+if paired:
+    print("\n| benchmark | ours CPU ns | anchor CPU ns | ratio (median) | ratios per run |")
+    print("|---|---|---|---|---|")
+    for (kind, name), d in paired.items():
+        print(f"| {kind} {name} | {statistics.median(d['ours']):.1f} | {statistics.median(d['anchor']):.1f} | "
+              f"**{statistics.median(d['ratio']):.3f}** | {', '.join(f'{x:.3f}' for x in d['ratio'])} |")
