@@ -1,0 +1,31 @@
+// Package memtable is the in-memory sorted buffer of recent writes: a
+// google/btree of internal keys (ordered by base.Compare) with their values,
+// which the engine flushes to a table when ApproximateSize passes its limit.
+//
+// # Concurrency
+//
+// One writer and any number of concurrent readers. Writes (Set, Delete, Add)
+// take the write side of an RWMutex; Get takes the read side. btree.BTreeG
+// is not safe for a concurrent read and write by itself, so an iterator does
+// not read the live tree: NewIter takes the write lock just long enough for
+// an O(1) copy-on-write Clone and then iterates that private snapshot with
+// no lock at all. Later writes copy the nodes they touch and are invisible
+// to the iterator. Concurrent writers are also serialised correctly by the
+// mutex, but the engine never needs that.
+//
+// # Invariants
+//
+//	M1 (sorted, unique): the tree holds at most one entry per internal key,
+//	   in base.Compare order; adding an existing internal key replaces it.
+//	M2 (owned bytes): keys and values are copied on insert; a slice returned
+//	   by Get or an iterator is never modified afterwards and may be kept
+//	   (read-only) for the memtable's lifetime.
+//	M3 (newest visible): Get(k, s) returns the entry with user key k and the
+//	   largest seqnum <= s (base.Visible), tombstones included.
+//	M4 (honest size): ApproximateSize is the sum over entries of key bytes,
+//	   value bytes, the trailer and a fixed per-entry overhead that covers
+//	   the entry struct, its share of btree node slack and the allocator's
+//	   rounding; tests check it against the Go heap within a factor.
+//	M5 (snapshot iterators): an iterator sees exactly the entries present
+//	   when NewIter returned, regardless of later writes.
+package memtable

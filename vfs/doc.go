@@ -1,0 +1,26 @@
+// Package vfs is the file-system seam of sievekv: every byte the engine
+// reads or writes goes through an FS, so tests can swap in an in-memory file
+// system, count reads and (later) inject faults and simulate power loss.
+//
+// Default is the operating system; NewMem is an in-memory FS that separates
+// synced from unsynced state; NewCounting wraps any FS and counts ReadAt
+// calls and bytes per file.
+//
+// # Concurrency
+//
+// FS implementations are safe for concurrent use. A File is safe for
+// concurrent ReadAt calls; Write, Sync and Close must not race with each
+// other on the same File (the engine has one writer per file).
+//
+// # Invariants
+//
+//	V1 (durability model): data written to a file is durable only after that
+//	   file's Sync returns; a file's existence under a name (after Create or
+//	   Rename) is durable only after the parent directory, opened with
+//	   OpenDir, is Synced. MemFS.CrashClone keeps exactly that durable state.
+//	V2 (exclusive lock): while a Lock on a name is held, a second Lock of
+//	   the same name, from this or another process, fails with an error
+//	   wrapping ErrLocked.
+//	V3 (counted reads): a Counting FS records every ReadAt call and the
+//	   bytes it returned, per file name, including failed or short reads.
+package vfs
