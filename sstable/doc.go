@@ -1,0 +1,45 @@
+// Package sstable writes and reads sievekv's immutable sorted tables: data
+// blocks of prefix-compressed internal keys, one whole-table filter over
+// the user keys, an index, properties and a fixed footer (the byte layout
+// is in docs/parts/format-sstable.md). A Reader keeps index and filter in
+// memory so a Get for an absent key usually costs no I/O at all.
+//
+// # Concurrency
+//
+// A Writer is single-goroutine. A Reader is safe for concurrent Get and
+// NewIter calls once Open returns (all its state is immutable; counters
+// are atomic); Close must not race with them. An Iter is single-goroutine.
+// The Cache and Stats are safe for concurrent use and meant to be shared
+// by all readers of an engine.
+//
+// # Invariants
+//
+//	T1 (checked blocks): every block is stored as contents, a 1-byte
+//	   compression tag and the CRC32C of both; a reader verifies the CRC
+//	   before it decompresses or parses a single byte.
+//	T2 (footer): the last 64 bytes are the footer: handles, format
+//	   version, its own CRC32C and Magic. Open rejects a file whose footer
+//	   is wrong or whose handles do not tile the file in layout order.
+//	T3 (restarts): the entry at each restart offset stores its full key
+//	   (shared = 0); restart offsets start at 0 and strictly increase.
+//	T4 (validated before use): parseBlock checks the restart array, every
+//	   varint, every key and value length against the block bounds, kinds,
+//	   and strict key order before any iterator or cache sees the block.
+//	T5 (separators): index entry i holds a separator s_i and the handle of
+//	   data block i with s_{i-1} < every key of block i <= s_i; handles
+//	   tile the data region in order. The writer's separators are the
+//	   shortest user key strictly between neighbouring blocks (with
+//	   TrailerMax) or the last key itself, which guarantees that the first
+//	   entry >= a Get's search key, if it has the searched user key, is in
+//	   the block findBlock returns: a Get reads at most one data block.
+//	T6 (filter guard): after Open, index and filter are in memory. Get
+//	   consults the filter first; on a negative it returns without any
+//	   read, and otherwise reads exactly the one data block of T5 (or hits
+//	   the cache). Stats count each outcome.
+//	T7 (bounds): an Iter never yields an entry outside [lower, upper) and
+//	   never loads a data block that T5 proves holds only keys outside.
+//	T8 (corruption class): any damaged or malformed byte reached by an
+//	   operation makes it fail with an error wrapping base.ErrCorruption
+//	   that names the file and the offset, never a panic and never a
+//	   wrong answer; I/O errors are wrapped as they are.
+package sstable

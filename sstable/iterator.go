@@ -1,0 +1,214 @@
+package sstable
+
+import (
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// Iter walks a table's entries in base.Compare order in both directions,
+// restricted to user keys in [lower, upper). It implements
+// base.InternalIterator. It never loads a data block that the index proves
+// lies wholly outside the bounds (T7). Not safe for concurrent use.
+type Iter struct {
+	r            *Reader
+	lower, upper []byte
+	blk          int // index of the loaded block; meaningful when bi.b != nil
+	bi           blockIter
+	valid        bool
+	err          error
+}
+
+var _ base.InternalIterator = (*Iter)(nil)
+
+// NewIter returns an iterator over [lower, upper) (nil = unbounded). The
+// bounds are not copied and must not change while the iterator is used.
+func (r *Reader) NewIter(lower, upper []byte) *Iter {
+	return &Iter{r: r, lower: lower, upper: upper}
+}
+
+// load reads block i into the block iterator.
+func (it *Iter) load(i int) bool {
+	b, err := it.r.readBlock(it.r.index[i].handle, dataBlock)
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.blk = i
+	it.bi.init(b)
+	return true
+}
+
+// blockAboveUpper reports whether block i and all later ones hold only
+// user keys >= upper: its keys are > sep[i-1], so sep[i-1].UserKey >=
+// upper suffices (T7).
+func (it *Iter) blockAboveUpper(i int) bool {
+	return it.upper != nil && i > 0 && base.CompareUserKeys(it.r.index[i-1].sep.UserKey, it.upper) >= 0
+}
+
+// blockBelowLower reports whether block i and all earlier ones hold only
+// user keys < lower: its keys are <= sep[i] (T7).
+func (it *Iter) blockBelowLower(i int) bool {
+	return it.lower != nil && base.CompareUserKeys(it.r.index[i].sep.UserKey, it.lower) < 0
+}
+
+// settle checks the block iterator's result against the bounds and turns
+// a block-level error into the iterator's sticky error.
+func (it *Iter) settle(ok bool) bool {
+	if !ok && it.bi.err != nil {
+		it.err = it.r.corrupt(it.r.index[it.blk].handle.offset, "data block", it.bi.err)
+	}
+	if ok {
+		k := it.bi.key.UserKey
+		if (it.upper != nil && base.CompareUserKeys(k, it.upper) >= 0) ||
+			(it.lower != nil && base.CompareUserKeys(k, it.lower) < 0) {
+			ok = false
+		}
+	}
+	it.valid = ok
+	return ok
+}
+
+// forwardFrom positions on the first entry of block i or a later block.
+func (it *Iter) forwardFrom(i int) bool {
+	for ; i < len(it.r.index); i++ {
+		if it.blockAboveUpper(i) || !it.load(i) {
+			break
+		}
+		if it.bi.first() || it.bi.err != nil {
+			return it.settle(it.bi.valid)
+		}
+	}
+	it.valid = false
+	return false
+}
+
+// backwardFrom positions on the last entry of block i or an earlier block.
+func (it *Iter) backwardFrom(i int) bool {
+	for ; i >= 0; i-- {
+		if it.blockBelowLower(i) || !it.load(i) {
+			break
+		}
+		if it.bi.last() || it.bi.err != nil {
+			return it.settle(it.bi.valid)
+		}
+	}
+	it.valid = false
+	return false
+}
+
+// SeekGE implements base.InternalIterator.
+func (it *Iter) SeekGE(key base.InternalKey) bool {
+	if it.err != nil {
+		return false
+	}
+	if it.lower != nil && base.CompareUserKeys(key.UserKey, it.lower) < 0 {
+		key = base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax}
+	}
+	i := it.r.findBlock(key)
+	if i >= len(it.r.index) || it.blockAboveUpper(i) || !it.load(i) {
+		it.valid = false
+		return false
+	}
+	if it.bi.seekGE(key) {
+		return it.settle(true)
+	}
+	if it.bi.err != nil {
+		return it.settle(false)
+	}
+	return it.forwardFrom(i + 1)
+}
+
+// SeekLT implements base.InternalIterator.
+func (it *Iter) SeekLT(key base.InternalKey) bool {
+	if it.err != nil {
+		return false
+	}
+	if it.upper != nil && base.CompareUserKeys(key.UserKey, it.upper) >= 0 {
+		key = base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax}
+	}
+	i := it.r.findBlock(key)
+	if i >= len(it.r.index) {
+		// Every key in the table is <= the last separator < key.
+		return it.backwardFrom(len(it.r.index) - 1)
+	}
+	if it.blockBelowLower(i) || !it.load(i) {
+		it.valid = false
+		return false
+	}
+	if it.bi.seekLT(key) {
+		return it.settle(true)
+	}
+	if it.bi.err != nil {
+		return it.settle(false)
+	}
+	return it.backwardFrom(i - 1)
+}
+
+// First implements base.InternalIterator.
+func (it *Iter) First() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.lower != nil {
+		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax})
+	}
+	return it.forwardFrom(0)
+}
+
+// Last implements base.InternalIterator.
+func (it *Iter) Last() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.upper != nil {
+		return it.SeekLT(base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax})
+	}
+	return it.backwardFrom(len(it.r.index) - 1)
+}
+
+// Next implements base.InternalIterator.
+func (it *Iter) Next() bool {
+	if !it.valid {
+		return false
+	}
+	if it.bi.nextEntry() {
+		return it.settle(true)
+	}
+	if it.bi.err != nil {
+		return it.settle(false)
+	}
+	return it.forwardFrom(it.blk + 1)
+}
+
+// Prev implements base.InternalIterator.
+func (it *Iter) Prev() bool {
+	if !it.valid {
+		return false
+	}
+	if it.bi.prevEntry() {
+		return it.settle(true)
+	}
+	if it.bi.err != nil {
+		return it.settle(false)
+	}
+	return it.backwardFrom(it.blk - 1)
+}
+
+// Valid implements base.InternalIterator.
+func (it *Iter) Valid() bool { return it.valid }
+
+// Key implements base.InternalIterator; valid until the next move.
+func (it *Iter) Key() base.InternalKey { return it.bi.key }
+
+// Value implements base.InternalIterator. The bytes alias an immutable
+// block and must not be modified.
+func (it *Iter) Value() []byte { return it.bi.value }
+
+// Error implements base.InternalIterator.
+func (it *Iter) Error() error { return it.err }
+
+// Close implements base.InternalIterator. The table stays open.
+func (it *Iter) Close() error {
+	it.valid = false
+	it.bi = blockIter{}
+	return it.err
+}

@@ -1,0 +1,336 @@
+package sstable
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/golang/snappy"
+
+	"github.com/sievekv/sievekv/filters"
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// Compression selects how data and index blocks are compressed.
+type Compression uint8
+
+const (
+	// DefaultCompression is SnappyCompression.
+	DefaultCompression Compression = iota
+	// SnappyCompression compresses a block with snappy when that saves at
+	// least 1/8 of its size (minSnappySaving).
+	SnappyCompression
+	// NoCompression stores every block as is.
+	NoCompression
+)
+
+// minSnappySavingShift: a block is stored compressed only if snappy saves
+// at least len>>3 bytes (12.5%), LevelDB's threshold; below it the CPU of
+// decompressing on every cache miss is not worth the bytes.
+const minSnappySavingShift = 3
+
+// Defaults for WriterOptions.
+const (
+	// DefaultBlockSize is the target uncompressed data block size: 4 KiB
+	// matches the page size, so a block read is one page read.
+	DefaultBlockSize = 4096
+	// DefaultRestartInterval is LevelDB's: 16 keys between full keys keeps
+	// the prefix-compression savings while bounding a seek's linear scan.
+	DefaultRestartInterval = 16
+	// DefaultBloomBitsPerKey gives a ~0.8% FP rate for a standard Bloom
+	// filter (fp = exp(-bits * ln2^2)), the value LevelDB and Pebble use.
+	DefaultBloomBitsPerKey = 10
+)
+
+// ErrOutOfOrder is returned by Writer.Add for a key that does not sort
+// strictly after the previous one; the table is unchanged.
+var ErrOutOfOrder = errors.New("sstable: key out of order")
+
+// WriterOptions configure a table. The zero value is valid: 4 KiB blocks,
+// restarts every 16 keys, snappy, a binary fuse 8 filter.
+type WriterOptions struct {
+	BlockSize            int
+	BlockRestartInterval int
+	Compression          Compression
+	Filter               FilterType
+	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom (default 10).
+	BloomBitsPerKey float64
+}
+
+func (o WriterOptions) withDefaults() WriterOptions {
+	if o.BlockSize <= 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.BlockRestartInterval <= 0 {
+		o.BlockRestartInterval = DefaultRestartInterval
+	}
+	if o.Compression == DefaultCompression {
+		o.Compression = SnappyCompression
+	}
+	if o.BloomBitsPerKey <= 0 {
+		o.BloomBitsPerKey = DefaultBloomBitsPerKey
+	}
+	return o
+}
+
+// Metadata describes a finished table.
+type Metadata struct {
+	Size       uint64 // file size in bytes
+	Properties Properties
+}
+
+// Writer builds one table. Add keys in strictly increasing base.Compare
+// order, then Finish. Not safe for concurrent use.
+type Writer struct {
+	f      vfs.File
+	bw     *bufio.Writer
+	opts   WriterOptions
+	offset uint64
+
+	data, index   blockWriter
+	lastKey       []byte // encoded; valid when props.NumEntries > 0
+	pendingIndex  bool   // a data block was flushed; its index entry waits for the next key (T5)
+	pendingHandle blockHandle
+	hashes        []uint64 // filters.Hash of each distinct user key
+	props         Properties
+	compressBuf   []byte
+	keyBuf        []byte
+	err           error // sticky I/O error
+	done          bool
+}
+
+// NewWriter returns a writer that writes a table into f, which it takes
+// over: Finish syncs and closes it, Abort closes it.
+func NewWriter(f vfs.File, opts WriterOptions) *Writer {
+	opts = opts.withDefaults()
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 256<<10), opts: opts}
+	w.data.restartInterval = opts.BlockRestartInterval
+	w.index.restartInterval = 1 // index entries are binary searched one by one
+	w.props.FilterType = opts.Filter
+	return w
+}
+
+// Add appends an entry. key must sort strictly after the previous key
+// (ErrOutOfOrder otherwise) and have a valid kind. Key and value are copied.
+func (w *Writer) Add(key base.InternalKey, value []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return errors.New("sstable: Add after Finish or Abort")
+	}
+	if !key.Kind().Valid() || key.SeqNum() > base.SeqNumMax {
+		return fmt.Errorf("sstable: Add %v: invalid kind or seqnum", key)
+	}
+	newUserKey := true
+	if w.props.NumEntries > 0 {
+		last, _ := base.DecodeInternalKey(w.lastKey)
+		if base.Compare(last, key) >= 0 {
+			return fmt.Errorf("%w: %v after %v", ErrOutOfOrder, key, last)
+		}
+		newUserKey = base.CompareUserKeys(last.UserKey, key.UserKey) != 0
+		if w.pendingIndex {
+			w.addIndexEntry(separator(last, key))
+		}
+	} else {
+		w.props.SmallestKey = key.Clone()
+		w.props.SmallestSeqNum, w.props.LargestSeqNum = key.SeqNum(), key.SeqNum()
+	}
+	if newUserKey {
+		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
+	}
+	w.keyBuf = key.Encode(w.keyBuf[:0])
+	w.data.add(w.keyBuf, value)
+	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
+
+	p := &w.props
+	p.NumEntries++
+	if key.Kind() == base.KindDelete {
+		p.NumDeletions++
+	}
+	p.RawKeySize += uint64(len(w.keyBuf))
+	p.RawValueSize += uint64(len(value))
+	p.SmallestSeqNum = min(p.SmallestSeqNum, key.SeqNum())
+	p.LargestSeqNum = max(p.LargestSeqNum, key.SeqNum())
+
+	if w.data.estimatedSize() >= w.opts.BlockSize {
+		return w.flushDataBlock()
+	}
+	return nil
+}
+
+func (w *Writer) addIndexEntry(sep base.InternalKey) {
+	var hb [2 * 10]byte
+	w.index.add(sep.Encode(nil), appendHandle(hb[:0], w.pendingHandle))
+	w.pendingIndex = false
+}
+
+func (w *Writer) flushDataBlock() error {
+	contents := w.data.finish()
+	h, err := w.writeBlock(contents, true)
+	if err != nil {
+		return err
+	}
+	w.props.NumDataBlocks++
+	w.props.DataSize += h.length + blockTrailerLen
+	w.props.UncompressedDataSize += uint64(len(contents))
+	w.pendingHandle, w.pendingIndex = h, true
+	w.data.reset()
+	return nil
+}
+
+// writeBlock writes contents (compressed if allowed and worth it) with its
+// tag and CRC32C trailer (T1).
+func (w *Writer) writeBlock(contents []byte, compress bool) (blockHandle, error) {
+	out, tag := contents, tagNone
+	if compress && w.opts.Compression == SnappyCompression {
+		w.compressBuf = snappy.Encode(w.compressBuf[:cap(w.compressBuf)], contents)
+		if len(contents)-len(w.compressBuf) >= len(contents)>>minSnappySavingShift && len(w.compressBuf) < len(contents) {
+			out, tag = w.compressBuf, tagSnappy
+		}
+	}
+	var trailer [blockTrailerLen]byte
+	trailer[0] = tag
+	crc := crc32.Update(crc32.Checksum(out, crcTable), crcTable, trailer[:1])
+	trailer[1], trailer[2], trailer[3], trailer[4] = byte(crc), byte(crc>>8), byte(crc>>16), byte(crc>>24)
+	h := blockHandle{offset: w.offset, length: uint64(len(out))}
+	if _, err := w.bw.Write(out); err != nil {
+		w.err = fmt.Errorf("sstable: write: %w", err)
+		return h, w.err
+	}
+	if _, err := w.bw.Write(trailer[:]); err != nil {
+		w.err = fmt.Errorf("sstable: write: %w", err)
+		return h, w.err
+	}
+	w.offset += uint64(len(out)) + blockTrailerLen
+	return h, nil
+}
+
+// EstimatedSize is the file size if Finish were called now, less filter,
+// index and properties: what the engine compares with its target size.
+func (w *Writer) EstimatedSize() uint64 {
+	return w.offset + uint64(w.data.estimatedSize())
+}
+
+// Finish writes the last data block, the filter, index, properties and
+// footer, then syncs and closes the file.
+func (w *Writer) Finish() (Metadata, error) {
+	if w.err != nil {
+		return Metadata{}, w.err
+	}
+	if w.done {
+		return Metadata{}, errors.New("sstable: Finish after Finish or Abort")
+	}
+	w.done = true
+	fail := func(err error) (Metadata, error) {
+		w.err = err
+		w.f.Close()
+		return Metadata{}, err
+	}
+	if w.data.entries > 0 {
+		if err := w.flushDataBlock(); err != nil {
+			return fail(err)
+		}
+	}
+	var ft footer
+	ft.version = FormatVersion
+	if w.pendingIndex {
+		last, _ := base.DecodeInternalKey(w.lastKey)
+		w.addIndexEntry(successor(last))
+	}
+	if w.opts.Filter != FilterNone && len(w.hashes) > 0 {
+		enc, nkeys, err := buildFilter(w.opts, w.hashes)
+		if err != nil {
+			return fail(fmt.Errorf("sstable: building %s filter: %w", w.opts.Filter, err))
+		}
+		if ft.filter, err = w.writeBlock(enc, false); err != nil {
+			return fail(err)
+		}
+		w.props.FilterSize, w.props.FilterKeys = uint64(len(enc)), uint64(nkeys)
+	}
+	indexContents := w.index.finish()
+	var err error
+	if ft.index, err = w.writeBlock(indexContents, true); err != nil {
+		return fail(err)
+	}
+	w.props.IndexSize = uint64(len(indexContents))
+	if w.props.NumEntries > 0 {
+		last, _ := base.DecodeInternalKey(w.lastKey)
+		w.props.LargestKey = last.Clone()
+	}
+	if ft.props, err = w.writeBlock(w.props.encode(), false); err != nil {
+		return fail(err)
+	}
+	if _, err := w.bw.Write(ft.encode()); err != nil {
+		return fail(fmt.Errorf("sstable: write footer: %w", err))
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fail(fmt.Errorf("sstable: write: %w", err))
+	}
+	if err := w.f.Sync(); err != nil {
+		return fail(fmt.Errorf("sstable: sync: %w", err))
+	}
+	if err := w.f.Close(); err != nil {
+		w.err = fmt.Errorf("sstable: close: %w", err)
+		return Metadata{}, w.err
+	}
+	return Metadata{Size: w.offset + FooterLen, Properties: w.props}, nil
+}
+
+// Abort closes the file without finishing the table; the caller removes it.
+func (w *Writer) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	return w.f.Close()
+}
+
+// separator returns a key s with a <= s < b, as short as possible, for the
+// index entry between two data blocks (T5). If a user key strictly between
+// a's and b's exists that is shorter, it is used with TrailerMax (the
+// smallest internal key of that user key, hence > a and < b); otherwise a
+// itself.
+func separator(a, b base.InternalKey) base.InternalKey {
+	x := shortestSeparator(a.UserKey, b.UserKey)
+	if base.CompareUserKeys(a.UserKey, x) < 0 && base.CompareUserKeys(x, b.UserKey) < 0 {
+		return base.InternalKey{UserKey: x, Trailer: base.TrailerMax}
+	}
+	return a
+}
+
+// successor returns a short key >= a for the last index entry.
+func successor(a base.InternalKey) base.InternalKey {
+	for i, c := range a.UserKey {
+		if c != 0xff {
+			x := append(append([]byte(nil), a.UserKey[:i]...), c+1)
+			return base.InternalKey{UserKey: x, Trailer: base.TrailerMax}
+		}
+	}
+	return a
+}
+
+// shortestSeparator returns a short x with a <= x < b (a < b), or a when
+// no shorter key exists. It increments the first byte where a and b differ
+// when that stays below b, otherwise the first later byte of a that is not
+// 0xff.
+func shortestSeparator(a, b []byte) []byte {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n >= len(a) || n >= len(b) {
+		return a // one is a prefix of the other
+	}
+	if a[n] < 0xff && a[n]+1 < b[n] {
+		return append(append([]byte(nil), a[:n]...), a[n]+1)
+	}
+	for i := n + 1; i < len(a); i++ {
+		if a[i] != 0xff {
+			return append(append([]byte(nil), a[:i]...), a[i]+1)
+		}
+	}
+	return a
+}
