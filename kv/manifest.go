@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -230,10 +231,11 @@ func (d *DB) releaseVersion(v *version) {
 	}
 }
 
-// replayManifest folds the MANIFEST that CURRENT names into a version and
-// restores the scalars it records. A torn last record is ignored: an edit
-// is applied only after its record is synced, so a torn one never took
-// effect.
+// replayManifest folds the MANIFEST that CURRENT names (with the manifest
+// package's BulkVersionEdit, which checks every edit against the ones
+// before it) into a version, and restores the scalars it records. A torn
+// last record is ignored: an edit is applied only after its record is
+// synced, so a torn one never took effect.
 func (d *DB) replayManifest() (*version, error) {
 	current, err := d.readCurrent()
 	if err != nil {
@@ -249,7 +251,7 @@ func (d *DB) replayManifest() (*version, error) {
 	}
 	defer f.Close()
 	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
-	v := &version{}
+	var fold manifest.BulkVersionEdit
 	records := 0
 	for {
 		rec, err := r.Next()
@@ -268,28 +270,42 @@ func (d *DB) replayManifest() (*version, error) {
 		if err := me.Decode(rec); err != nil {
 			return nil, base.CorruptionErrorf("kv: %s: record %d: %w", current, records, err)
 		}
-		e, err := fromManifest(&me)
-		if err != nil {
-			return nil, err
-		}
-		if v, err = applyEdit(v, e); err != nil {
-			return nil, fmt.Errorf("%w (in %s, record %d)", err, current, records)
-		}
-		if me.HasLogNumber {
-			d.manifest.logNum = max(d.manifest.logNum, fileNum(me.LogNumber))
-		}
-		if me.HasLastSequence {
-			d.lastSeq = max(d.lastSeq, base.SeqNum(me.LastSequence))
-		}
-		if me.HasNextFileNumber {
-			d.manifest.bumpNextFileNum(fileNum(me.NextFileNumber))
+		if err := fold.Accumulate(&me); err != nil {
+			return nil, base.CorruptionErrorf("kv: %s: record %d: %w", current, records, err)
 		}
 	}
 	if records == 0 {
 		return nil, base.CorruptionErrorf("kv: %s holds no version edit", current)
 	}
+	state, err := fold.Apply(compareEncodedKeys)
+	if err != nil {
+		return nil, base.CorruptionErrorf("kv: %s: %w", current, err)
+	}
+	// One edit that adds every live table, converted like any other.
+	e, err := fromManifest(state.Edit())
+	if err != nil {
+		return nil, err
+	}
+	v, err := applyEdit(&version{}, e)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, current)
+	}
+	d.manifest.logNum = fileNum(state.LogNumber)
+	d.lastSeq = base.SeqNum(state.LastSequence)
+	d.manifest.bumpNextFileNum(fileNum(state.NextFileNumber))
 	d.manifest.bumpNextFileNum(num + 1)
 	return v, nil
+}
+
+// compareEncodedKeys orders encoded internal keys for the manifest fold;
+// keys that do not decode sort by bytes (fromManifest rejects them later).
+func compareEncodedKeys(a, b []byte) int {
+	ka, ok1 := base.DecodeInternalKey(a)
+	kb, ok2 := base.DecodeInternalKey(b)
+	if !ok1 || !ok2 {
+		return bytes.Compare(a, b)
+	}
+	return base.Compare(ka, kb)
 }
 
 // readCurrent returns the manifest name CURRENT holds.

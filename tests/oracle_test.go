@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -107,7 +108,7 @@ func runOracle(t *testing.T, c oracleCase) {
 	p.open()
 	defer func() {
 		if r := recover(); r != nil {
-			t.Fatalf("seed %d step %d: panic: %v", c.seed, p.step, r)
+			t.Fatalf("seed %d step %d: panic: %v\n%s", c.seed, p.step, r, debug.Stack())
 		}
 	}()
 	for p.step = 0; p.step < c.ops; p.step++ {
@@ -367,6 +368,10 @@ func (p *pair) iterate(s *snapPair) {
 	p.closeIter(ip)
 }
 
+// Seek keys are never empty: Pebble v2.1.7 built with -race (which turns on
+// its invariants) indexes key[0] in testingDisableSeekOpt and panics on an
+// empty seek key. kv's own tests seek to the empty key.
+
 // walk applies n random positioning calls to both iterators, comparing the
 // position after each. Next and Prev are also called after the iterator ran
 // off either end, where Pebble's contract (and ours) is to step back in.
@@ -387,11 +392,11 @@ func (p *pair) walk(ip iterPair, n int) {
 			what = "Last"
 			vo, vp = ip.ours.Last(), ip.peb.Last()
 		case 2:
-			k := p.key()
+			k := p.nonEmptyKey() // see seekKey below
 			what = fmt.Sprintf("SeekGE(%q)", k)
 			vo, vp = ip.ours.SeekGE(k), ip.peb.SeekGE(k)
 		case 3:
-			k := p.key()
+			k := p.nonEmptyKey()
 			what = fmt.Sprintf("SeekLT(%q)", k)
 			vo, vp = ip.ours.SeekLT(k), ip.peb.SeekLT(k)
 		case 4, 5, 6:

@@ -1,0 +1,336 @@
+package manifest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// NumLevels is the number of LSM levels, L0 to L6 (LevelDB's and Pebble's
+// default depth; with a 10x fanout it covers terabytes).
+const NumLevels = 7
+
+// ErrCorruption is wrapped by every error Decode, Validate, Accumulate and
+// Apply return: the MANIFEST is damaged or describes an impossible table set.
+var ErrCorruption = errors.New("manifest: corruption")
+
+// Field tags. Do not renumber: on disk. Fields are encoded in increasing tag
+// order (M1), so a new field takes the next free number.
+const (
+	tagLogNumber         = 1 // uvarint
+	tagNextFileNumber    = 2 // uvarint
+	tagLastSequence      = 3 // uvarint
+	tagCompactionPointer = 4 // uvarint level, uvarint len, key
+	tagDeletedTable      = 5 // uvarint level, uvarint file number
+	tagNewTable          = 6 // see TableMeta encoding in appendNewTable
+	tagMax               = tagNewTable
+)
+
+var tagNames = [...]string{
+	tagLogNumber:         "log number",
+	tagNextFileNumber:    "next file number",
+	tagLastSequence:      "last sequence",
+	tagCompactionPointer: "compaction pointer",
+	tagDeletedTable:      "deleted table",
+	tagNewTable:          "new table",
+}
+
+// TableMeta describes one sorted table. The keys are internal keys (user key
+// and trailer) in the engine's encoding; this package treats them as opaque
+// and only orders them with the comparison Apply is given.
+type TableMeta struct {
+	FileNum     uint64 // never 0
+	Size        uint64 // bytes on disk
+	Smallest    []byte // smallest internal key in the table
+	Largest     []byte // largest internal key in the table
+	SmallestSeq uint64 // smallest sequence number of an entry
+	LargestSeq  uint64 // largest sequence number of an entry
+	FilterType  byte   // the table's filter kind, as the sstable package numbers it
+}
+
+// CompactionPointer records where the next compaction of a level should start.
+type CompactionPointer struct {
+	Level int
+	Key   []byte
+}
+
+// DeletedTable names a table removed from a level.
+type DeletedTable struct {
+	Level   int
+	FileNum uint64
+}
+
+// NewTable places a table in a level.
+type NewTable struct {
+	Level int
+	Meta  TableMeta
+}
+
+// VersionEdit is one change to the table set: scalar fields that are set
+// only when their Has flag is true, then tables removed and tables added.
+// Deletions apply before additions, so an edit may move a table between
+// levels by deleting and adding the same file number.
+type VersionEdit struct {
+	LogNumber         uint64 // WAL files numbered below this are obsolete
+	HasLogNumber      bool
+	NextFileNumber    uint64 // the next file number the engine will allocate
+	HasNextFileNumber bool
+	LastSequence      uint64 // the last sequence number assigned
+	HasLastSequence   bool
+
+	CompactionPointers []CompactionPointer
+	DeletedTables      []DeletedTable
+	NewTables          []NewTable
+}
+
+func corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorruption, fmt.Sprintf(format, args...))
+}
+
+// Validate reports an edit that Decode would reject on structural grounds
+// (M2). Encode does not validate: the engine calls Validate before it writes
+// an edit, because an invalid edit in the MANIFEST makes the database
+// unopenable.
+func (e *VersionEdit) Validate() error {
+	cps := [NumLevels]bool{}
+	for _, cp := range e.CompactionPointers {
+		if cp.Level < 0 || cp.Level >= NumLevels {
+			return corruptf("compaction pointer at level %d, want 0..%d", cp.Level, NumLevels-1)
+		}
+		if cps[cp.Level] {
+			return corruptf("two compaction pointers for level %d", cp.Level)
+		}
+		cps[cp.Level] = true
+	}
+	deleted := make(map[uint64]bool, len(e.DeletedTables))
+	for _, d := range e.DeletedTables {
+		if d.Level < 0 || d.Level >= NumLevels {
+			return corruptf("deleted table %d at level %d, want 0..%d", d.FileNum, d.Level, NumLevels-1)
+		}
+		if d.FileNum == 0 {
+			return corruptf("deleted table with file number 0")
+		}
+		if deleted[d.FileNum] {
+			return corruptf("table %d deleted twice", d.FileNum)
+		}
+		deleted[d.FileNum] = true
+	}
+	added := make(map[uint64]bool, len(e.NewTables))
+	for _, n := range e.NewTables {
+		m := &n.Meta
+		if n.Level < 0 || n.Level >= NumLevels {
+			return corruptf("new table %d at level %d, want 0..%d", m.FileNum, n.Level, NumLevels-1)
+		}
+		if m.FileNum == 0 {
+			return corruptf("new table with file number 0")
+		}
+		if added[m.FileNum] {
+			return corruptf("table %d added twice", m.FileNum)
+		}
+		added[m.FileNum] = true
+		if m.SmallestSeq > m.LargestSeq {
+			return corruptf("table %d: smallest sequence %d > largest %d", m.FileNum, m.SmallestSeq, m.LargestSeq)
+		}
+	}
+	return nil
+}
+
+// Encode returns the edit's encoding (docs/parts/format-wal.md). Slices are
+// encoded in the order given.
+func (e *VersionEdit) Encode() []byte {
+	var out []byte
+	if e.HasLogNumber {
+		out = binary.AppendUvarint(out, tagLogNumber)
+		out = binary.AppendUvarint(out, e.LogNumber)
+	}
+	if e.HasNextFileNumber {
+		out = binary.AppendUvarint(out, tagNextFileNumber)
+		out = binary.AppendUvarint(out, e.NextFileNumber)
+	}
+	if e.HasLastSequence {
+		out = binary.AppendUvarint(out, tagLastSequence)
+		out = binary.AppendUvarint(out, e.LastSequence)
+	}
+	for _, cp := range e.CompactionPointers {
+		out = binary.AppendUvarint(out, tagCompactionPointer)
+		out = binary.AppendUvarint(out, uint64(cp.Level))
+		out = appendBytes(out, cp.Key)
+	}
+	for _, d := range e.DeletedTables {
+		out = binary.AppendUvarint(out, tagDeletedTable)
+		out = binary.AppendUvarint(out, uint64(d.Level))
+		out = binary.AppendUvarint(out, d.FileNum)
+	}
+	for _, n := range e.NewTables {
+		out = binary.AppendUvarint(out, tagNewTable)
+		out = binary.AppendUvarint(out, uint64(n.Level))
+		m := &n.Meta
+		out = binary.AppendUvarint(out, m.FileNum)
+		out = binary.AppendUvarint(out, m.Size)
+		out = appendBytes(out, m.Smallest)
+		out = appendBytes(out, m.Largest)
+		out = binary.AppendUvarint(out, m.SmallestSeq)
+		out = binary.AppendUvarint(out, m.LargestSeq)
+		out = append(out, m.FilterType)
+	}
+	return out
+}
+
+func appendBytes(out, b []byte) []byte {
+	out = binary.AppendUvarint(out, uint64(len(b)))
+	return append(out, b...)
+}
+
+// decoder walks an encoding; off is for error messages.
+type decoder struct {
+	b   []byte
+	off int
+	tag uint64 // field being decoded, for error messages
+}
+
+func (d *decoder) errf(format string, args ...any) error {
+	what := "tag"
+	if d.tag != 0 && d.tag <= tagMax {
+		what = fmt.Sprintf("field %q", tagNames[d.tag])
+	}
+	return corruptf("version edit: %s at byte %d: %s", what, d.off, fmt.Sprintf(format, args...))
+}
+
+// uvarint reads a minimal varint (M1: an overlong encoding, which Encode
+// never writes, ends in a zero byte).
+func (d *decoder) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.b[d.off:])
+	switch {
+	case n == 0:
+		return 0, d.errf("truncated varint")
+	case n < 0:
+		return 0, d.errf("varint overflows 64 bits")
+	case n > 1 && d.b[d.off+n-1] == 0:
+		return 0, d.errf("non-minimal varint")
+	}
+	d.off += n
+	return v, nil
+}
+
+func (d *decoder) level() (int, error) {
+	v, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if v >= NumLevels {
+		return 0, d.errf("level %d, want 0..%d", v, NumLevels-1)
+	}
+	return int(v), nil
+}
+
+// bytes reads a length-prefixed byte string and copies it, so the edit does
+// not alias the caller's buffer. The length is checked against what remains
+// before anything is allocated (M3).
+func (d *decoder) bytes() ([]byte, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(d.b)-d.off) {
+		return nil, d.errf("length %d exceeds the %d bytes left", n, len(d.b)-d.off)
+	}
+	out := make([]byte, n)
+	copy(out, d.b[d.off:])
+	d.off += int(n)
+	return out, nil
+}
+
+// Decode replaces e with the edit encoded in b, or returns an error wrapping
+// ErrCorruption (and leaves e zeroed) if b is not exactly an encoding Encode
+// produces of a valid edit (M1, M2). It never panics and allocates at most a
+// small multiple of len(b) (M3).
+func (e *VersionEdit) Decode(b []byte) error {
+	*e = VersionEdit{}
+	if err := e.decode(b); err != nil {
+		*e = VersionEdit{}
+		return err
+	}
+	return nil
+}
+
+func (e *VersionEdit) decode(b []byte) error {
+	d := &decoder{b: b}
+	var last uint64
+	for d.off < len(b) {
+		d.tag = 0
+		tag, err := d.uvarint()
+		if err != nil {
+			return err
+		}
+		if tag == 0 || tag > tagMax {
+			return d.errf("unknown tag %d", tag)
+		}
+		if tag < last || (tag == last && tag <= tagLastSequence) {
+			return d.errf("tag %d after tag %d: fields out of order or repeated", tag, last)
+		}
+		last = tag
+		d.tag = tag
+		switch tag {
+		case tagLogNumber:
+			e.LogNumber, err = d.uvarint()
+			e.HasLogNumber = true
+		case tagNextFileNumber:
+			e.NextFileNumber, err = d.uvarint()
+			e.HasNextFileNumber = true
+		case tagLastSequence:
+			e.LastSequence, err = d.uvarint()
+			e.HasLastSequence = true
+		case tagCompactionPointer:
+			var cp CompactionPointer
+			if cp.Level, err = d.level(); err == nil {
+				cp.Key, err = d.bytes()
+			}
+			e.CompactionPointers = append(e.CompactionPointers, cp)
+		case tagDeletedTable:
+			var dt DeletedTable
+			if dt.Level, err = d.level(); err == nil {
+				dt.FileNum, err = d.uvarint()
+			}
+			e.DeletedTables = append(e.DeletedTables, dt)
+		case tagNewTable:
+			var nt NewTable
+			nt, err = d.newTable()
+			e.NewTables = append(e.NewTables, nt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return e.Validate()
+}
+
+func (d *decoder) newTable() (NewTable, error) {
+	var nt NewTable
+	var err error
+	m := &nt.Meta
+	if nt.Level, err = d.level(); err != nil {
+		return nt, err
+	}
+	for _, p := range []*uint64{&m.FileNum, &m.Size} {
+		if *p, err = d.uvarint(); err != nil {
+			return nt, err
+		}
+	}
+	if m.Smallest, err = d.bytes(); err != nil {
+		return nt, err
+	}
+	if m.Largest, err = d.bytes(); err != nil {
+		return nt, err
+	}
+	for _, p := range []*uint64{&m.SmallestSeq, &m.LargestSeq} {
+		if *p, err = d.uvarint(); err != nil {
+			return nt, err
+		}
+	}
+	if d.off >= len(d.b) {
+		return nt, d.errf("truncated before the filter type")
+	}
+	m.FilterType = d.b[d.off]
+	d.off++
+	return nt, nil
+}
