@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"testing"
 )
@@ -48,5 +49,40 @@ func TestGoldenMultiBlock(t *testing.T) {
 	got, err := readAll(lg.data, 0x0102030405)
 	if err != io.EOF || len(got) != len(recs) {
 		t.Fatalf("golden log reads %d records, %v", len(got), err)
+	}
+}
+
+// TestWorkedExampleClaims checks what docs/parts/format-wal.md says about
+// its worked example.
+func TestWorkedExampleClaims(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, &nopSyncer{}, 5)
+	w.WriteRecord(nil)
+	w.WriteRecord([]byte("sievekv"))
+	w.Sync()
+	w.WriteRecord([]byte("x"))
+	w.Close()
+	for _, c := range []struct {
+		pos     int
+		want    error
+		wantOff int64
+	}{{30, ErrCorruption, 19}, {50, ErrTornTail, 45}} {
+		data := append([]byte(nil), buf.Bytes()...)
+		data[c.pos] ^= 0x10
+		_, err := readAll(data, 5)
+		var we *Error
+		if !errors.Is(err, c.want) || !errors.As(err, &we) || we.Offset != c.wantOff {
+			t.Errorf("damage at %d: %v, want %v at %d", c.pos, err, c.want, c.wantOff)
+		}
+	}
+	// A 40000-byte record at offset 0: FIRST of 32749 bytes, LAST of 7251 at 32768.
+	buf.Reset()
+	w = NewWriter(&buf, nil, 1)
+	w.WriteRecord(make([]byte, 40000))
+	w.Close()
+	d := buf.Bytes()
+	h0, h1 := decodeHeader(d), decodeHeader(d[BlockSize:])
+	if h0.typ != chunkFirst || h0.length != 32749 || h1.typ != chunkLast || h1.length != 7251 || len(d) != BlockSize+HeaderSize+7251 {
+		t.Errorf("40000-byte record framed as %+v, %+v (%d bytes)", h0, h1, len(d))
 	}
 }

@@ -480,3 +480,29 @@ func TestSyncedMarkMonotone(t *testing.T) {
 		t.Fatalf("walked %d chunks, last mark %d", chunks, prev)
 	}
 }
+
+// TestRecycledFileAlignedEnd: when the new log ends exactly where a chunk of
+// the old one begins, the checksummed chunk of another log is the clean end
+// of a recycled file (io.EOF), not damage.
+func TestRecycledFileAlignedEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	var recs [][]byte
+	for i := 0; i < 30; i++ {
+		recs = append(recs, randRecord(rng, rng.IntN(4000)))
+	}
+	old := writeLog(t, 8, recs, true)
+	cur := writeLog(t, 9, recs[:12], true) // same sizes: chunk boundaries line up
+	file := append([]byte(nil), old.data...)
+	copy(file, cur.data)
+	got, err := readAll(file, 9)
+	if err != io.EOF || len(got) != 12 {
+		t.Fatalf("aligned recycled log: %d records, %v; want 12 and io.EOF", len(got), err)
+	}
+	checkPrefix(t, got, recs, "aligned recycled")
+	// Reading it as the old log finds the new log's chunks first: they are
+	// checksummed chunks of another log, followed by genuine old-log chunks
+	// proving the start was synced, so this is corruption, not a clean end.
+	if _, err := readAll(file, 8); !errors.Is(err, ErrCorruption) {
+		t.Fatalf("reading a recycled file as its old log: %v, want ErrCorruption", err)
+	}
+}

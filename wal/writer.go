@@ -3,7 +3,6 @@ package wal
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 )
 
@@ -13,10 +12,9 @@ type Syncer interface {
 }
 
 // flushThreshold is how many framed bytes a Writer buffers before
-// WriteRecord writes them through on its own. Two blocks: every write call
-// then carries at least a full block, and a caller that syncs per record
-// never reaches it (it flushes first). WriteRecord cost with and without the
-// threshold is in docs/parts/engine-wal.md.
+// WriteRecord writes them through on its own. Two blocks: each such write
+// carries at least a full block, and memory stays bounded however large a
+// record is; a caller that syncs per commit group flushes before reaching it.
 const flushThreshold = 2 * BlockSize
 
 // zeros is the source of block-tail padding (keeps W1).
@@ -114,9 +112,10 @@ func (w *Writer) appendChunk(typ byte, payload []byte) {
 	w.buf = append(w.buf, typ)
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, w.logNum)
 	w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(w.synced))
+	// Checksum the caller's payload before copying it: it is then read
+	// once from wherever it lives and written once into buf.
+	binary.LittleEndian.PutUint32(w.buf[start:], chunkCRC(w.buf[start:], payload))
 	w.buf = append(w.buf, payload...)
-	c := crc32.Update(0, castagnoli, w.buf[start+4:])
-	binary.LittleEndian.PutUint32(w.buf[start:], maskCRC(c))
 	w.off += int64(HeaderSize + len(payload))
 }
 
