@@ -458,3 +458,23 @@ func copyDir(t *testing.T, from, to vfs.FS, dir string) {
 		writeFile(t, to, to.PathJoin(dir, n), readAll(t, from, from.PathJoin(dir, n)))
 	}
 }
+
+func TestTablesListsTheVersion(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	d.Set([]byte("b"), []byte("1"), NoSync)
+	d.Set([]byte("a"), []byte("1"), NoSync)
+	d.Flush()
+	d.Set([]byte("c"), []byte("1"), NoSync)
+	d.Flush()
+	ts, err := d.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Level != 0 || string(ts[0].Smallest) != "c" || string(ts[1].Smallest) != "a" || string(ts[1].Largest) != "b" {
+		t.Fatalf("tables = %+v", ts)
+	}
+	if ts[1].Entries != 2 || ts[1].FilterBytes == 0 || ts[1].Filter != "binary-fuse-8" {
+		t.Fatalf("table info = %+v", ts[1])
+	}
+}

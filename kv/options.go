@@ -3,6 +3,8 @@ package kv
 import (
 	"fmt"
 
+	"github.com/sievekv/sievekv/sstable"
+
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -157,4 +159,15 @@ var (
 type IterOptions struct {
 	LowerBound []byte
 	UpperBound []byte
+}
+
+// filterName names a table's filter the way FilterType does, so tools show
+// one vocabulary whichever layer the value came from.
+func filterName(t sstable.FilterType) string {
+	for f := FilterBinaryFuse8; f <= FilterNone; f++ {
+		if f.sstableType() == t {
+			return f.String()
+		}
+	}
+	return t.String()
 }
