@@ -20,4 +20,17 @@
 //	   dropped, together with the versions it shadows (by C1).
 //	C3 (order preserved): kept entries come out in the input's order, which
 //	   is base.Compare order.
+//	P1 (dynamic targets): level targets are derived from the data in the
+//	   tree: the bottom level is sized to hold (1 - 1/multiplier) of it, the
+//	   levels above shrink by a common ratio down to the base level, whose
+//	   target is at least BaseBytes. The base level is never deeper than the
+//	   shallowest level holding data, so L0 never skips over data.
+//	P2 (most urgent first): a level is due when its score (L0: table count
+//	   over the trigger; L1+: bytes over target) is at least 1; the picker
+//	   takes the highest score, L0 with all its tables (they overlap), a
+//	   deeper level one table at a time, round-robin over the key space.
+//	P3 (bounded outputs): outputs split at the target file size and before
+//	   overlapping more than MaxGrandparentOverlap bytes of the next level,
+//	   and never inside one user key's versions (the engine's rule), so the
+//	   next compaction of any output stays bounded.
 package compaction

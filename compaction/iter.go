@@ -16,17 +16,22 @@ type Iter struct {
 	// is the newest version of the oldest stripe (C2). Nil never elides.
 	elide func(userKey []byte) bool
 
-	curKey      []byte // user key of the current run of versions
-	lastStripe  int    // stripe of the last version kept or dropped for curKey
-	started     bool
-	Elided      uint64 // tombstones dropped by C2
-	Dropped     uint64 // shadowed versions dropped by C1
-	keyBuf      []byte
-	positioned  bool
-	exhausted   bool
-	currentKey  base.InternalKey
-	currentVal  []byte
-	sourceError error
+	// OnDropTombstone, if set, is called with the user key of every
+	// tombstone the Iter drops (by C1 or C2); the engine's tombstone index
+	// removes them.
+	OnDropTombstone func(userKey []byte)
+
+	curKey     []byte // user key of the current run of versions
+	lastStripe int    // stripe of the last version seen for curKey
+	started    bool
+	positioned bool
+	keyBuf     []byte
+	currentKey base.InternalKey
+	currentVal []byte
+
+	// Elided counts tombstones dropped by C2; Dropped counts versions
+	// (tombstones included) dropped by C1.
+	Elided, Dropped uint64
 }
 
 // NewIter returns an Iter over src, which must be positioned by the Iter
@@ -65,19 +70,25 @@ func (it *Iter) Next() bool {
 		s := it.stripe(k.SeqNum())
 		if s == it.lastStripe {
 			it.Dropped++
+			it.dropped(k)
 			continue
 		}
 		it.lastStripe = s
 		if k.Kind() == base.KindDelete && s == 0 && it.elide != nil && it.elide(k.UserKey) {
 			it.Elided++
+			it.dropped(k)
 			continue
 		}
 		it.currentKey, it.currentVal = k, it.src.Value()
 		return true
 	}
-	it.exhausted = true
-	it.sourceError = it.src.Error()
 	return false
+}
+
+func (it *Iter) dropped(k base.InternalKey) {
+	if k.Kind() == base.KindDelete && it.OnDropTombstone != nil {
+		it.OnDropTombstone(k.UserKey)
+	}
 }
 
 // Key returns the entry Next stopped on; valid until the next call.
@@ -87,9 +98,4 @@ func (it *Iter) Key() base.InternalKey { return it.currentKey }
 func (it *Iter) Value() []byte { return it.currentVal }
 
 // Error returns the source's error, if it stopped on one.
-func (it *Iter) Error() error {
-	if it.sourceError != nil {
-		return it.sourceError
-	}
-	return it.src.Error()
-}
+func (it *Iter) Error() error { return it.src.Error() }

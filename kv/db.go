@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
@@ -30,8 +31,11 @@ type DB struct {
 	closedFlag atomic.Bool
 	counters   counters
 
-	// compactMu serialises compactions.
+	// compactMu serialises compactions, manual and background.
 	compactMu sync.Mutex
+	// tombstones is the cuckoo-filter index of keys with tombstones in
+	// tables (tombstone_index.go).
+	tombstones tombstoneIndex
 	// bg counts background goroutines (flushes), waited for by Close.
 	bg sync.WaitGroup
 
@@ -46,7 +50,11 @@ type DB struct {
 	snapshots snapshotList
 	bgErr     error // sticky background or WAL failure
 	flushing  bool
-	flushDone sync.Cond // broadcast after each flush and when flushing stops
+	// flushDone is broadcast after each flush and compaction, and when
+	// either goroutine stops: what stalled writers wait for.
+	flushDone  sync.Cond
+	compacting bool
+	picker     compaction.Picker
 	// flushedMemID is the id of the last memtable written to a table.
 	flushedMemID uint64
 	nextMemID    uint64
@@ -57,7 +65,12 @@ type DB struct {
 // counters are the DB's own cumulative metrics.
 type counters struct {
 	gets, walBytes, walSyncs, flushes, compactions atomic.Uint64
-	writeStalls, bgErrors, tombstonesElided        atomic.Uint64
+	writeStalls, writeSlowdowns, bgErrors          atomic.Uint64
+	tombstonesElided, trivialMoves                 atomic.Uint64
+	// userBytes counts key and value bytes applied; tableBytesWritten the
+	// bytes of every table written (flush and compaction): their ratio is
+	// the write amplification.
+	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
 }
 
 // memTable is a memtable with the WAL that holds its writes.

@@ -1,91 +1,12 @@
 package kv
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/sstable"
 )
-
-// entrySource is the forward-only stream a table is written from.
-type entrySource interface {
-	Next() bool
-	Key() base.InternalKey
-	Value() []byte
-	Error() error
-}
-
-// writeTables writes the entries of src into new tables, starting a new
-// table once the current one reaches targetSize (0 = never) at a user-key
-// boundary, so no user key spans two tables (level invariant for L1+).
-// Created files that do not make it into a version are removed on error;
-// orphans left by a crash are removed by the next Open.
-func (d *DB) writeTables(src entrySource, targetSize uint64) ([]*tableMeta, error) {
-	var (
-		out     []*tableMeta
-		w       *sstable.Writer
-		num     fileNum
-		lastKey []byte
-		created []fileNum
-	)
-	fail := func(err error) ([]*tableMeta, error) {
-		if w != nil {
-			w.Abort()
-		}
-		for _, n := range created {
-			d.fs.Remove(d.path(fileKindTable, n))
-		}
-		return nil, err
-	}
-	finish := func() error {
-		md, err := w.Finish()
-		w = nil
-		if err != nil {
-			return fmt.Errorf("kv: write table %06d: %w", num, err)
-		}
-		out = append(out, metaFromSSTable(num, md))
-		return nil
-	}
-	for src.Next() {
-		k := src.Key()
-		if w != nil && targetSize > 0 && w.EstimatedSize() >= targetSize && !bytes.Equal(k.UserKey, lastKey) {
-			if err := finish(); err != nil {
-				return fail(err)
-			}
-		}
-		if w == nil {
-			num = d.allocFileNum()
-			f, err := d.fs.Create(d.path(fileKindTable, num))
-			if err != nil {
-				return fail(fmt.Errorf("kv: create table %06d: %w", num, err))
-			}
-			created = append(created, num)
-			w = sstable.NewWriter(f, d.writerOpts)
-		}
-		if err := w.Add(k, src.Value()); err != nil {
-			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
-		}
-		lastKey = append(lastKey[:0], k.UserKey...)
-	}
-	if err := src.Error(); err != nil {
-		return fail(err)
-	}
-	if w != nil {
-		if err := finish(); err != nil {
-			return fail(err)
-		}
-	}
-	if len(out) > 0 {
-		// The new files' directory entries must be durable before a
-		// manifest edit names them.
-		if err := d.syncDir(); err != nil {
-			return fail(err)
-		}
-	}
-	return out, nil
-}
 
 func metaFromSSTable(num fileNum, md sstable.Metadata) *tableMeta {
 	p := md.Properties
@@ -122,8 +43,12 @@ func (d *DB) flushLoop() {
 	for len(d.imm) > 0 && d.bgErr == nil {
 		m := d.imm[0]
 		snaps := d.snapshots.seqs()
+		v := d.current
+		v.ref()
 		d.mu.Unlock()
-		tables, err := d.flushMemTable(m, snaps)
+		var tombstones [][]byte
+		tables, elided, err := d.flushMemTable(m, v, snaps, &tombstones)
+		v.unref()
 		d.mu.Lock()
 		if err == nil {
 			// Every entry of m is now in a table: the WAL needed next is
@@ -137,11 +62,15 @@ func (d *DB) flushLoop() {
 				d.removeFiles(tables)
 			}
 		}
+		if err == nil {
+			err = d.tombstones.addAll(tombstones)
+		}
 		if err != nil {
 			d.bgErr = fmt.Errorf("kv: background flush failed, database is read-only: %w", err)
 			d.counters.bgErrors.Add(1)
 			break
 		}
+		d.counters.tombstonesElided.Add(elided)
 		d.imm = d.imm[1:]
 		d.flushedMemID = m.id
 		d.counters.flushes.Add(1)
@@ -152,17 +81,35 @@ func (d *DB) flushLoop() {
 			}
 		}
 		d.flushDone.Broadcast()
+		d.maybeScheduleCompactionLocked()
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()
 }
 
-// flushMemTable writes m as one L0 table (none if it is empty).
-func (d *DB) flushMemTable(m *memTable, snapshots []base.SeqNum) ([]*tableMeta, error) {
+// flushMemTable writes m as one L0 table (none if it is empty). A
+// tombstone in the oldest snapshot stripe whose key every older table's
+// filter rules out hides nothing and is dropped (compaction's C2 with the
+// filters as the proof); v is the version whose tables are older than m.
+// tombstones receives the keys of the tombstones written, for the
+// tombstone index.
+func (d *DB) flushMemTable(m *memTable, v *version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*tableMeta, uint64, error) {
 	it := m.NewIter(nil, nil)
 	defer it.Close()
-	src := compaction.NewIter(it, snapshots, nil)
-	return d.writeTables(src, 0)
+	var elide func([]byte) bool
+	if v != nil {
+		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
+	}
+	src := compaction.NewIter(it, snapshots, elide)
+	tables, err := d.writeTables(src, outputSpec{onTombstone: collectInto(tombstones)})
+	return tables, src.Elided, err
+}
+
+func collectInto(dst *[][]byte) func([]byte) {
+	if dst == nil {
+		return nil
+	}
+	return func(k []byte) { *dst = append(*dst, append([]byte(nil), k...)) }
 }
 
 // logNumAfterLocked is the oldest WAL still needed once m is flushed.

@@ -144,16 +144,8 @@ func (d *DB) recover() error {
 		// Keep the replayed writes in memory; nothing is written.
 		return nil
 	}
-	if !d.mem.Empty() {
-		tables, err := d.flushMemTable(d.mem, nil)
-		if err != nil {
-			return err
-		}
-		edit := &versionEdit{}
-		for _, t := range tables {
-			edit.added = append(edit.added, newTable{level: 0, meta: t})
-		}
-		d.applyEditLocked(edit)
+	if err := d.flushRecoveredLocked(); err != nil {
+		return err
 	}
 	mem, err := d.newMemTableLocked()
 	if err != nil {
@@ -166,6 +158,29 @@ func (d *DB) recover() error {
 		return err
 	}
 	d.deleteObsoleteFilesLocked()
+	return nil
+}
+
+// flushRecoveredLocked writes the memtable WAL replay filled as L0 tables.
+// The edit is not logged: the fresh MANIFEST Open writes next records the
+// whole version, and until then the WALs still hold the data.
+// REQUIRES: d.mu held (during Open).
+func (d *DB) flushRecoveredLocked() error {
+	if d.mem.Empty() {
+		return nil
+	}
+	tables, _, err := d.flushMemTable(d.mem, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	edit := &versionEdit{}
+	for _, t := range tables {
+		edit.added = append(edit.added, newTable{level: 0, meta: t})
+	}
+	if err := d.applyEditLocked(edit); err != nil {
+		return err
+	}
+	d.mem = &memTable{MemTable: memtable.New()}
 	return nil
 }
 
@@ -207,16 +222,9 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 			d.lastSeq = max(d.lastSeq, first+base.SeqNum(count)-1)
 		}
 		if !d.opts.ReadOnly && d.mem.ApproximateSize() >= int64(d.opts.MemTableSize) {
-			tables, err := d.flushMemTable(d.mem, nil)
-			if err != nil {
+			if err := d.flushRecoveredLocked(); err != nil {
 				return err
 			}
-			edit := &versionEdit{}
-			for _, t := range tables {
-				edit.added = append(edit.added, newTable{level: 0, meta: t})
-			}
-			d.applyEditLocked(edit)
-			d.mem = &memTable{MemTable: memtable.New()}
 		}
 	}
 }
