@@ -1,0 +1,378 @@
+package filters
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	seiflotfy "github.com/seiflotfy/cuckoofilter"
+)
+
+// The comparison with github.com/seiflotfy/cuckoofilter (docs/parts/
+// filters-dyn.md). seiflotfy.NewFilter(1_000_000) rounds up to 2^20 slots
+// of 8-bit fingerprints. Both sides get a table of 2^20 slots: NewCuckoo is
+// asked for 0.95·2^20 = 996147 keys (its sizing rule keeps n/slots ≤ 0.95,
+// so n = 1,000,000 would double the table). Op timings are taken while
+// holding cuckooBenchFill keys, 90.6% load for both.
+const (
+	cuckooBenchSlots = 1 << 20
+	cuckooBenchN     = 996147 // 0.95 · 2^20
+	cuckooBenchFill  = 950000
+)
+
+// cuckooBenchKeys returns 16-byte random keys carved out of one flat
+// buffer each, so the garbage collector has two objects to scan instead of
+// two million, and GC work does not leak into the timings.
+var cuckooBenchKeys = sync.OnceValues(func() (present, absent [][]byte) {
+	rng := rand.New(rand.NewPCG(42, 42))
+	mk := func(n int) [][]byte {
+		flat := make([]byte, 16*n)
+		for i := 0; i < len(flat); i += 8 {
+			binary.LittleEndian.PutUint64(flat[i:], rng.Uint64())
+		}
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = flat[16*i : 16*i+16 : 16*i+16]
+		}
+		return out
+	}
+	return mk(cuckooBenchFill), mk(1_000_000)
+})
+
+// cuckooImpl adapts both filters to one benchmark body.
+type cuckooImpl struct {
+	name  string
+	fresh func(b *testing.B) (add func([]byte) bool, remove func([]byte) bool, has func([]byte) bool)
+	eps   float64
+}
+
+func cuckooImpls(eps float64) []cuckooImpl {
+	return []cuckooImpl{
+		{name: "sievekv", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
+			c, err := NewCuckoo(cuckooBenchN, eps)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.Cap() != cuckooBenchSlots {
+				b.Fatalf("sievekv table has %d slots, want %d", c.Cap(), cuckooBenchSlots)
+			}
+			return func(k []byte) bool { return c.Add(k) == nil }, c.Remove, c.MayContain
+		}},
+		{name: "seiflotfy", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
+			c := seiflotfy.NewFilter(1_000_000)
+			return c.Insert, c.Delete, c.Lookup
+		}},
+		// Not part of the comparison the issue asks for: our quotient filter
+		// on the same 2^20 slots (load limit 0.95), for the trade-off memo.
+		{name: "quotient95", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
+			f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f.QuotientBits() != 20 {
+				b.Fatalf("quotient table has 2^%d slots", f.QuotientBits())
+			}
+			return func(k []byte) bool { return f.Add(k) == nil }, f.Remove, f.MayContain
+		}},
+	}
+}
+
+// BenchmarkCuckooOps interleaves the two implementations op by op, so that
+// machine noise hits both alike; compare ratios, not absolute times.
+func BenchmarkCuckooOps(b *testing.B) {
+	present, absent := cuckooBenchKeys()
+	for _, eps := range []float64{0.032, 0.001} {
+		for _, op := range []string{"Add", "Remove", "ContainPresent", "ContainAbsent"} {
+			for _, impl := range cuckooImpls(eps) {
+				b.Run(fmt.Sprintf("eps=%v/%s/%s", eps, op, impl.name), func(b *testing.B) {
+					add, remove, has := impl.fresh(b)
+					fill := func() {
+						for _, k := range present {
+							if !add(k) {
+								b.Fatal("insert failed below the fill level")
+							}
+						}
+					}
+					switch op {
+					case "Add":
+						b.ResetTimer()
+						for i, j := 0, 0; i < b.N; i, j = i+1, j+1 {
+							if j == len(present) {
+								b.StopTimer()
+								add, _, _ = impl.fresh(b)
+								j = 0
+								b.StartTimer()
+							}
+							add(present[j])
+						}
+					case "Remove":
+						fill()
+						b.ResetTimer()
+						for i, j := 0, 0; i < b.N; i, j = i+1, j+1 {
+							if j == len(present) {
+								b.StopTimer()
+								fill()
+								j = 0
+								b.StartTimer()
+							}
+							remove(present[j])
+						}
+					case "ContainPresent", "ContainAbsent":
+						fill()
+						keys := present
+						if op == "ContainAbsent" {
+							keys = absent
+						}
+						hits := 0
+						b.ReportAllocs()
+						b.ResetTimer()
+						for i := 0; i < b.N; i++ {
+							if has(keys[i%len(keys)]) {
+								hits++
+							}
+						}
+						if op == "ContainPresent" && hits != b.N {
+							b.Fatalf("%d of %d present keys missing", b.N-hits, b.N)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkCuckooFill fills a fresh 2^20-slot table until the first failed
+// insert and reports the load reached, the bits per stored key at that load,
+// and the false-positive rate measured on 1M absent keys.
+func BenchmarkCuckooFill(b *testing.B) {
+	_, absent := cuckooBenchKeys()
+	for _, eps := range []float64{0.032, 0.001} {
+		for _, name := range []string{"sievekv", "seiflotfy", "quotient95"} {
+			b.Run(fmt.Sprintf("eps=%v/%s", eps, name), func(b *testing.B) {
+				var load, bitsPerKey, fpr float64
+				for i := 0; i < b.N; i++ {
+					rng := rand.New(rand.NewPCG(uint64(i), 7))
+					key := make([]byte, 16)
+					next := func() []byte {
+						binary.LittleEndian.PutUint64(key, rng.Uint64())
+						binary.LittleEndian.PutUint64(key[8:], rng.Uint64())
+						return key
+					}
+					var has func([]byte) bool
+					var count, bitsTotal float64
+					switch name {
+					case "sievekv":
+						c, err := NewCuckoo(cuckooBenchN, eps)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for c.Add(next()) == nil {
+						}
+						has, count = c.MayContain, float64(c.Len())
+						bitsTotal = float64(c.Cap() * c.FingerprintBits())
+					case "seiflotfy":
+						c := seiflotfy.NewFilter(1_000_000)
+						for c.Insert(next()) {
+						}
+						has, count = c.Lookup, float64(c.Count())
+						bitsTotal = cuckooBenchSlots * 8
+					case "quotient95":
+						f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for f.Add(next()) == nil {
+						}
+						has, count = f.MayContain, float64(f.Len())
+						bitsTotal = float64(uint64(1)<<f.QuotientBits()) * float64(f.RemainderBits()+3)
+					}
+					fp := 0
+					for _, k := range absent {
+						if has(k) {
+							fp++
+						}
+					}
+					load = count / cuckooBenchSlots
+					bitsPerKey = bitsTotal / count
+					fpr = float64(fp) / float64(len(absent))
+				}
+				b.ReportMetric(load, "load")
+				b.ReportMetric(bitsPerKey, "bits/key")
+				b.ReportMetric(fpr*100, "fp%")
+			})
+		}
+	}
+}
+
+// BenchmarkCuckooInterleaved is the comparison the docs quote. The machine
+// is shared and noisy, so instead of timing each implementation in its own
+// benchmark it alternates the two in chunks of 10,000 operations within one
+// loop (swapping which goes first every chunk), times each chunk with the
+// thread's CPU clock (time spent descheduled does not count), and reports
+// each side's mean ns/op and their ratio: load spikes hit both alike. One
+// iteration is a full cycle on fresh 2^20-slot filters: Add the 950,000
+// present keys, query them (present), query 950,000 absent keys, Remove
+// them all.
+func BenchmarkCuckooInterleaved(b *testing.B) {
+	present, absent := cuckooBenchKeys()
+	absent = absent[:len(present)]
+	const chunk = 10000
+	for _, eps := range []float64{0.032, 0.001} {
+		b.Run(fmt.Sprintf("eps=%v", eps), func(b *testing.B) {
+			ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+			var total [2][4]time.Duration
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for it := 0; it < b.N; it++ {
+				ours, err := NewCuckoo(cuckooBenchN, eps)
+				if err != nil {
+					b.Fatal(err)
+				}
+				theirs := seiflotfy.NewFilter(1_000_000)
+				var sink int
+				run := func(side, op int, keys [][]byte) {
+					start := threadCPUTime()
+					switch {
+					case side == 0 && op == 0:
+						for _, k := range keys {
+							if ours.Add(k) != nil {
+								sink++
+							}
+						}
+					case side == 1 && op == 0:
+						for _, k := range keys {
+							if !theirs.Insert(k) {
+								sink++
+							}
+						}
+					case side == 0 && (op == 1 || op == 2):
+						for _, k := range keys {
+							if ours.MayContain(k) {
+								sink++
+							}
+						}
+					case side == 1 && (op == 1 || op == 2):
+						for _, k := range keys {
+							if theirs.Lookup(k) {
+								sink++
+							}
+						}
+					case side == 0 && op == 3:
+						for _, k := range keys {
+							if ours.Remove(k) {
+								sink++
+							}
+						}
+					case side == 1 && op == 3:
+						for _, k := range keys {
+							if theirs.Delete(k) {
+								sink++
+							}
+						}
+					}
+					total[side][op] += threadCPUTime() - start
+				}
+				for op := range ops {
+					keys := present
+					if op == 2 {
+						keys = absent
+					}
+					for c, lo := 0, 0; lo < len(keys); c, lo = c+1, lo+chunk {
+						part := keys[lo:min(lo+chunk, len(keys))]
+						first := c % 2
+						run(first, op, part)
+						run(1-first, op, part)
+					}
+				}
+				if ours.Len() != 0 || theirs.Count() != 0 || sink == 0 {
+					b.Fatalf("cycle left %d / %d keys", ours.Len(), theirs.Count())
+				}
+			}
+			n := float64(b.N) * float64(len(present))
+			for op, name := range ops {
+				o := float64(total[0][op].Nanoseconds()) / n
+				t := float64(total[1][op].Nanoseconds()) / n
+				b.ReportMetric(o, name+"-sievekv-ns")
+				b.ReportMetric(t, name+"-seiflotfy-ns")
+				b.ReportMetric(o/t, name+"-ratio")
+			}
+			b.ReportMetric(0, "ns/op") // the cycle time means nothing here
+		})
+	}
+}
+
+// BenchmarkQuotientCycle runs the cycle of BenchmarkCuckooInterleaved on the
+// quotient filter alone, on the same 2^20 slots and keys, timed with the
+// thread CPU clock, for the trade-off memo: at load limit 0.95 with the
+// 950,000 keys (load 0.906), and at the default limit 0.75 with 700,000 keys
+// (load 0.668).
+func BenchmarkQuotientCycle(b *testing.B) {
+	present, absent := cuckooBenchKeys()
+	for _, limit := range []float64{QuotientMaxLoad, QuotientDefaultLoad} {
+		keys := present
+		if limit == QuotientDefaultLoad {
+			keys = present[:700000]
+		}
+		for _, eps := range []float64{0.032, 0.001} {
+			b.Run(fmt.Sprintf("limit=%v/eps=%v", limit, eps), func(b *testing.B) {
+				benchQuotientCycle(b, limit, eps, keys, absent[:len(keys)])
+			})
+		}
+	}
+}
+
+func benchQuotientCycle(b *testing.B, limit, eps float64, present, absent [][]byte) {
+	ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+	var total [4]time.Duration
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for it := 0; it < b.N; it++ {
+		f, err := NewQuotientWithLoad(int(limit*cuckooBenchSlots), eps, limit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f.QuotientBits() != 20 {
+			b.Fatalf("2^%d slots, want 2^20", f.QuotientBits())
+		}
+		sink := 0
+		for op := range ops {
+			start := threadCPUTime()
+			switch op {
+			case 0:
+				for _, k := range present {
+					if f.Add(k) != nil {
+						b.Fatal("quotient filter full below its limit")
+					}
+				}
+			case 1, 2:
+				keys := present
+				if op == 2 {
+					keys = absent
+				}
+				for _, k := range keys {
+					if f.MayContain(k) {
+						sink++
+					}
+				}
+			case 3:
+				for _, k := range present {
+					if !f.Remove(k) {
+						b.Fatal("member not found")
+					}
+				}
+			}
+			total[op] += threadCPUTime() - start
+		}
+		if f.Len() != 0 || sink < len(present) {
+			b.Fatal("cycle did not return to empty")
+		}
+	}
+	for op, name := range ops {
+		b.ReportMetric(float64(total[op].Nanoseconds())/float64(b.N*len(present)), name+"-ns")
+	}
+	b.ReportMetric(0, "ns/op")
+}
