@@ -3,19 +3,16 @@ package sstable
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/sievekv/sievekv/filters"
 )
 
 // buildFilter builds the table's filter from the hashes of its distinct
-// user keys and returns its encoding and the number of distinct hashes.
-// Hashes are deduplicated first: two user keys may share a 64-bit hash,
-// and the static filters' construction needs a set.
-func buildFilter(opts WriterOptions, hashes []uint64) ([]byte, int, error) {
-	hs := slices.Clone(hashes)
-	slices.Sort(hs)
-	hs = slices.Compact(hs)
+// user keys and returns its encoding and the number of keys. Two distinct
+// user keys may still share a 64-bit hash; every builder used here accepts
+// duplicates (the static builders deduplicate only after a failed attempt,
+// so the common case pays no sort), and a Bloom filter sets the same bits.
+func buildFilter(opts WriterOptions, hs []uint64) ([]byte, int, error) {
 	var f filters.Filter
 	var err error
 	switch opts.Filter {

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/golang/snappy"
 
@@ -269,6 +270,10 @@ func (r *Reader) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.K
 	return value, kind, found, err
 }
 
+// iterPool recycles block iterators, and with them their key buffers, so
+// that a Get served from the cache allocates nothing.
+var iterPool = sync.Pool{New: func() any { return new(blockIter) }}
+
 func (r *Reader) get(userKey []byte, seq base.SeqNum) ([]byte, base.Kind, bool, error) {
 	search := base.MakeSearchKey(userKey, seq)
 	// With this package's separators the loop runs once: if block i does
@@ -279,16 +284,21 @@ func (r *Reader) get(userKey []byte, seq base.SeqNum) ([]byte, base.Kind, bool, 
 		if err != nil {
 			return nil, 0, false, err
 		}
-		var it blockIter
+		it := iterPool.Get().(*blockIter)
 		it.init(b)
-		if it.seekGE(search) {
-			if base.CompareUserKeys(it.key.UserKey, userKey) == 0 {
-				return it.value, it.key.Kind(), true, nil
-			}
+		found := it.seekGE(search)
+		value, kind, itErr := it.value, it.key.Kind(), it.err
+		found = found && base.CompareUserKeys(it.key.UserKey, userKey) == 0
+		exhausted := !it.valid
+		it.b, it.value = nil, nil // keep only keyBuf across uses
+		iterPool.Put(it)
+		switch {
+		case itErr != nil:
+			return nil, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
+		case found:
+			return value, kind, true, nil
+		case !exhausted:
 			return nil, 0, false, nil
-		}
-		if it.err != nil {
-			return nil, 0, false, r.corrupt(r.index[i].handle.offset, "data block", it.err)
 		}
 	}
 	return nil, 0, false, nil

@@ -34,7 +34,7 @@ type Stats struct {
 type StatsSnapshot struct {
 	FilterChecks, FilterNegatives, FilterFalsePositives, FilterTruePositives int64
 	DataBlockReads, IndexBlockReads, MetaBlockReads, BytesRead               int64
-	CacheHits, CacheMisses                                                  int64
+	CacheHits, CacheMisses                                                   int64
 }
 
 // Snapshot loads every counter. Counters are read one by one, so a

@@ -1,0 +1,126 @@
+package sstable
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
+)
+
+func testBlock(size int) *block { return &block{data: make([]byte, size)} }
+
+// TestCacheLRUByBytes checks the size bound, LRU order, EvictFile and the
+// nil (disabled) cache.
+func TestCacheLRUByBytes(t *testing.T) {
+	c := NewCache(10 * (1000 + cacheEntryOverhead)) // one shard: below minShardBytes
+	if len(c.shards) != 1 {
+		t.Fatalf("%d shards for a small cache", len(c.shards))
+	}
+	for i := range 10 {
+		c.set(1, uint64(i), testBlock(1000))
+	}
+	if m := c.Metrics(); m.Count != 10 || m.Size != 10*(1000+cacheEntryOverhead) {
+		t.Fatalf("after 10 inserts: %+v", m)
+	}
+	c.get(1, 0) // 0 becomes most recent; 1 is now the LRU victim
+	c.set(1, 10, testBlock(1000))
+	if c.get(1, 1) != nil || c.get(1, 0) == nil || c.get(1, 10) == nil {
+		t.Fatal("LRU evicted the wrong block")
+	}
+	if m := c.Metrics(); m.Size > m.Capacity {
+		t.Fatalf("size %d above capacity %d", m.Size, m.Capacity)
+	}
+	c.set(1, 99, testBlock(1<<20)) // larger than the shard: not cached
+	if c.get(1, 99) != nil {
+		t.Fatal("oversized block cached")
+	}
+	c.set(2, 0, testBlock(10))
+	c.EvictFile(1)
+	if m := c.Metrics(); m.Count != 1 || c.get(2, 0) == nil {
+		t.Fatalf("EvictFile(1) left %+v", m)
+	}
+	var nilCache *Cache
+	nilCache.set(1, 1, testBlock(1))
+	if NewCache(0) != nil || nilCache.get(1, 1) != nil || nilCache.Metrics() != (CacheMetrics{}) {
+		t.Fatal("disabled cache is not inert")
+	}
+	if big := NewCache(1 << 30); len(big.shards) != maxCacheShards {
+		t.Fatalf("1 GiB cache has %d shards", len(big.shards))
+	}
+}
+
+// TestCacheConcurrent hammers a sharded cache from several goroutines
+// (-race) and checks the byte bound afterwards.
+func TestCacheConcurrent(t *testing.T) {
+	c := NewCache(4 << 20)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 20000 {
+				f, off := rng.Uint64N(4), rng.Uint64N(2000)
+				if b := c.get(f, off); b == nil {
+					c.set(f, off, testBlock(4096))
+				}
+				if rng.IntN(5000) == 0 {
+					c.EvictFile(f)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if m := c.Metrics(); m.Size > m.Capacity || m.Hits == 0 || m.Misses == 0 {
+		t.Fatalf("%+v", m)
+	}
+}
+
+// TestReaderConcurrent runs Gets and iterators on one reader with a shared
+// small cache from several goroutines under -race, checking every answer.
+func TestReaderConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 21))
+	entries := makeEntries(rng, 20000, keyGens["plain"], func() int { return 50 })
+	fs := vfs.NewMem()
+	writeTable(t, fs, "/t", entries, WriterOptions{})
+	stats := &Stats{}
+	r := openTable(t, fs, "/t", ReaderOptions{Cache: NewCache(256 << 10), Stats: stats})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 2))
+			for range 3000 {
+				e := entries[rng.IntN(len(entries))]
+				want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
+				v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
+				if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
+					errs <- fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
+					return
+				}
+			}
+			it := r.NewIter(nil, nil)
+			i := 0
+			for ok := it.First(); ok && i < 3000; ok = it.Next() {
+				if !sameEntry(it, entries[i]) {
+					errs <- fmt.Errorf("iterator entry %d wrong", i)
+					return
+				}
+				i++
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if s := stats.Snapshot(); s.FilterChecks != 12000 || s.FilterTruePositives != 12000 {
+		t.Fatalf("shared stats %+v", s)
+	}
+}
