@@ -10,17 +10,17 @@ import (
 
 // Blocked Bloom geometry and limits.
 const (
-	// blockedBlockWords is the block size in 64-bit words: 8 words = 64 bytes
+	// blockedBloomBlockWords is the block size in 64-bit words: 8 words = 64 bytes
 	// = 512 bits, one cache line on x86-64 and most arm64 parts.
-	blockedBlockWords = 8
-	blockedBlockBits  = blockedBlockWords * 64
-	// blockedMaxK caps probes per key. With k = 64 the sizing model reaches
+	blockedBloomBlockWords = 8
+	blockedBloomBlockBits  = blockedBloomBlockWords * 64
+	// blockedBloomMaxK caps probes per key. With k = 64 the sizing model reaches
 	// fpRate ~1e-17; smaller rates are refused as invalid arguments.
-	blockedMaxK = 64
-	// blockedMul advances the in-block probe generator: 2^64/φ, the odd
+	blockedBloomMaxK = 64
+	// blockedBloomMul advances the in-block probe generator: 2^64/φ, the odd
 	// multiplier of Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4). The top 9
 	// bits of x·φ^i are close to independent for successive i.
-	blockedMul = 0x9e3779b97f4a7c15
+	blockedBloomMul = 0x9e3779b97f4a7c15
 )
 
 // blockedBloomVersion is the body format version of a BlockedBloom encoding.
@@ -35,7 +35,7 @@ const blockedBloomVersion = 1
 // Blocking costs accuracy: blocks receive a Poisson-distributed number of
 // keys, and the overloaded ones dominate the false-positive rate. NewBlocked
 // Bloom buys it back with extra bits, chosen by numerically evaluating the
-// blocked FP rate (blockedFPModel) rather than by the standard-Bloom formula;
+// blocked FP rate (blockedBloomFPModel) rather than by the standard-Bloom formula;
 // docs/parts/filters-bloom.md lists the resulting bits per key. Not safe for
 // concurrent mutation. The zero value answers "maybe" for every key.
 type BlockedBloom struct {
@@ -62,13 +62,13 @@ func NewBlockedBloom(n int, fpRate float64) (*BlockedBloom, error) {
 	if err := checkSizing(n, fpRate); err != nil {
 		return nil, fmt.Errorf("filters: NewBlockedBloom: %w", err)
 	}
-	bitsPerKey, k, ok := blockedSizing(fpRate)
+	bitsPerKey, k, ok := blockedBloomSizing(fpRate)
 	if !ok {
 		return nil, fmt.Errorf("filters: NewBlockedBloom: %w",
-			invalidf("fpRate=%v is below what 512-bit blocks reach with %d probes", fpRate, blockedMaxK))
+			invalidf("fpRate=%v is below what 512-bit blocks reach with %d probes", fpRate, blockedBloomMaxK))
 	}
-	blocks := math.Ceil(float64(n) * bitsPerKey / blockedBlockBits)
-	if !(blocks*blockedBlockBits <= maxBloomBits) {
+	blocks := math.Ceil(float64(n) * bitsPerKey / blockedBloomBlockBits)
+	if !(blocks*blockedBloomBlockBits <= maxBloomBits) {
 		return nil, fmt.Errorf("filters: NewBlockedBloom: %w",
 			invalidf("n=%d at fpRate=%v needs more than %d bits", n, fpRate, uint64(maxBloomBits)))
 	}
@@ -76,89 +76,96 @@ func NewBlockedBloom(n int, fpRate float64) (*BlockedBloom, error) {
 }
 
 func newBlockedBloomBlocks(blocks uint64, k int) *BlockedBloom {
-	return &BlockedBloom{words: make([]uint64, blocks*blockedBlockWords), blocks: blocks, k: k}
+	return &BlockedBloom{words: make([]uint64, blocks*blockedBloomBlockWords), blocks: blocks, k: k}
 }
 
-// blockedSizingCache memoizes blockedSizing, which depends on fpRate alone;
+// blockedBloomSizingCache memoizes blockedBloomSizing, which depends on fpRate alone;
 // callers use a handful of rates, and the model costs about a millisecond.
-var blockedSizingCache struct {
+var blockedBloomSizingCache struct {
 	sync.Mutex
-	m map[float64]blockedSize
+	m map[float64]blockedBloomSize
 }
 
-type blockedSize struct {
+type blockedBloomSize struct {
 	bitsPerKey float64
 	k          int
 	ok         bool
 }
 
-// blockedSizing returns the bits per key and probe count that minimise space
-// subject to blockedFPModel(bitsPerKey, k) <= fpRate. For each k near the
-// standard optimum -log2(fpRate) it bisects on bits per key (the model is
-// decreasing in it), then keeps the cheapest k.
-func blockedSizing(fpRate float64) (bitsPerKey float64, k int, ok bool) {
-	blockedSizingCache.Lock()
-	defer blockedSizingCache.Unlock()
-	if s, hit := blockedSizingCache.m[fpRate]; hit {
+// blockedBloomSizing returns the bits per key and probe count that minimise space
+// subject to blockedBloomFPModel(bitsPerKey, k) <= fpRate. For each k from half
+// the standard optimum -log2(fpRate) to just above it, it bisects on bits per
+// key (the model is decreasing in it), then keeps the cheapest k.
+func blockedBloomSizing(fpRate float64) (bitsPerKey float64, k int, ok bool) {
+	blockedBloomSizingCache.Lock()
+	defer blockedBloomSizingCache.Unlock()
+	if s, hit := blockedBloomSizingCache.m[fpRate]; hit {
 		return s.bitsPerKey, s.k, s.ok
 	}
 	std := -math.Log(fpRate) / (math.Ln2 * math.Ln2) // standard Bloom bits/key
 	kStd := int(math.Round(std * math.Ln2))
-	best := blockedSize{bitsPerKey: math.Inf(1)}
-	for kk := max(1, kStd-2); kk <= min(blockedMaxK, kStd+3); kk++ {
+	best := blockedBloomSize{bitsPerKey: math.Inf(1)}
+	// The blocked optimum sits at or below the standard k (fewer probes
+	// suffer less from overloaded blocks): k=6 vs 7 at 1%, 16 vs 20 at 1e-6.
+	for kk := max(1, kStd/2); kk <= min(blockedBloomMaxK, kStd+2); kk++ {
 		lo, hi := std, 4*std+64
-		if blockedFPModel(hi, kk) > fpRate {
+		if blockedBloomFPModel(hi, kk) > fpRate {
 			continue
 		}
 		for i := 0; i < 40 && hi-lo > 1e-4; i++ {
 			mid := (lo + hi) / 2
-			if blockedFPModel(mid, kk) <= fpRate {
+			if blockedBloomFPModel(mid, kk) <= fpRate {
 				hi = mid
 			} else {
 				lo = mid
 			}
 		}
 		if hi < best.bitsPerKey {
-			best = blockedSize{bitsPerKey: hi, k: kk, ok: true}
+			best = blockedBloomSize{bitsPerKey: hi, k: kk, ok: true}
 		}
 	}
-	if blockedSizingCache.m == nil || len(blockedSizingCache.m) > 256 {
-		blockedSizingCache.m = map[float64]blockedSize{}
+	if blockedBloomSizingCache.m == nil || len(blockedBloomSizingCache.m) > 256 {
+		blockedBloomSizingCache.m = map[float64]blockedBloomSize{}
 	}
-	blockedSizingCache.m[fpRate] = best
+	blockedBloomSizingCache.m[fpRate] = best
 	return best.bitsPerKey, best.k, best.ok
 }
 
-// blockedFPModel is the expected false-positive rate of a blocked Bloom
+// blockedBloomFPModel is the expected false-positive rate of a blocked Bloom
 // filter with bitsPerKey bits per key and k probes, following Putze, Sanders
 // and Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (2007):
 // a block holds j keys with Poisson probability (mean 512/bitsPerKey), each
 // key sets k uniformly random bits of its block (with replacement, as our
 // probe generator does), and a query's k random bits are all set with
 // probability (1-(1-1/512)^{jk})^k.
-func blockedFPModel(bitsPerKey float64, k int) float64 {
-	lambda := blockedBlockBits / bitsPerKey
-	qk := math.Pow(1-1.0/blockedBlockBits, float64(k)) // a bit survives one key
-	jMax := int(lambda + 12*math.Sqrt(lambda) + 30)
-	pmf := math.Exp(-lambda)
-	clear := 1.0 // (1-1/512)^{jk}
+func blockedBloomFPModel(bitsPerKey float64, k int) float64 {
+	lambda := blockedBloomBlockBits / bitsPerKey
+	// Sum over the Poisson mass within 12 standard deviations (plus a margin
+	// for small means). The pmf is computed in log space: at high fpRate the
+	// mean exceeds 700 keys per block and e^{-λ} alone underflows to zero,
+	// which would make every size look good enough.
+	spread := 12*math.Sqrt(lambda) + 30
+	jLo, jHi := max(1, int(lambda-spread)), int(lambda+spread)
+	logLambda := math.Log(lambda)
+	logKeep := float64(k) * math.Log1p(-1.0/blockedBloomBlockBits) // ln P(a bit survives one key)
 	fp := 0.0
-	for j := 1; j <= jMax; j++ {
-		pmf *= lambda / float64(j)
-		clear *= qk
+	for j := jLo; j <= jHi; j++ {
+		lg, _ := math.Lgamma(float64(j + 1))
+		pmf := math.Exp(-lambda + float64(j)*logLambda - lg)
+		clear := math.Exp(float64(j) * logKeep) // (1-1/512)^{jk}
 		fp += pmf * math.Exp(float64(k)*math.Log1p(-clear))
 	}
 	return fp
 }
 
-// blockedLocate returns the first word of the block for hash h and the seed
+// blockedBloomLocate returns the first word of the block for hash h and the seed
 // of its in-block probe sequence. The block comes from the high 32 bits by
 // multiply-shift; the probe seed is h rotated so its low half (unused by the
 // block choice) drives the first probe, forced odd so the multiplicative
 // sequence never collapses to zero.
-func (b *BlockedBloom) blockedLocate(h uint64) (base uint64, x uint64) {
+func (b *BlockedBloom) blockedBloomLocate(h uint64) (base uint64, x uint64) {
 	blk := uint64(reduce32(uint32(h>>32), uint32(b.blocks)))
-	return blk * blockedBlockWords, bits.RotateLeft64(h, 32) | 1
+	return blk * blockedBloomBlockWords, bits.RotateLeft64(h, 32) | 1
 }
 
 // Add inserts key.
@@ -171,12 +178,12 @@ func (b *BlockedBloom) AddHash(h uint64) {
 	if b.k == 0 {
 		return
 	}
-	base, x := b.blockedLocate(h)
-	blk := (*[blockedBlockWords]uint64)(b.words[base : base+blockedBlockWords])
+	base, x := b.blockedBloomLocate(h)
+	blk := (*[blockedBloomBlockWords]uint64)(b.words[base : base+blockedBloomBlockWords])
 	for i := b.k; i > 0; i-- {
 		pos := x >> 55
 		blk[pos>>6] |= 1 << (pos & 63)
-		x *= blockedMul
+		x *= blockedBloomMul
 	}
 }
 
@@ -184,25 +191,28 @@ func (b *BlockedBloom) AddHash(h uint64) {
 func (b *BlockedBloom) MayContain(key []byte) bool { return b.MayContainHash(Hash(key)) }
 
 // MayContainHash is MayContain for a key whose Hash is h. It reads one cache
-// line and stops at the first clear bit.
+// line and tests all k bits without branching on them: once the line is in,
+// the remaining probes cost a few cycles each, while stopping at the first
+// clear bit mispredicts about once per absent key and serialises the cache
+// misses of successive queries. Measured at n = 1M, p = 1%: absent queries
+// ~1.4x faster this way, present ones unchanged (docs/parts/filters-bloom.md).
 func (b *BlockedBloom) MayContainHash(h uint64) bool {
 	if b.k == 0 {
 		return true
 	}
-	base, x := b.blockedLocate(h)
-	blk := (*[blockedBlockWords]uint64)(b.words[base : base+blockedBlockWords])
+	base, x := b.blockedBloomLocate(h)
+	blk := (*[blockedBloomBlockWords]uint64)(b.words[base : base+blockedBloomBlockWords])
+	all := uint64(1)
 	for i := b.k; i > 0; i-- {
 		pos := x >> 55
-		if blk[pos>>6]&(1<<(pos&63)) == 0 {
-			return false
-		}
-		x *= blockedMul
+		all &= blk[pos>>6] >> (pos & 63)
+		x *= blockedBloomMul
 	}
-	return true
+	return all&1 != 0
 }
 
 // Bits returns the size of the bit array: 512 times the number of blocks.
-func (b *BlockedBloom) Bits() uint64 { return b.blocks * blockedBlockBits }
+func (b *BlockedBloom) Bits() uint64 { return b.blocks * blockedBloomBlockBits }
 
 // K returns the number of probes per key.
 func (b *BlockedBloom) K() int { return b.k }
@@ -232,10 +242,10 @@ func (b *BlockedBloom) EstimatedFPRate() float64 {
 	sum := 0.0
 	for i := uint64(0); i < b.blocks; i++ {
 		c := 0
-		for _, w := range b.words[i*blockedBlockWords : (i+1)*blockedBlockWords] {
+		for _, w := range b.words[i*blockedBloomBlockWords : (i+1)*blockedBloomBlockWords] {
 			c += bits.OnesCount64(w)
 		}
-		sum += math.Pow(float64(c)/blockedBlockBits, float64(b.k))
+		sum += math.Pow(float64(c)/blockedBloomBlockBits, float64(b.k))
 	}
 	return sum / float64(b.blocks)
 }
@@ -273,13 +283,13 @@ func decodeBlockedBloom(version uint8, body []byte) (*BlockedBloom, error) {
 	r := bodyReader{buf: body}
 	blocks := r.u64("blocked bloom block count")
 	k := r.u32("blocked bloom probe count")
-	r.check(blocks >= 1 && blocks <= maxBloomBits/blockedBlockBits,
+	r.check(blocks >= 1 && blocks <= maxBloomBits/blockedBloomBlockBits,
 		"blocked bloom: block count %d outside [1, 2^31]", blocks)
-	r.check(k >= 1 && k <= blockedMaxK, "blocked bloom: probe count %d outside [1, %d]", k, blockedMaxK)
+	r.check(k >= 1 && k <= blockedBloomMaxK, "blocked bloom: probe count %d outside [1, %d]", k, blockedBloomMaxK)
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	words := r.u64s(blocks*blockedBlockWords, "blocked bloom bit words")
+	words := r.u64s(blocks*blockedBloomBlockWords, "blocked bloom bit words")
 	if err := r.finish(); err != nil {
 		return nil, err
 	}

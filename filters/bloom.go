@@ -3,7 +3,6 @@ package filters
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"math/bits"
 	"slices"
 )
@@ -32,7 +31,7 @@ const bloomVersion = 1
 //	m = ceil(-n·ln p / ln²2)    k = max(1, round(m/n · ln 2))
 //
 // It returns (0, 0) when the arguments are out of range (n <= 0, fpRate
-// outside (0, 1)) or m would not fit in a uint64. NewBloom rounds m up to the
+// outside (0, 1)) or m would reach 2^63. NewBloom rounds m up to the
 // next prime (see bloomProbes) and keeps k.
 func OptimalBloomParams(n int, fpRate float64) (bits uint64, k int) {
 	if checkSizing(n, fpRate) != nil {
@@ -118,8 +117,7 @@ func newBloomMK(m uint64, k int) *Bloom {
 }
 
 // bloomPrimeAtLeast returns the smallest prime >= max(m, 2). Prime gaps below
-// 2^40 are under 1000, so the loop is short; big.Int.ProbablyPrime(0) is
-// exact (Baillie–PSW) for values below 2^64.
+// 2^40 are under 1000, so the loop is short.
 func bloomPrimeAtLeast(m uint64) uint64 {
 	if m <= 2 {
 		return 2
@@ -133,8 +131,54 @@ func bloomPrimeAtLeast(m uint64) uint64 {
 	return m
 }
 
-func bloomIsPrime(m uint64) bool {
-	return new(big.Int).SetUint64(m).ProbablyPrime(0)
+// bloomIsPrime is a deterministic Miller–Rabin test. The first twelve primes
+// as bases decide every n < 3.3·10^24 (Sorenson & Webster, 2015), so every
+// uint64; the first six suffice below 3.4·10^12 > 2^40 (Jaeschke, 1993),
+// which covers every m a filter may have. (big.Int.ProbablyPrime is exact
+// too, but seeds a math/rand source per call: ~10x slower, and decoders call
+// this on untrusted input.)
+func bloomIsPrime(n uint64) bool {
+	bases := [...]uint64{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}
+	if n < 2 {
+		return false
+	}
+	for _, p := range bases {
+		if n%p == 0 {
+			return n == p
+		}
+	}
+	d, s := n-1, 0
+	for d%2 == 0 {
+		d, s = d/2, s+1
+	}
+	use := bases[:]
+	if n < 3_474_749_660_383 {
+		use = bases[:6]
+	}
+	mulmod := func(a, b uint64) uint64 {
+		hi, lo := bits.Mul64(a, b)
+		return bits.Rem64(hi, lo, n)
+	}
+next:
+	for _, a := range use {
+		x := uint64(1)
+		for base, e := a, d; e > 0; e >>= 1 { // x = a^d mod n
+			if e&1 == 1 {
+				x = mulmod(x, base)
+			}
+			base = mulmod(base, base)
+		}
+		if x == 1 || x == n-1 {
+			continue
+		}
+		for r := 1; r < s; r++ {
+			if x = mulmod(x, x); x == n-1 {
+				continue next
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // bloomProbes returns the first probe and the stride of the double-hashing

@@ -9,10 +9,10 @@ import (
 )
 
 const (
-	// countingMax is the saturation value of a 4-bit counter.
-	countingMax = 15
-	// countingNibbleLSB has the low bit of every nibble of a word set.
-	countingNibbleLSB = 0x1111111111111111
+	// countingBloomMax is the saturation value of a 4-bit counter.
+	countingBloomMax = 15
+	// countingBloomNibbleLSB has the low bit of every nibble of a word set.
+	countingBloomNibbleLSB = 0x1111111111111111
 )
 
 // countingBloomVersion is the body format version of a CountingBloom encoding.
@@ -29,10 +29,10 @@ const countingBloomVersion = 1
 // Counters saturate at 15. A saturated counter is never decremented, because
 // once it has overflowed the filter no longer knows how many keys rely on it;
 // decrementing could reach zero while members remain (a false negative).
-// Saturation therefore only ever costs false positives. With the optimal k a
-// counter reaches 15 with probability about 1e-15 per counter at design load
-// (Fan et al., "Summary Cache", 1998, §5.2), so in practice it only happens
-// when one key is added many times.
+// Saturation therefore only ever costs false positives. At the optimal k and
+// design load, Fan et al. ("Summary Cache", 1998) bound the probability that
+// any counter exceeds 15 by 1.37e-15 per counter, so in practice saturation
+// only happens when one key is added many times.
 //
 // Remove must only be called for keys that were added (package doc, "Removing
 // from dynamic filters"); it refuses keys it can prove absent. Not safe for
@@ -84,7 +84,7 @@ func (c *CountingBloom) AddHash(h uint64) {
 	for i := c.k; i > 0; i-- {
 		w := &c.words[p>>4]
 		sh := (p & 15) * 4
-		if *w>>sh&0xf < countingMax {
+		if *w>>sh&0xf < countingBloomMax {
 			*w += 1 << sh
 		}
 		p += d
@@ -137,7 +137,7 @@ func (c *CountingBloom) RemoveHash(h uint64) error {
 		w := &c.words[p>>4]
 		sh := (p & 15) * 4
 		// Every counter is >= 1 here; a saturated one is left alone.
-		if *w>>sh&0xf < countingMax {
+		if *w>>sh&0xf < countingBloomMax {
 			*w -= 1 << sh
 		}
 		p += d
@@ -163,7 +163,7 @@ func (c *CountingBloom) FillRatio() float64 {
 	n := 0
 	for _, w := range c.words {
 		// Fold each nibble onto its low bit, then count one bit per nibble.
-		n += bits.OnesCount64((w | w>>1 | w>>2 | w>>3) & countingNibbleLSB)
+		n += bits.OnesCount64((w | w>>1 | w>>2 | w>>3) & countingBloomNibbleLSB)
 	}
 	return float64(n) / float64(c.m)
 }

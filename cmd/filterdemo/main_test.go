@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sievekv/sievekv/filters"
+)
+
+// TestTableRows runs the real entries on a few thousand keys and checks each
+// row is sane: plausible size, measured FP near its target, fill in (0, 1).
+func TestTableRows(t *testing.T) {
+	const n, q = 3000, 60000
+	rows, err := table(entries, sampleKeys("user", n), sampleKeys("miss", q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(entries) {
+		t.Fatalf("%d rows for %d entries", len(rows), len(entries))
+	}
+	for i, r := range rows {
+		if r.name != entries[i].name {
+			t.Fatalf("row %d is %q, want %q", i, r.name, entries[i].name)
+		}
+		if r.bitsPerKey < 4 || r.bitsPerKey > 64 {
+			t.Errorf("%s: %.2f bits/key is implausible at 1%%", r.name, r.bitsPerKey)
+		}
+		// ~600 expected false positives at 1%: 1.5x is far outside noise.
+		if r.measuredFP > 1.5*r.targetFP || r.measuredFP == 0 {
+			t.Errorf("%s: measured FP %.4f for target %.4f", r.name, r.measuredFP, r.targetFP)
+		}
+		if !r.hasFill || r.fill <= 0 || r.fill >= 1 {
+			t.Errorf("%s: fill ratio %v (present %v)", r.name, r.fill, r.hasFill)
+		}
+	}
+	var out bytes.Buffer
+	if err := render(&out, rows, n, q); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.Contains(out.String(), e.name) {
+			t.Fatalf("rendered table lacks %q:\n%s", e.name, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "measured FP") {
+		t.Fatalf("rendered table lacks its header:\n%s", out.String())
+	}
+}
+
+// fakeFilter claims nothing is present: table must report the false
+// negative instead of printing a row.
+type fakeFilter struct{}
+
+func (fakeFilter) MayContain([]byte) bool         { return false }
+func (fakeFilter) MayContainHash(uint64) bool     { return false }
+func (fakeFilter) MarshalBinary() ([]byte, error) { return []byte{1}, nil }
+
+func TestTableCatchesFalseNegativesAndBuildErrors(t *testing.T) {
+	keys := sampleKeys("user", 10)
+	lying := []entry{{name: "liar", targetFP: 0.01,
+		build: func([][]byte) (filters.Filter, error) { return fakeFilter{}, nil }}}
+	if _, err := table(lying, keys, keys); err == nil || !strings.Contains(err.Error(), "false negative") {
+		t.Fatalf("err = %v, want a false-negative report", err)
+	}
+	failing := []entry{{name: "broken", targetFP: 0.01,
+		build: func([][]byte) (filters.Filter, error) { return nil, filters.ErrInvalidArgument }}}
+	if _, err := table(failing, keys, keys); !errors.Is(err, filters.ErrInvalidArgument) {
+		t.Fatalf("err = %v, want the build error", err)
+	}
+	// A filter without FillRatio prints "-".
+	noFill := []entry{{name: "nofill", targetFP: 0.5,
+		build: func([][]byte) (filters.Filter, error) { return allFilter{}, nil }}}
+	rows, err := table(noFill, keys, keys)
+	if err != nil || rows[0].hasFill {
+		t.Fatalf("rows %+v err %v: want no fill ratio", rows, err)
+	}
+	var out bytes.Buffer
+	_ = render(&out, rows, 10, 10)
+	if !strings.Contains(out.String(), " -") {
+		t.Fatalf("missing '-' for fill:\n%s", out.String())
+	}
+}
+
+type allFilter struct{}
+
+func (allFilter) MayContain([]byte) bool         { return true }
+func (allFilter) MayContainHash(uint64) bool     { return true }
+func (allFilter) MarshalBinary() ([]byte, error) { return []byte{1}, nil }
