@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
@@ -162,6 +163,7 @@ func (d *DB) writeGroup(mem *memTable, group []*pendingWrite, syncWAL bool) erro
 		if err := applyToMemTable(mem, pw.batch.data); err != nil {
 			return err
 		}
+		d.counters.userBytes.Add(uint64(len(pw.batch.data) - batchHeaderLen))
 	}
 	return nil
 }
@@ -197,12 +199,36 @@ func (d *DB) writableLocked() error {
 // writers wait (back-pressure) instead of growing memory without bound.
 const maxImmutableMemTables = 2
 
-// makeRoomForWriteLocked rotates a full memtable to the flush queue and
-// waits while the queue is full. REQUIRES: d.mu held, caller is the leader.
+// makeRoomForWriteLocked rotates a full memtable to the flush queue, waits
+// while the flush queue is full, and applies L0 back-pressure: past the
+// slowdown threshold each commit group is delayed once by 1 ms, at the stop
+// threshold writers wait until compaction brings L0 down. It never waits
+// for work that is not running, so it cannot deadlock.
+// REQUIRES: d.mu held, caller is the leader.
 func (d *DB) makeRoomForWriteLocked() error {
+	delayed := false
 	for {
 		if err := d.writableLocked(); err != nil {
 			return err
+		}
+		l0 := len(d.current.levels[0])
+		canCompact := !d.opts.DisableAutomaticCompactions
+		switch {
+		case canCompact && l0 >= d.opts.L0StopWritesThreshold:
+			d.maybeScheduleCompactionLocked()
+			if d.compacting {
+				d.counters.writeStalls.Add(1)
+				d.flushDone.Wait()
+				continue
+			}
+		case canCompact && l0 >= d.opts.L0SlowdownWritesThreshold && !delayed:
+			delayed = true
+			d.counters.writeSlowdowns.Add(1)
+			d.maybeScheduleCompactionLocked()
+			d.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			d.mu.Lock()
+			continue
 		}
 		if d.mem.ApproximateSize() < int64(d.opts.MemTableSize) {
 			return nil

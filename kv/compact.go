@@ -40,7 +40,7 @@ func (d *DB) Compact(start, end []byte) error {
 	// (they include all overlapping tables of every level, and the
 	// memtables were flushed), so the output is the bottom for those keys.
 	job.elide = func([]byte) bool { return true }
-	target := d.picker.Opts.TargetFileSize
+	target := uint64(d.opts.TargetFileSize)
 	job.split = func(_ []byte, size uint64) bool { return size >= target }
 	return d.runCompaction(job, snaps)
 }

@@ -77,8 +77,8 @@ type counters struct {
 type memTable struct {
 	*memtable.MemTable
 	id      uint64
-	logNum  fileNum   // 0 with DisableWAL or for recovered, already-logged data
-	logFile vfs.File  // nil unless this is the mutable memtable
+	logNum  fileNum  // 0 with DisableWAL or for recovered, already-logged data
+	logFile vfs.File // nil unless this is the mutable memtable
 	wal     *wal.Writer
 }
 

@@ -10,13 +10,13 @@ import (
 type fileKind int
 
 const (
-	fileKindUnknown fileKind = iota
-	fileKindLog              // NNNNNN.log: a write-ahead log
-	fileKindTable            // NNNNNN.sst: a sorted table
-	fileKindManifest         // MANIFEST-NNNNNN: the version edit log
-	fileKindCurrent          // CURRENT: names the live MANIFEST
-	fileKindLock             // LOCK: held while a DB is open
-	fileKindTemp             // NNNNNN.tmp: CURRENT being replaced
+	fileKindUnknown  fileKind = iota
+	fileKindLog               // NNNNNN.log: a write-ahead log
+	fileKindTable             // NNNNNN.sst: a sorted table
+	fileKindManifest          // MANIFEST-NNNNNN: the version edit log
+	fileKindCurrent           // CURRENT: names the live MANIFEST
+	fileKindLock              // LOCK: held while a DB is open
+	fileKindTemp              // NNNNNN.tmp: CURRENT being replaced
 )
 
 // fileNum numbers WALs, tables and manifests from one counter, so a number

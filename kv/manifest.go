@@ -190,9 +190,13 @@ func (d *DB) applyEditLocked(e *versionEdit) error {
 	if e.logNum > d.manifest.logNum {
 		d.manifest.logNum = e.logNum
 	}
+	readded := map[fileNum]bool{} // a trivial move deletes and re-adds
+	for _, nt := range e.added {
+		readded[nt.meta.fileNum] = true
+	}
 	for _, dt := range e.deleted {
 		for _, t := range old.levels[dt.level] {
-			if t.fileNum == dt.num {
+			if t.fileNum == dt.num && !readded[t.fileNum] {
 				t.obsolete.Store(true)
 			}
 		}

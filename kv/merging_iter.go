@@ -32,7 +32,7 @@ func (h *mergeHeap) Less(i, j int) bool {
 	return c < 0
 }
 func (h *mergeHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *mergeHeap) Push(x any)   { h.idx = append(h.idx, x.(int)) }
+func (h *mergeHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
 func (h *mergeHeap) Pop() any {
 	n := len(h.idx) - 1
 	x := h.idx[n]

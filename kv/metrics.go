@@ -29,6 +29,43 @@ type Metrics struct {
 	Flushes uint64
 	// Compactions counts completed compactions (manual ones included).
 	Compactions uint64
+	// Compaction details what compactions did.
+	Compaction CompactionMetrics
+	// TombstoneIndex describes the cuckoo-filter index of deleted keys.
+	TombstoneIndex TombstoneIndexMetrics
+	// WriteStalls counts times a writer waited for a flush or for
+	// compaction to bring L0 down; WriteSlowdowns counts 1 ms delays.
+	WriteStalls, WriteSlowdowns uint64
+	// BackgroundErrors counts failed flushes and compactions;
+	// BackgroundError is the sticky error that made the DB read-only.
+	BackgroundErrors uint64
+	BackgroundError  string
+	// UserBytes counts the key and value bytes applied by writes;
+	// TableBytesWritten the bytes of every table written by flushes and
+	// compactions. WriteAmp is their ratio.
+	UserBytes, TableBytesWritten uint64
+	WriteAmp                     float64
+}
+
+// CompactionMetrics detail what compactions did.
+type CompactionMetrics struct {
+	Count        uint64
+	TrivialMoves uint64 // tables moved down a level by a manifest edit alone
+	BytesIn      uint64 // bytes of input tables merged
+	// TombstonesElided counts tombstones dropped because no older version
+	// of their key can exist: the output was the bottom for the key, or
+	// every older table's filter ruled the key out.
+	TombstonesElided uint64
+	InProgress       bool
+}
+
+// TombstoneIndexMetrics describe the tombstone index.
+type TombstoneIndexMetrics struct {
+	Entries   uint64 // tombstones indexed
+	Checks    uint64 // lookups
+	Negatives uint64 // lookups that proved a key has no tombstone in any table
+	Bytes     uint64 // encoded size of the filter
+	Rebuilds  uint64 // rebuilds (Open, and growth when full)
 }
 
 // FilterMetrics count what the per-table filters did for Gets.
@@ -104,7 +141,14 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "total  %6d %11s %11d\n", tables, humanBytes(bytes), entries)
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
-	fmt.Fprintf(&b, "flushes: %d, compactions: %d\n", m.Flushes, m.Compactions)
+	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
+		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
+	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s, %d checks, %d negatives\n",
+		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
+	if m.BackgroundError != "" {
+		fmt.Fprintf(&b, "background error: %s\n", m.BackgroundError)
+	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
 		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanBytes(m.DiskReads.Bytes))
 	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
@@ -159,6 +203,24 @@ func (d *DB) Metrics() Metrics {
 	m.WAL.Syncs = d.counters.walSyncs.Load()
 	m.Flushes = d.counters.flushes.Load()
 	m.Compactions = d.counters.compactions.Load()
+	m.Compaction.Count = m.Compactions
+	m.Compaction.TrivialMoves = d.counters.trivialMoves.Load()
+	m.Compaction.BytesIn = d.counters.compactionBytesIn.Load()
+	m.Compaction.TombstonesElided = d.counters.tombstonesElided.Load()
+	m.WriteStalls = d.counters.writeStalls.Load()
+	m.WriteSlowdowns = d.counters.writeSlowdowns.Load()
+	m.BackgroundErrors = d.counters.bgErrors.Load()
+	m.UserBytes = d.counters.userBytes.Load()
+	m.TableBytesWritten = d.counters.tableBytesWritten.Load()
+	if m.UserBytes > 0 {
+		m.WriteAmp = float64(m.TableBytesWritten+m.WAL.Bytes) / float64(m.UserBytes)
+	}
+	entries, tiBytes := d.tombstones.stats()
+	m.TombstoneIndex = TombstoneIndexMetrics{
+		Entries: uint64(entries), Bytes: tiBytes,
+		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
+		Rebuilds: d.tombstones.rebuilds.Load(),
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -184,5 +246,9 @@ func (d *DB) Metrics() Metrics {
 		}
 	}
 	m.MemTable.Immutable = len(d.imm)
+	m.Compaction.InProgress = d.compacting
+	if d.bgErr != nil {
+		m.BackgroundError = d.bgErr.Error()
+	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
@@ -25,6 +26,13 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	d := &DB{dirname: dirname, opts: o, fs: o.FS}
 	d.flushDone.L = &d.mu
+	d.picker.Opts = compaction.Options{
+		L0Trigger:             o.L0CompactionThreshold,
+		BaseBytes:             uint64(o.LBaseMaxBytes),
+		LevelMultiplier:       10,
+		TargetFileSize:        uint64(o.TargetFileSize),
+		MaxGrandparentOverlap: 10 * uint64(o.TargetFileSize),
+	}
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
 	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats)
@@ -152,12 +160,25 @@ func (d *DB) recover() error {
 		return err
 	}
 	d.mem = mem
+	if !d.opts.DisableTombstoneIndex {
+		// Rebuilt from the tables rather than persisted: it is derived
+		// state, and the tables' properties let the scan skip every table
+		// without tombstones.
+		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
+		d.tombstones.mu.Lock()
+		err := d.tombstones.rebuildLocked(1024)
+		d.tombstones.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 	// The new manifest records the whole state and the new WAL as the
 	// oldest needed; once it is current, older WALs are obsolete.
 	if err := d.createManifestLocked(mem.logNum); err != nil {
 		return err
 	}
 	d.deleteObsoleteFilesLocked()
+	d.maybeScheduleCompactionLocked()
 	return nil
 }
 

@@ -85,6 +85,29 @@ type Options struct {
 	ReadOnly bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
 	Logger func(format string, args ...any)
+
+	// L0CompactionThreshold is the L0 table count that makes L0 due for
+	// compaction. Default 4.
+	L0CompactionThreshold int
+	// L0SlowdownWritesThreshold is the L0 table count past which each
+	// write is delayed (1 ms) to let compaction catch up. Default 8.
+	L0SlowdownWritesThreshold int
+	// L0StopWritesThreshold is the L0 table count at which writes wait
+	// for compaction. Default 12.
+	L0StopWritesThreshold int
+	// LBaseMaxBytes is the target size of the level L0 compacts into;
+	// deeper levels grow by a factor of 10. Default 16 x MemTableSize
+	// (64 MiB for the default 4 MiB memtable).
+	LBaseMaxBytes int64
+	// TargetFileSize is where compaction splits its output tables.
+	// Default MemTableSize / 2 (2 MiB by default), at least 16 KiB.
+	TargetFileSize int64
+	// DisableAutomaticCompactions turns the background compactions off
+	// (Compact still works). Writes are then never stalled on L0.
+	DisableAutomaticCompactions bool
+	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
+	// keys (docs/design.md), for measuring what it costs and buys.
+	DisableTombstoneIndex bool
 }
 
 const (
@@ -131,6 +154,28 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.FS == nil {
 		r.FS = vfs.Default
+	}
+	if r.L0CompactionThreshold == 0 {
+		r.L0CompactionThreshold = 4
+	}
+	if r.L0SlowdownWritesThreshold == 0 {
+		r.L0SlowdownWritesThreshold = max(8, r.L0CompactionThreshold)
+	}
+	if r.L0StopWritesThreshold == 0 {
+		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold)
+	}
+	if r.L0CompactionThreshold < 1 || r.L0SlowdownWritesThreshold < r.L0CompactionThreshold || r.L0StopWritesThreshold < r.L0SlowdownWritesThreshold {
+		return r, fmt.Errorf("%w: L0 thresholds must satisfy 1 <= compaction (%d) <= slowdown (%d) <= stop (%d)",
+			ErrInvalidOptions, r.L0CompactionThreshold, r.L0SlowdownWritesThreshold, r.L0StopWritesThreshold)
+	}
+	if r.LBaseMaxBytes == 0 {
+		r.LBaseMaxBytes = 16 * int64(r.MemTableSize)
+	}
+	if r.TargetFileSize == 0 {
+		r.TargetFileSize = max(int64(r.MemTableSize)/2, 16<<10)
+	}
+	if r.LBaseMaxBytes < 1 || r.TargetFileSize < 1 {
+		return r, fmt.Errorf("%w: LBaseMaxBytes and TargetFileSize must be positive", ErrInvalidOptions)
 	}
 	if r.Logger == nil {
 		r.Logger = func(string, ...any) {}

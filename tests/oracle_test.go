@@ -81,6 +81,10 @@ type pair struct {
 	pebDir   string
 	snaps    []snapPair
 	longIter []iterPair // iterators kept open across writes and flushes
+
+	// Background work kv did across all reopens, so the test can demand
+	// that the sequence exercised it.
+	flushes, compactions uint64
 }
 
 type snapPair struct {
@@ -119,6 +123,10 @@ func runOracle(t *testing.T, c oracleCase) {
 		}
 	}
 	p.closeAll()
+	if p.flushes == 0 || p.compactions == 0 {
+		t.Fatalf("the sequence ran %d flushes and %d compactions: it did not exercise the tree", p.flushes, p.compactions)
+	}
+	t.Logf("%d ops, %d flushes, %d compactions", c.ops, p.flushes, p.compactions)
 }
 
 func (p *pair) fatalf(format string, args ...any) {
@@ -128,7 +136,16 @@ func (p *pair) fatalf(format string, args ...any) {
 
 func (p *pair) open() {
 	var err error
-	p.ours, err = kv.Open(p.oursDir, &kv.Options{FS: p.oursFS, MemTableSize: p.c.memTableSize})
+	// Small level targets and an eager L0 trigger make background
+	// compactions run all through the sequence, so reads are checked
+	// against flushes, compactions, trivial moves and reopens alike.
+	p.ours, err = kv.Open(p.oursDir, &kv.Options{
+		FS:                    p.oursFS,
+		MemTableSize:          p.c.memTableSize,
+		LBaseMaxBytes:         int64(4 * p.c.memTableSize),
+		TargetFileSize:        int64(p.c.memTableSize),
+		L0CompactionThreshold: 2,
+	})
 	if err != nil {
 		p.fatalf("kv.Open: %v", err)
 	}
@@ -155,6 +172,9 @@ func (p *pair) closeAll() {
 		p.closeSnap(s)
 	}
 	p.snaps = nil
+	m := p.ours.Metrics()
+	p.flushes += m.Flushes
+	p.compactions += m.Compactions
 	if err := p.ours.Close(); err != nil {
 		p.fatalf("kv Close: %v", err)
 	}
