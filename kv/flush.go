@@ -138,8 +138,7 @@ func (d *DB) flushLoop() {
 			}
 		}
 		if err != nil {
-			d.bgErr = fmt.Errorf("kv: background flush failed, database is read-only: %w", err)
-			d.counters.bgErrors.Add(1)
+			d.setBackgroundErrorLocked("kv: background flush", err)
 			break
 		}
 		d.imm = d.imm[1:]

@@ -29,6 +29,13 @@ type Metrics struct {
 	Flushes uint64
 	// Compactions counts completed compactions (manual ones included).
 	Compactions uint64
+	// BackgroundErrors counts failures of background work (flush,
+	// compaction) and of the WAL that left the DB read-only. It is 0 or 1
+	// for one DB instance, since the first failure is sticky.
+	BackgroundErrors uint64
+	// BackgroundError is the sticky failure's message ("" while healthy);
+	// every write returns that error, which matches ErrReadOnly.
+	BackgroundError string
 }
 
 // FilterMetrics count what the per-table filters did for Gets.
@@ -105,6 +112,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d\n", m.Flushes, m.Compactions)
+	if m.BackgroundError != "" {
+		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
+	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
 		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanBytes(m.DiskReads.Bytes))
 	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
@@ -159,9 +169,13 @@ func (d *DB) Metrics() Metrics {
 	m.WAL.Syncs = d.counters.walSyncs.Load()
 	m.Flushes = d.counters.flushes.Load()
 	m.Compactions = d.counters.compactions.Load()
+	m.BackgroundErrors = d.counters.bgErrors.Load()
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.bgErr != nil {
+		m.BackgroundError = d.bgErr.Error()
+	}
 	if d.current != nil {
 		for l, ts := range d.current.levels {
 			for _, t := range ts {

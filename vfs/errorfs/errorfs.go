@@ -79,6 +79,8 @@ type FS struct {
 	injected atomic.Int64
 	// last describes the last injected failure, for test messages.
 	last atomic.Value // string
+	// match, if set, narrows the counted operations further by file name.
+	match atomic.Value // func(Op, string) bool
 }
 
 // Wrap returns an FS over inner counting the operations in ops.
@@ -92,6 +94,13 @@ func Wrap(inner vfs.FS, ops Op) *FS {
 func (fs *FS) FailAt(n int64, sticky bool) {
 	fs.failAt.Store(n)
 	fs.sticky.Store(sticky)
+}
+
+// SetMatch narrows the counted operations to those for which match returns
+// true (nil: all operations of the kinds in the FS's set), e.g. only syncs
+// of table files.
+func (fs *FS) SetMatch(match func(op Op, name string) bool) {
+	fs.match.Store(match)
 }
 
 // Reset zeroes the operation counter and the injected count.
@@ -116,6 +125,9 @@ func (fs *FS) LastInjected() string {
 // the chosen one (E2).
 func (fs *FS) maybeFail(op Op, name string) error {
 	if fs.ops&op == 0 {
+		return nil
+	}
+	if m, _ := fs.match.Load().(func(Op, string) bool); m != nil && !m(op, name) {
 		return nil
 	}
 	n := fs.count.Add(1)

@@ -96,3 +96,14 @@ func TestStickyFailsEverythingAfter(t *testing.T) {
 		t.Fatalf("after disabling: %v", err)
 	}
 }
+
+func TestMatchNarrowsByName(t *testing.T) {
+	fs := Wrap(vfs.NewMem(), OpAll)
+	fs.SetMatch(func(op Op, name string) bool { return name == "b" })
+	if err := workload(fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Count() != 3 { // open b, read b, remove b
+		t.Fatalf("counted %d, want 3", fs.Count())
+	}
+}
