@@ -113,10 +113,10 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	if err == nil {
 		d.lastSeq = last
 		d.visibleSeq.Store(uint64(last))
-	} else if d.bgErr == nil && !isUserError(err) {
+	} else if !isUserError(err) {
 		// The WAL's state is unknown after a failed write or sync: accept
 		// no more writes (LevelDB's sticky bg_error_).
-		d.bgErr = fmt.Errorf("kv: write-ahead log failed, database is read-only: %w", err)
+		d.setBackgroundErrorLocked("kv: write-ahead log", err)
 	}
 	for _, pw := range group {
 		pw.done = true

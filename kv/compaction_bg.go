@@ -1,8 +1,6 @@
 package kv
 
 import (
-	"fmt"
-
 	"github.com/sievekv/sievekv/compaction"
 )
 
@@ -64,8 +62,7 @@ func (d *DB) compactLoop() {
 
 		d.mu.Lock()
 		if err != nil && !d.closed {
-			d.bgErr = fmt.Errorf("kv: background compaction failed, database is read-only: %w", err)
-			d.counters.bgErrors.Add(1)
+			d.setBackgroundErrorLocked("kv: background compaction", err)
 		}
 		// Writers stalled on L0 wait on flushDone too.
 		d.flushDone.Broadcast()

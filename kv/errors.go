@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
@@ -24,3 +25,15 @@ var (
 	// writes after a background failure left the DB read-only.
 	ErrReadOnly = errors.New("kv: database is read-only")
 )
+
+// setBackgroundErrorLocked records the first failure of background work or
+// of the WAL as the DB's sticky error (LevelDB's bg_error_): from then on
+// every write returns it. It wraps both ErrReadOnly, as the package
+// promises for this state, and the cause. REQUIRES: d.mu held.
+func (d *DB) setBackgroundErrorLocked(what string, err error) {
+	if d.bgErr != nil {
+		return
+	}
+	d.bgErr = fmt.Errorf("%w: %s failed: %w", ErrReadOnly, what, err)
+	d.counters.bgErrors.Add(1)
+}

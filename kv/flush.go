@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"fmt"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -66,8 +65,7 @@ func (d *DB) flushLoop() {
 			err = d.tombstones.addAll(tombstones)
 		}
 		if err != nil {
-			d.bgErr = fmt.Errorf("kv: background flush failed, database is read-only: %w", err)
-			d.counters.bgErrors.Add(1)
+			d.setBackgroundErrorLocked("kv: background flush", err)
 			break
 		}
 		d.counters.tombstonesElided.Add(elided)

@@ -36,10 +36,13 @@ type Metrics struct {
 	// WriteStalls counts times a writer waited for a flush or for
 	// compaction to bring L0 down; WriteSlowdowns counts 1 ms delays.
 	WriteStalls, WriteSlowdowns uint64
-	// BackgroundErrors counts failed flushes and compactions;
-	// BackgroundError is the sticky error that made the DB read-only.
+	// BackgroundErrors counts failures of background work (flush,
+	// compaction) and of the WAL that left the DB read-only. It is 0 or 1
+	// for one DB instance, since the first failure is sticky.
 	BackgroundErrors uint64
-	BackgroundError  string
+	// BackgroundError is the sticky failure's message ("" while healthy);
+	// every write returns that error, which matches ErrReadOnly.
+	BackgroundError string
 	// UserBytes counts the key and value bytes applied by writes;
 	// TableBytesWritten the bytes of every table written by flushes and
 	// compactions. WriteAmp is their ratio.
@@ -147,7 +150,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "tombstone index: %d entries, %s, %d checks, %d negatives\n",
 		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
 	if m.BackgroundError != "" {
-		fmt.Fprintf(&b, "background error: %s\n", m.BackgroundError)
+		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
 	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
 		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanBytes(m.DiskReads.Bytes))
@@ -224,6 +227,9 @@ func (d *DB) Metrics() Metrics {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.bgErr != nil {
+		m.BackgroundError = d.bgErr.Error()
+	}
 	if d.current != nil {
 		for l, ts := range d.current.levels {
 			for _, t := range ts {

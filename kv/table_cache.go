@@ -1,9 +1,12 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -61,6 +64,12 @@ func (c *tableCache) open(t *tableMeta) (*sstable.Reader, error) {
 	name := fileName(fileKindTable, t.fileNum)
 	f, err := c.fs.Open(c.fs.PathJoin(c.dirname, name))
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Only tables a version names are opened, and their files
+			// are deleted only once no version names them (K5): a
+			// missing one means the directory was damaged.
+			return nil, base.CorruptionErrorf("kv: table %s named by the manifest is missing: %w", name, err)
+		}
 		return nil, fmt.Errorf("kv: open table %s: %w", name, err)
 	}
 	opts := c.opts
