@@ -15,15 +15,18 @@ type readState struct {
 
 func (rs *readState) unref() { rs.v.unref() }
 
-// loadReadState pins the current state for one read.
-func (d *DB) loadReadState() (*readState, error) {
+// loadReadState pins the current state for one read. It returns a value,
+// not a pointer, so a Get allocates nothing for it. The imm slice header
+// is shared, not copied: the DB only ever drops memtables from its front
+// or appends past its end, never writing inside a range a reader holds.
+func (d *DB) loadReadState() (readState, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, ErrClosed
+		return readState{}, ErrClosed
 	}
 	d.current.ref()
-	return &readState{mem: d.mem, imm: append([]*memTable(nil), d.imm...), v: d.current}, nil
+	return readState{mem: d.mem, imm: d.imm, v: d.current}, nil
 }
 
 // Get returns a copy of the newest value of key, or ErrNotFound.
