@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"strings"
 	"testing"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -476,5 +477,35 @@ func TestTablesListsTheVersion(t *testing.T) {
 	}
 	if ts[1].Entries != 2 || ts[1].FilterBytes == 0 || ts[1].Filter != "binary-fuse-8" {
 		t.Fatalf("table info = %+v", ts[1])
+	}
+}
+
+func TestExplainGetShowsFilterDecisions(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	d.Set([]byte("a"), []byte("1"), NoSync)
+	d.Set([]byte("b"), []byte("1"), NoSync)
+	d.Set([]byte("z"), []byte("1"), NoSync)
+	d.Flush()
+	d.Set([]byte("m"), []byte("2"), NoSync)
+	d.Delete([]byte("a"), NoSync)
+	d.Flush()
+	d.Set([]byte("q"), []byte("3"), NoSync)
+
+	tr, err := d.ExplainGet([]byte("b"))
+	if err != nil || !tr.Found || string(tr.Value) != "1" {
+		t.Fatalf("explain b: %+v, %v", tr, err)
+	}
+	// mutable memtable (miss), newer table [a, m] (filter negative), then
+	// the older table [a, z] (hit).
+	if len(tr.Steps) != 3 || tr.Steps[0].Source != "mutable memtable" || !tr.Steps[1].FilterNegative || !tr.Steps[2].Hit {
+		t.Fatalf("explain b steps:\n%s", tr)
+	}
+	if tr.MayHaveTombstone {
+		t.Fatalf("b was never deleted, yet the index says it may be:\n%s", tr)
+	}
+	tr, _ = d.ExplainGet([]byte("a"))
+	if tr.Found || !tr.MayHaveTombstone || !strings.Contains(tr.String(), "has the key") {
+		t.Fatalf("explain a (deleted):\n%s", tr)
 	}
 }

@@ -21,6 +21,9 @@ type GetTrace struct {
 	Found bool
 	Value []byte
 	Err   error
+	// MayHaveTombstone is the tombstone index's answer for the key: false
+	// proves no table holds a tombstone for it.
+	MayHaveTombstone bool
 }
 
 // TraceStep is one source a Get consulted.
@@ -78,6 +81,7 @@ func (t *GetTrace) table(level int, tm *tableMeta, before, after tableStats, fou
 // ExplainGet performs a Get of key and returns the trace of what it did.
 func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
+	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
 	v, err := d.getAt(key, base.SeqNum(d.visibleSeq.Load()), trace)
 	switch {
 	case err == nil:
@@ -110,8 +114,17 @@ func (t *GetTrace) String() string {
 		default:
 			b.WriteString("filter says maybe; ")
 		}
-		fmt.Fprintf(&b, "%d data block(s) read from disk, %d from cache: %s\n",
+		fmt.Fprintf(&b, "%d data block(s) read from disk, %d from cache: %s",
 			s.DataBlockReads, s.CacheHits, hitWord(s.Hit))
+		if s.FilterChecked && !s.Hit {
+			b.WriteString(" (filter false positive)")
+		}
+		b.WriteString("\n")
+	}
+	if t.MayHaveTombstone {
+		b.WriteString("tombstone index: a table may hold a tombstone for this key\n")
+	} else {
+		b.WriteString("tombstone index: no table holds a tombstone for this key\n")
 	}
 	return b.String()
 }
