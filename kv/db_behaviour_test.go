@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/vfs"

@@ -1,7 +1,6 @@
 package kv
 
 import (
-
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/sstable"
