@@ -3,6 +3,7 @@ module github.com/sievekv/sievekv
 go 1.24.0
 
 require (
+	github.com/FastFilter/xorfilter v0.2.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7

@@ -122,7 +122,7 @@ func (b *FuseBuilder) BuildBinaryFuse8(hashes []uint64) (*BinaryFuse8, error) {
 	for k := len(p.order) - 1; k >= 0; k-- {
 		hh := p.order[k]
 		var s [3]uint32
-		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask, g.segLog)
+		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
 		fps[s[p.roles[k]%3]] ^= fingerprint8(hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
 	}
 	f.fps = fps
@@ -135,7 +135,7 @@ func (f *BinaryFuse8) MayContain(key []byte) bool { return f.MayContainHash(Hash
 // MayContainHash is MayContain for a key whose Hash is h.
 func (f *BinaryFuse8) MayContainHash(h uint64) bool {
 	hh := staticMix(h, f.seed)
-	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask, f.segLog)
+	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
 	fps := f.fps
 	if uint(p2) >= uint(len(fps)) {
 		// Only the empty filter: p0 < p1 < p2 < size by construction and
@@ -226,7 +226,7 @@ func (b *FuseBuilder) BuildBinaryFuse16(hashes []uint64) (*BinaryFuse16, error) 
 	for k := len(p.order) - 1; k >= 0; k-- {
 		hh := p.order[k]
 		var s [3]uint32
-		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask, g.segLog)
+		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
 		fps[s[p.roles[k]%3]] ^= fingerprint16(hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
 	}
 	f.fps = fps
@@ -239,7 +239,7 @@ func (f *BinaryFuse16) MayContain(key []byte) bool { return f.MayContainHash(Has
 // MayContainHash is MayContain for a key whose Hash is h.
 func (f *BinaryFuse16) MayContainHash(h uint64) bool {
 	hh := staticMix(h, f.seed)
-	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask, f.segLog)
+	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
 	fps := f.fps
 	if uint(p2) >= uint(len(fps)) {
 		return false // only the empty filter (see BinaryFuse8)

@@ -34,8 +34,10 @@ const (
 	fuseMaxSegmentLog = 18
 
 	// staticMaxKeys bounds the key count so every slot index fits a uint32
-	// (the worst size factor below is < 2 for n this large).
-	staticMaxKeys = 1 << 31
+	// (the size factor is < 1.2 for n this large) and the builder's per-slot
+	// count (number of keys << 2, in 32 bits) cannot overflow even when all
+	// the hashes are equal. A billion keys is far beyond one table.
+	staticMaxKeys = 1 << 30
 
 	// staticMaxAttempts bounds the number of seeds one build tries. For
 	// deduplicated, well-mixed hashes one attempt almost always suffices
@@ -80,18 +82,25 @@ func xorPositions(hh uint64, blockLen uint32) (p0, p1, p2 uint32) {
 // first slot is chosen by multiply-shift over the first segCountLen slots, so
 // it lands in segment s0 in [0, segCount); the next two sit in segments s0+1
 // and s0+2 at offsets that are the first offset XORed with independent hash
-// bits ([FUSE] section 3). XOR with a value below segLen cannot leave the
-// segment because segLen is a power of two, so p0 < p1 < p2 always.
-func fuse3Positions(hh, segCountLen uint64, segLen, segMask uint32, segLog uint8) (p0, p1, p2 uint32) {
+// bits ([FUSE] section 3): bits [0, segLog) and [18, 18+segLog), disjoint
+// because segLog <= 18, and below the high bits the multiply-shift uses
+// (bits >= 64-log2(segCountLen)) unless a filter has more than 2^28 slots.
+// A constant shift is cheaper than a shift by a register on x86-64 v1. XOR
+// with a value below segLen cannot leave the segment because segLen is a
+// power of two, so p0 < p1 < p2 always.
+func fuse3Positions(hh, segCountLen uint64, segLen, segMask uint32) (p0, p1, p2 uint32) {
 	hi, _ := bits.Mul64(hh, segCountLen)
 	p0 = uint32(hi)
 	p1 = (p0 + segLen) ^ (uint32(hh) & segMask)
-	p2 = (p0 + 2*segLen) ^ (uint32(hh>>(segLog&63)) & segMask)
+	p2 = (p0 + 2*segLen) ^ (uint32(hh>>18) & segMask)
 	return
 }
 
-// fuse4Positions is fuse3Positions for four consecutive segments. The third
-// offset comes from the next segLog bits of hh.
+// fuse4Positions is fuse3Positions for four consecutive segments. Three
+// offsets of up to 18 bits do not fit beside each other below the
+// multiply-shift's bits at a constant stride, so they come from bits
+// [0, segLog), [segLog, 2segLog) and [2segLog, 3segLog): disjoint, and clear
+// of the high bits until a filter has more than 2^64/2^(3*segLog) slots.
 func fuse4Positions(hh, segCountLen uint64, segLen, segMask uint32, segLog uint8) (p0, p1, p2, p3 uint32) {
 	hi, _ := bits.Mul64(hh, segCountLen)
 	p0 = uint32(hi)
@@ -232,7 +241,7 @@ func (l *staticLayout) positions(hh uint64) (p [4]uint32) {
 	case layoutXor:
 		p[0], p[1], p[2] = xorPositions(hh, l.blockLen)
 	case layoutFuse3:
-		p[0], p[1], p[2] = fuse3Positions(hh, l.segCountLen, l.segLen, l.segMask, l.segLog)
+		p[0], p[1], p[2] = fuse3Positions(hh, l.segCountLen, l.segLen, l.segMask)
 	default:
 		p[0], p[1], p[2], p[3] = fuse4Positions(hh, l.segCountLen, l.segLen, l.segMask, l.segLog)
 	}
