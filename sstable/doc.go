@@ -27,11 +27,12 @@
 //	   and strict key order before any iterator or cache sees the block.
 //	T5 (separators): index entry i holds a separator s_i and the handle of
 //	   data block i with s_{i-1} < every key of block i <= s_i; handles
-//	   tile the data region in order. The writer's separators are the
-//	   shortest user key strictly between neighbouring blocks (with
-//	   TrailerMax) or the last key itself, which guarantees that the first
-//	   entry >= a Get's search key, if it has the searched user key, is in
-//	   the block findBlock returns: a Get reads at most one data block.
+//	   tile the data region in order. s_i is either the last key of block
+//	   i or (u, TrailerMax) with u strictly between the user keys of block
+//	   i's last and block i+1's first entry (the shortest such u). This is
+//	   a format rule, not just a writer habit: it guarantees that if the
+//	   block findBlock picks has no entry >= a Get's search key, no version
+//	   of the searched user key exists, so a Get reads at most one block.
 //	T6 (filter guard): after Open, index and filter are in memory. Get
 //	   consults the filter first; on a negative it returns without any
 //	   read, and otherwise reads exactly the one data block of T5 (or hits

@@ -276,30 +276,30 @@ var iterPool = sync.Pool{New: func() any { return new(blockIter) }}
 
 func (r *Reader) get(userKey []byte, seq base.SeqNum) ([]byte, base.Kind, bool, error) {
 	search := base.MakeSearchKey(userKey, seq)
-	// With this package's separators the loop runs once: if block i does
-	// not hold the answer, no block does (T5). A table written by another
-	// implementation with looser separators may need the next block.
-	for i := r.findBlock(search); i < len(r.index); i++ {
-		b, err := r.readBlock(r.index[i].handle, dataBlock)
-		if err != nil {
-			return nil, 0, false, err
-		}
-		it := iterPool.Get().(*blockIter)
-		it.init(b)
-		found := it.seekGE(search)
-		value, kind, itErr := it.value, it.key.Kind(), it.err
-		found = found && base.CompareUserKeys(it.key.UserKey, userKey) == 0
-		exhausted := !it.valid
-		it.b, it.value = nil, nil // keep only keyBuf across uses
-		iterPool.Put(it)
-		switch {
-		case itErr != nil:
-			return nil, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
-		case found:
-			return value, kind, true, nil
-		case !exhausted:
-			return nil, 0, false, nil
-		}
+	i := r.findBlock(search)
+	if i == len(r.index) {
+		return nil, 0, false, nil // search key above the last separator
+	}
+	b, err := r.readBlock(r.index[i].handle, dataBlock)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	// By T5 the first entry >= search is in block i if it has userKey at
+	// all: when block i has no entry >= search, search lies between its
+	// last key and a separator (u, TrailerMax) with u strictly below the
+	// next block's first user key, so no version of userKey exists. The
+	// Get never needs a second block.
+	it := iterPool.Get().(*blockIter)
+	it.init(b)
+	found := it.seekGE(search) && base.CompareUserKeys(it.key.UserKey, userKey) == 0
+	value, kind, itErr := it.value, it.key.Kind(), it.err
+	it.b, it.value = nil, nil // keep only keyBuf across uses
+	iterPool.Put(it)
+	switch {
+	case itErr != nil:
+		return nil, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
+	case found:
+		return value, kind, true, nil
 	}
 	return nil, 0, false, nil
 }

@@ -138,7 +138,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.props.SmallestKey = key.Clone()
 		w.props.SmallestSeqNum, w.props.LargestSeqNum = key.SeqNum(), key.SeqNum()
 	}
-	if newUserKey {
+	if newUserKey && w.opts.Filter != FilterNone {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
 	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
