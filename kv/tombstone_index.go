@@ -72,9 +72,9 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 	if err != nil {
 		return err
 	}
-	for capacity < len(keys)*2 {
-		capacity *= 2
-	}
+	// Room for the keys at 80% load, so the next flushes fit before the
+	// next growth; NewCuckoo rounds the buckets up to a power of two.
+	capacity = max(capacity, len(keys)*5/4)
 	for {
 		f, err := newTombstoneIndex(capacity)
 		if err != nil {
