@@ -1,0 +1,101 @@
+package compaction
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// Iter filters a sorted stream of internal keys down to the entries an
+// output table must keep (C1, C2). It reads its source forward only.
+type Iter struct {
+	src       base.InternalIterator
+	snapshots []base.SeqNum // ascending
+	// elide reports whether a tombstone for userKey may be dropped when it
+	// is the newest version of the oldest stripe (C2). Nil never elides.
+	elide func(userKey []byte) bool
+
+	// OnDropTombstone, if set, is called with the user key of every
+	// tombstone the Iter drops (by C1 or C2); the engine's tombstone index
+	// removes them.
+	OnDropTombstone func(userKey []byte)
+
+	curKey     []byte // user key of the current run of versions
+	lastStripe int    // stripe of the last version seen for curKey
+	started    bool
+	positioned bool
+	keyBuf     []byte
+	currentKey base.InternalKey
+	currentVal []byte
+
+	// Elided counts tombstones dropped by C2; Dropped counts versions
+	// (tombstones included) dropped by C1.
+	Elided, Dropped uint64
+}
+
+// NewIter returns an Iter over src, which must be positioned by the Iter
+// itself (it calls First). snapshots are the sequence numbers of the open
+// snapshots, in any order. elide decides C2 for a user key; pass nil when
+// the output is not the bottom for any key.
+func NewIter(src base.InternalIterator, snapshots []base.SeqNum, elide func(userKey []byte) bool) *Iter {
+	s := slices.Clone(snapshots)
+	slices.Sort(s)
+	return &Iter{src: src, snapshots: slices.Compact(s), elide: elide}
+}
+
+// stripe returns the index of the snapshot stripe holding seq (C1).
+func (it *Iter) stripe(seq base.SeqNum) int {
+	i, _ := slices.BinarySearch(it.snapshots, seq)
+	return i
+}
+
+// Next advances to the next entry to keep and reports whether there is one.
+func (it *Iter) Next() bool {
+	var ok bool
+	if !it.started {
+		it.started = true
+		ok = it.src.First()
+	} else {
+		ok = it.src.Next()
+	}
+	for ; ok; ok = it.src.Next() {
+		k := it.src.Key()
+		if !it.positioned || !bytes.Equal(k.UserKey, it.curKey) {
+			it.keyBuf = append(it.keyBuf[:0], k.UserKey...)
+			it.curKey = it.keyBuf
+			it.lastStripe = -1
+			it.positioned = true
+		}
+		s := it.stripe(k.SeqNum())
+		if s == it.lastStripe {
+			it.Dropped++
+			it.dropped(k)
+			continue
+		}
+		it.lastStripe = s
+		if k.Kind() == base.KindDelete && s == 0 && it.elide != nil && it.elide(k.UserKey) {
+			it.Elided++
+			it.dropped(k)
+			continue
+		}
+		it.currentKey, it.currentVal = k, it.src.Value()
+		return true
+	}
+	return false
+}
+
+func (it *Iter) dropped(k base.InternalKey) {
+	if k.Kind() == base.KindDelete && it.OnDropTombstone != nil {
+		it.OnDropTombstone(k.UserKey)
+	}
+}
+
+// Key returns the entry Next stopped on; valid until the next call.
+func (it *Iter) Key() base.InternalKey { return it.currentKey }
+
+// Value returns the entry's value; valid until the next call.
+func (it *Iter) Value() []byte { return it.currentVal }
+
+// Error returns the source's error, if it stopped on one.
+func (it *Iter) Error() error { return it.src.Error() }

@@ -1,0 +1,167 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// A Batch collects writes that Apply commits atomically: after a crash
+// either all of them are present or none is. A Batch is not safe for
+// concurrent use; it may be reused after Reset.
+//
+// Its encoding is also the payload of a WAL record (docs/format.md, "Batch"):
+//
+//	offset  size  field
+//	0       8     sequence number of the first entry, little-endian
+//	8       4     entry count, little-endian
+//	12      ...   entries: kind (1 byte, base.Kind) | uvarint key length |
+//	              key | for KindSet: uvarint value length | value
+type Batch struct {
+	data []byte // header + entries; the header is filled at commit
+	n    uint32 // number of entries
+}
+
+const batchHeaderLen = 12
+
+// maxBatchSize bounds one batch so its WAL record and memtable insert stay
+// reasonable; larger writes should be split by the caller.
+const maxBatchSize = 1 << 30
+
+// NewBatch returns an empty batch.
+func (d *DB) NewBatch() *Batch { return newBatch() }
+
+func newBatch() *Batch { return &Batch{data: make([]byte, batchHeaderLen, 256)} }
+
+// Set records key = value. The batch copies both.
+func (b *Batch) Set(key, value []byte) {
+	b.add(base.KindSet, key, value)
+}
+
+// Delete records the removal of key. The batch copies it.
+func (b *Batch) Delete(key []byte) {
+	b.add(base.KindDelete, key, nil)
+}
+
+func (b *Batch) add(kind base.Kind, key, value []byte) {
+	if len(b.data) < batchHeaderLen {
+		b.data = make([]byte, batchHeaderLen, 256)
+	}
+	b.data = append(b.data, byte(kind))
+	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
+	b.data = append(b.data, key...)
+	if kind == base.KindSet {
+		b.data = binary.AppendUvarint(b.data, uint64(len(value)))
+		b.data = append(b.data, value...)
+	}
+	b.n++
+}
+
+// Count returns the number of writes in the batch.
+func (b *Batch) Count() int { return int(b.n) }
+
+// Len returns the size of the batch's encoding in bytes.
+func (b *Batch) Len() int { return max(len(b.data), batchHeaderLen) }
+
+// Empty reports whether the batch holds no writes.
+func (b *Batch) Empty() bool { return b.n == 0 }
+
+// Reset empties the batch for reuse, keeping its buffer.
+func (b *Batch) Reset() {
+	b.data = b.data[:0]
+	b.data = append(b.data, make([]byte, batchHeaderLen)...)
+	b.n = 0
+}
+
+// setSeq stamps the sequence number of the first entry and the count into
+// the header, making data a complete WAL payload.
+func (b *Batch) setSeq(seq base.SeqNum) {
+	if len(b.data) < batchHeaderLen {
+		b.data = make([]byte, batchHeaderLen, 256)
+	}
+	binary.LittleEndian.PutUint64(b.data[0:8], uint64(seq))
+	binary.LittleEndian.PutUint32(b.data[8:12], b.n)
+}
+
+// batchEntry is one decoded write; Key and Value alias the batch bytes.
+type batchEntry struct {
+	Kind  base.Kind
+	Key   []byte
+	Value []byte
+}
+
+// decodeBatch validates an encoded batch and calls fn for each entry with
+// its sequence number, in order. It is the one decoder of WAL payloads, so
+// it treats its input as untrusted: every length is checked against the
+// bytes that remain, and malformed input returns an error wrapping
+// ErrCorruption without calling fn for any entry past the damage.
+func decodeBatch(data []byte, fn func(seq base.SeqNum, e batchEntry) error) (first base.SeqNum, count uint32, err error) {
+	if len(data) < batchHeaderLen {
+		return 0, 0, base.CorruptionErrorf("kv: batch of %d bytes is shorter than its %d-byte header", len(data), batchHeaderLen)
+	}
+	first = base.SeqNum(binary.LittleEndian.Uint64(data[0:8]))
+	count = binary.LittleEndian.Uint32(data[8:12])
+	if uint64(first)+uint64(count) > uint64(base.SeqNumMax) {
+		return 0, 0, base.CorruptionErrorf("kv: batch sequence numbers %d+%d overflow", first, count)
+	}
+	rest := data[batchHeaderLen:]
+	for i := uint32(0); i < count; i++ {
+		var e batchEntry
+		if len(rest) == 0 {
+			return 0, 0, base.CorruptionErrorf("kv: batch ends after %d of %d entries", i, count)
+		}
+		e.Kind = base.Kind(rest[0])
+		rest = rest[1:]
+		if !e.Kind.Valid() {
+			return 0, 0, base.CorruptionErrorf("kv: batch entry %d has unknown kind %d", i, e.Kind)
+		}
+		if e.Key, rest, err = takeLengthPrefixed(rest, "key", i); err != nil {
+			return 0, 0, err
+		}
+		if e.Kind == base.KindSet {
+			if e.Value, rest, err = takeLengthPrefixed(rest, "value", i); err != nil {
+				return 0, 0, err
+			}
+		}
+		if fn != nil {
+			if err := fn(first+base.SeqNum(i), e); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if len(rest) != 0 {
+		return 0, 0, base.CorruptionErrorf("kv: batch has %d trailing bytes after %d entries", len(rest), count)
+	}
+	return first, count, nil
+}
+
+func takeLengthPrefixed(b []byte, what string, entry uint32) (field, rest []byte, err error) {
+	n, w := binary.Uvarint(b)
+	// Only the minimal varint encoding is accepted, so a batch has exactly
+	// one encoding (the builder writes no other).
+	if w <= 0 || w != uvarintLen(n) {
+		return nil, nil, base.CorruptionErrorf("kv: batch entry %d: bad %s length varint", entry, what)
+	}
+	b = b[w:]
+	if n > uint64(len(b)) {
+		return nil, nil, base.CorruptionErrorf("kv: batch entry %d: %s length %d exceeds the %d bytes left", entry, what, n, len(b))
+	}
+	return b[:n:n], b[n:], nil
+}
+
+// validate checks a batch built by the caller before commit.
+func (b *Batch) validate() error {
+	if b.Len() > maxBatchSize {
+		return fmt.Errorf("kv: batch of %d bytes exceeds the %d-byte limit", b.Len(), maxBatchSize)
+	}
+	return nil
+}
+
+func uvarintLen(n uint64) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}

@@ -1,0 +1,268 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/sstable"
+	"github.com/sievekv/sievekv/wal"
+)
+
+// CheckReport is what Check found in a closed database directory.
+type CheckReport struct {
+	// Manifest is the MANIFEST that CURRENT names ("" if unreadable).
+	Manifest string
+	// Tables and Entries count the live tables and the entries iterated
+	// in them; Levels counts the tables per level.
+	Tables  int
+	Entries uint64
+	Levels  [NumLevels]int
+	// WALs and WALRecords count the write-ahead logs recovery would
+	// replay and the batches decoded from them.
+	WALs       int
+	WALRecords int
+	// LastSeq is the largest sequence number the manifest and the WALs
+	// account for.
+	LastSeq uint64
+	// Problems lists every violated checksum or invariant. Each wraps
+	// ErrCorruption and names the file it was found in.
+	Problems []error
+	// Notes lists what is harmless but worth knowing: a torn WAL or
+	// MANIFEST tail (what a crash leaves; Open cuts it off), and orphaned
+	// files that Open will remove.
+	Notes []string
+}
+
+// OK reports whether no problem was found.
+func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+// Err joins the problems into one error (nil if none).
+func (r *CheckReport) Err() error { return errors.Join(r.Problems...) }
+
+// String renders the report, one problem or note per line.
+func (r *CheckReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "manifest %s: %d tables (", r.Manifest, r.Tables)
+	for l, n := range r.Levels {
+		if l > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "L%d:%d", l, n)
+	}
+	fmt.Fprintf(&b, "), %d entries; %d WALs, %d records; last seq %d\n", r.Entries, r.WALs, r.WALRecords, r.LastSeq)
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "PROBLEM: %v\n", p)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if r.OK() {
+		b.WriteString("OK\n")
+	}
+	return b.String()
+}
+
+// Check verifies every checksum and ordering invariant of the closed
+// database in dirname without changing it: the MANIFEST replays (each edit
+// consistent with the ones before, sorted levels without overlap); every
+// live table exists with the manifest's size, opens, and iterates fully
+// with keys strictly increasing (B1) within the manifest's bounds and
+// sequence numbers, as many entries as its properties say; every WAL that
+// recovery would replay decodes into valid batches with increasing
+// sequence numbers. Only opts.FS matters in opts (nil: the OS).
+//
+// The returned error is for a check that could not run (no database, the
+// directory locked by an open DB); what is wrong with the data is listed
+// in the report's Problems.
+func Check(dirname string, opts *Options) (*CheckReport, error) {
+	var o Options
+	if opts != nil {
+		o.FS = opts.FS
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rep := &CheckReport{}
+	o.Logger = func(format string, args ...any) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf(format, args...))
+	}
+	d := &DB{dirname: dirname, opts: o, fs: o.FS}
+	lock, err := d.fs.Lock(d.path(fileKindLock, 0))
+	if err != nil {
+		return nil, fmt.Errorf("kv: check %s: %w", dirname, err)
+	}
+	defer lock.Close()
+	names, err := d.fs.List(dirname)
+	if err != nil {
+		return nil, fmt.Errorf("kv: check %s: %w", dirname, err)
+	}
+	if !slices.Contains(names, fileName(fileKindCurrent, 0)) {
+		for _, n := range names {
+			if k, _, ok := parseFileName(n); ok && (k == fileKindTable || k == fileKindManifest) {
+				rep.Problems = append(rep.Problems, base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", dirname, n))
+				return rep, nil
+			}
+		}
+		return nil, fmt.Errorf("kv: check %s: no database (no CURRENT)", dirname)
+	}
+	problem := func(err error) {
+		if !errors.Is(err, ErrCorruption) {
+			err = base.CorruptionErrorf("%w", err)
+		}
+		rep.Problems = append(rep.Problems, err)
+	}
+
+	if cur, err := d.readCurrent(); err == nil {
+		rep.Manifest = cur
+	}
+	v, err := d.replayManifest()
+	if err != nil {
+		// Without a version there are no tables to check against; the
+		// WALs can still be checked.
+		problem(err)
+		v = &version{}
+	}
+	rep.LastSeq = uint64(d.lastSeq)
+
+	live := map[fileNum]bool{}
+	for l, ts := range v.levels {
+		for _, t := range ts {
+			live[t.fileNum] = true
+			rep.Tables++
+			rep.Levels[l]++
+			for _, p := range d.checkTable(l, t, rep) {
+				problem(p)
+			}
+		}
+	}
+
+	var logs []fileNum
+	for _, n := range names {
+		k, num, ok := parseFileName(n)
+		if !ok {
+			continue
+		}
+		switch {
+		case k == fileKindLog && num >= d.manifest.logNum:
+			logs = append(logs, num)
+		case k == fileKindTable && !live[num]:
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s is not in the manifest (an orphan Open removes)", n))
+		}
+	}
+	slices.Sort(logs)
+	lastSeq := d.lastSeq
+	for i, num := range logs {
+		rep.WALs++
+		if err := d.checkWAL(num, i == len(logs)-1, &lastSeq, rep); err != nil {
+			problem(err)
+		}
+	}
+	rep.LastSeq = uint64(max(lastSeq, d.lastSeq))
+	return rep, nil
+}
+
+// checkTable iterates table t of level l and returns what is wrong with it.
+func (d *DB) checkTable(level int, t *tableMeta, rep *CheckReport) []error {
+	name := fileName(fileKindTable, t.fileNum)
+	f, err := d.fs.Open(d.path(fileKindTable, t.fileNum))
+	if err != nil {
+		return []error{base.CorruptionErrorf("kv: table %s (L%d) named by the manifest cannot be opened: %w", name, level, err)}
+	}
+	if st, err := f.Stat(); err == nil && uint64(st.Size()) != t.size {
+		f.Close()
+		return []error{base.CorruptionErrorf("kv: table %s: size %d, the manifest says %d", name, st.Size(), t.size)}
+	}
+	r, err := sstable.Open(f, int64(t.size), sstable.ReaderOptions{FileNum: uint64(t.fileNum), Name: name})
+	if err != nil {
+		f.Close()
+		return []error{fmt.Errorf("kv: table %s: %w", name, err)}
+	}
+	defer r.Close()
+	var probs []error
+	bad := func(format string, args ...any) {
+		probs = append(probs, base.CorruptionErrorf("kv: table %s: "+format, append([]any{name}, args...)...))
+	}
+	p := r.Properties()
+	it := r.NewIter(nil, nil)
+	var prev base.InternalKey
+	var n uint64
+	for ok := it.First(); ok && len(probs) < 10; ok = it.Next() {
+		k := it.Key()
+		if n > 0 && base.Compare(prev, k) >= 0 {
+			bad("entry %d: key %s is not after %s", n, k, prev)
+		}
+		if base.Compare(k, t.smallest) < 0 || base.Compare(k, t.largest) > 0 {
+			bad("entry %d: key %s is outside the manifest's bounds [%s, %s]", n, k, t.smallest, t.largest)
+		}
+		if s := k.SeqNum(); s < t.smallestSeq || s > t.largestSeq {
+			bad("entry %d: key %s has a sequence number outside the manifest's [%d, %d]", n, k, t.smallestSeq, t.largestSeq)
+		}
+		if !k.Kind().Valid() {
+			bad("entry %d: key %s has an invalid kind", n, k)
+		}
+		if n == 0 && base.Compare(k, t.smallest) != 0 {
+			bad("first key %s is not the manifest's smallest %s", k, t.smallest)
+		}
+		prev = k.Clone()
+		n++
+	}
+	if err := it.Close(); err != nil {
+		probs = append(probs, fmt.Errorf("kv: table %s: after %d entries: %w", name, n, err))
+	} else if len(probs) == 0 {
+		if n != p.NumEntries {
+			bad("iterated %d entries, its properties say %d", n, p.NumEntries)
+		}
+		if n > 0 && base.Compare(prev, t.largest) != 0 {
+			bad("last key %s is not the manifest's largest %s", prev, t.largest)
+		}
+		if uint64(t.largestSeq) > uint64(d.lastSeq) {
+			bad("holds sequence number %d beyond the manifest's last %d", t.largestSeq, d.lastSeq)
+		}
+	}
+	rep.Entries += n
+	return probs
+}
+
+// checkWAL decodes every batch of WAL num. A torn tail of the newest log
+// is a note (a crash leaves one); any other damage is a problem.
+func (d *DB) checkWAL(num fileNum, newest bool, lastSeq *base.SeqNum, rep *CheckReport) error {
+	name := fileName(fileKindLog, num)
+	f, err := d.fs.Open(d.path(fileKindLog, num))
+	if err != nil {
+		return fmt.Errorf("kv: WAL %s: %w", name, err)
+	}
+	defer f.Close()
+	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
+	var prevLast base.SeqNum
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, wal.ErrTornTail) && newest {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, r.LastRecordEnd(), err))
+				return nil
+			}
+			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
+		}
+		first, count, err := decodeBatch(rec, nil)
+		if err != nil {
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d: %w", name, r.LastRecordEnd(), err)
+		}
+		rep.WALRecords++
+		if count == 0 {
+			continue
+		}
+		if first <= prevLast {
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", name, r.LastRecordEnd(), first, prevLast)
+		}
+		prevLast = first + base.SeqNum(count) - 1
+		*lastSeq = max(*lastSeq, prevLast)
+	}
+}

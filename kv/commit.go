@@ -1,0 +1,246 @@
+package kv
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// pendingWrite is one Apply waiting in the commit queue.
+type pendingWrite struct {
+	batch *Batch
+	sync  bool
+	done  bool
+	err   error
+	cond  sync.Cond // on DB.mu; signalled when done or when it becomes leader
+}
+
+// maxGroupBytes bounds how much one leader commits for its followers, so a
+// small synced write is not delayed behind an enormous group.
+const maxGroupBytes = 1 << 20
+
+// Set writes key = value. The DB copies both.
+func (d *DB) Set(key, value []byte, opts *WriteOptions) error {
+	b := newBatch()
+	b.Set(key, value)
+	return d.Apply(b, opts)
+}
+
+// Delete removes key. Deleting an absent key is not an error.
+func (d *DB) Delete(key []byte, opts *WriteOptions) error {
+	b := newBatch()
+	b.Delete(key)
+	return d.Apply(b, opts)
+}
+
+// Apply commits every write in b atomically (K2). With opts.Sync the writes
+// are durable when Apply returns (K1). The batch must not be modified until
+// Apply returns; it may be reused afterwards.
+//
+// Writers queue up; the one at the head (the leader) writes the WAL records
+// of the whole queue it finds, with one fsync if any of them asked for Sync
+// (group commit), applies them to the memtable, publishes their sequence
+// numbers, and wakes the followers.
+func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
+	if b == nil {
+		return fmt.Errorf("kv: Apply of a nil batch")
+	}
+	if opts == nil {
+		opts = NoSync
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	w := &pendingWrite{batch: b, sync: opts.Sync}
+	w.cond.L = &d.mu
+
+	d.mu.Lock()
+	if err := d.writableLocked(); err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	if b.Empty() {
+		d.mu.Unlock()
+		return nil
+	}
+	d.writers = append(d.writers, w)
+	for !w.done && d.writers[0] != w {
+		w.cond.Wait()
+	}
+	if w.done {
+		d.mu.Unlock()
+		return w.err
+	}
+
+	// This writer leads. REQUIRES: d.mu held from here until the group is
+	// chosen, and re-taken to publish.
+	err := d.makeRoomForWriteLocked()
+	group := d.writers[:1]
+	if err == nil {
+		size := 0
+		for i, pw := range d.writers {
+			if pw.batch == nil {
+				// A barrier (Flush, Close) waiting for its turn as leader.
+				break
+			}
+			size += pw.batch.Len()
+			if i > 0 && size > maxGroupBytes {
+				break
+			}
+			group = d.writers[:i+1]
+		}
+	}
+	// Err with an empty group still wakes the leader itself below.
+	first := d.lastSeq + 1
+	seq := first
+	syncWAL := false
+	for _, pw := range group {
+		pw.batch.setSeq(seq)
+		seq += base.SeqNum(pw.batch.n)
+		syncWAL = syncWAL || pw.sync
+	}
+	last := seq - 1
+	mem := d.mem
+	d.mu.Unlock()
+
+	if err == nil {
+		err = d.writeGroup(mem, group, syncWAL)
+	}
+
+	d.mu.Lock()
+	if err == nil {
+		d.lastSeq = last
+		d.visibleSeq.Store(uint64(last))
+	} else if !isUserError(err) {
+		// The WAL's state is unknown after a failed write or sync: accept
+		// no more writes (LevelDB's sticky bg_error_).
+		d.setBackgroundErrorLocked("kv: write-ahead log", err)
+	}
+	for _, pw := range group {
+		pw.done = true
+		pw.err = err
+		if pw != w {
+			pw.cond.Signal()
+		}
+	}
+	d.writers = d.writers[len(group):]
+	if len(d.writers) > 0 {
+		d.writers[0].cond.Signal()
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// isUserError reports errors that say nothing about the DB's health.
+func isUserError(err error) bool { return err == ErrClosed || err == ErrReadOnly }
+
+// writeGroup writes a commit group to the WAL and then the memtable. Only
+// the leader calls it, so the WAL writer and the memtable have one writer.
+func (d *DB) writeGroup(mem *memTable, group []*pendingWrite, syncWAL bool) error {
+	if mem.wal != nil {
+		before := mem.wal.Size()
+		for _, pw := range group {
+			if _, err := mem.wal.WriteRecord(pw.batch.data); err != nil {
+				return err
+			}
+		}
+		var err error
+		if syncWAL {
+			err = mem.wal.Sync()
+			d.counters.walSyncs.Add(1)
+		} else {
+			// Hand the bytes to the OS so a process crash loses nothing.
+			err = mem.wal.Flush()
+		}
+		d.counters.walBytes.Add(uint64(mem.wal.Size() - before))
+		if err != nil {
+			return err
+		}
+	}
+	for _, pw := range group {
+		if err := applyToMemTable(mem, pw.batch.data); err != nil {
+			return err
+		}
+		d.counters.userBytes.Add(uint64(len(pw.batch.data) - batchHeaderLen))
+	}
+	return nil
+}
+
+// applyToMemTable inserts every entry of an encoded batch.
+func applyToMemTable(mem *memTable, data []byte) error {
+	_, _, err := decodeBatch(data, func(seq base.SeqNum, e batchEntry) error {
+		if e.Kind == base.KindSet {
+			mem.Set(e.Key, seq, e.Value)
+		} else {
+			mem.Delete(e.Key, seq)
+		}
+		return nil
+	})
+	return err
+}
+
+// writableLocked reports why the DB cannot take writes now, if it cannot.
+// REQUIRES: d.mu held.
+func (d *DB) writableLocked() error {
+	switch {
+	case d.closed:
+		return ErrClosed
+	case d.opts.ReadOnly:
+		return ErrReadOnly
+	case d.bgErr != nil:
+		return d.bgErr
+	}
+	return nil
+}
+
+// maxImmutableMemTables bounds the memtables waiting for flush; past it
+// writers wait (back-pressure) instead of growing memory without bound.
+const maxImmutableMemTables = 2
+
+// makeRoomForWriteLocked rotates a full memtable to the flush queue, waits
+// while the flush queue is full, and applies L0 back-pressure: past the
+// slowdown threshold each commit group is delayed once by 1 ms, at the stop
+// threshold writers wait until compaction brings L0 down. It never waits
+// for work that is not running, so it cannot deadlock.
+// REQUIRES: d.mu held, caller is the leader.
+func (d *DB) makeRoomForWriteLocked() error {
+	delayed := false
+	for {
+		if err := d.writableLocked(); err != nil {
+			return err
+		}
+		l0 := len(d.current.levels[0])
+		canCompact := !d.opts.DisableAutomaticCompactions
+		switch {
+		case canCompact && l0 >= d.opts.L0StopWritesThreshold:
+			d.maybeScheduleCompactionLocked()
+			if d.compacting {
+				d.counters.writeStalls.Add(1)
+				d.flushDone.Wait()
+				continue
+			}
+		case canCompact && l0 >= d.opts.L0SlowdownWritesThreshold && !delayed:
+			delayed = true
+			d.counters.writeSlowdowns.Add(1)
+			d.maybeScheduleCompactionLocked()
+			d.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			d.mu.Lock()
+			continue
+		}
+		if d.mem.ApproximateSize() < int64(d.opts.MemTableSize) {
+			return nil
+		}
+		if len(d.imm) >= maxImmutableMemTables {
+			d.counters.writeStalls.Add(1)
+			d.flushDone.Wait()
+			continue
+		}
+		if err := d.rotateMemTableLocked(); err != nil {
+			return err
+		}
+		d.maybeScheduleFlushLocked()
+	}
+}

@@ -1,0 +1,39 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+var (
+	// ErrNotFound is returned by Get for a key with no visible value.
+	ErrNotFound = errors.New("kv: not found")
+	// ErrClosed is returned by every operation on a closed DB, iterator or
+	// snapshot.
+	ErrClosed = errors.New("kv: closed")
+	// ErrCorruption is matched (errors.Is) by every error that reports
+	// damaged persistent data, from any layer: a WAL record, the MANIFEST,
+	// a table block. It is the same sentinel the lower layers wrap.
+	ErrCorruption = base.ErrCorruption
+	// ErrLocked is returned by Open when another DB holds the directory.
+	ErrLocked = errors.New("kv: database directory is locked by another process")
+	// ErrInvalidOptions is returned by Open for out-of-range options.
+	ErrInvalidOptions = errors.New("kv: invalid options")
+	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by
+	// writes after a background failure left the DB read-only.
+	ErrReadOnly = errors.New("kv: database is read-only")
+)
+
+// setBackgroundErrorLocked records the first failure of background work or
+// of the WAL as the DB's sticky error (LevelDB's bg_error_): from then on
+// every write returns it. It wraps both ErrReadOnly, as the package
+// promises for this state, and the cause. REQUIRES: d.mu held.
+func (d *DB) setBackgroundErrorLocked(what string, err error) {
+	if d.bgErr != nil {
+		return
+	}
+	d.bgErr = fmt.Errorf("%w: %s failed: %w", ErrReadOnly, what, err)
+	d.counters.bgErrors.Add(1)
+}

@@ -1,0 +1,185 @@
+package kv
+
+import (
+	"github.com/sievekv/sievekv/compaction"
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/sstable"
+)
+
+func metaFromSSTable(num fileNum, md sstable.Metadata) *tableMeta {
+	p := md.Properties
+	return &tableMeta{
+		fileNum:     num,
+		size:        md.Size,
+		smallest:    p.SmallestKey.Clone(),
+		largest:     p.LargestKey.Clone(),
+		smallestSeq: p.SmallestSeqNum,
+		largestSeq:  p.LargestSeqNum,
+		entries:     p.NumEntries,
+		filterType:  p.FilterType,
+		filterBytes: p.FilterSize,
+	}
+}
+
+// maybeScheduleFlushLocked starts the flush goroutine if memtables wait.
+// REQUIRES: d.mu held.
+func (d *DB) maybeScheduleFlushLocked() {
+	if d.flushing || len(d.imm) == 0 || d.bgErr != nil || d.opts.ReadOnly {
+		return
+	}
+	d.flushing = true
+	d.bg.Add(1)
+	go d.flushLoop()
+}
+
+// flushLoop writes immutable memtables, oldest first, as L0 tables until
+// none is left, then exits. One runs at a time (d.flushing).
+func (d *DB) flushLoop() {
+	defer d.bg.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.imm) > 0 && d.bgErr == nil {
+		m := d.imm[0]
+		snaps := d.snapshots.seqs()
+		v := d.current
+		v.ref()
+		d.mu.Unlock()
+		var tombstones [][]byte
+		tables, elided, err := d.flushMemTable(m, v, snaps, &tombstones)
+		v.unref()
+		d.mu.Lock()
+		if err == nil {
+			// Every entry of m is now in a table: the WAL needed next is
+			// the one of the following memtable (K6).
+			edit := &versionEdit{logNum: d.logNumAfterLocked(m)}
+			for _, t := range tables {
+				edit.added = append(edit.added, newTable{level: 0, meta: t})
+			}
+			err = d.logAndApplyLocked(edit)
+			if err != nil {
+				d.removeFiles(tables)
+			}
+		}
+		if err == nil {
+			err = d.tombstones.addAll(tombstones)
+		}
+		if err != nil {
+			d.setBackgroundErrorLocked("kv: background flush", err)
+			break
+		}
+		d.counters.tombstonesElided.Add(elided)
+		d.imm = d.imm[1:]
+		d.flushedMemID = m.id
+		d.counters.flushes.Add(1)
+		if m.logNum != 0 {
+			// Its writes are in a table the manifest names (K6).
+			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
+				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
+			}
+		}
+		d.flushDone.Broadcast()
+		d.maybeScheduleCompactionLocked()
+	}
+	d.flushing = false
+	d.flushDone.Broadcast()
+}
+
+// flushMemTable writes m as one L0 table (none if it is empty). A
+// tombstone in the oldest snapshot stripe whose key every older table's
+// filter rules out hides nothing and is dropped (compaction's C2 with the
+// filters as the proof); v is the version whose tables are older than m.
+// tombstones receives the keys of the tombstones written, for the
+// tombstone index.
+func (d *DB) flushMemTable(m *memTable, v *version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*tableMeta, uint64, error) {
+	it := m.NewIter(nil, nil)
+	defer it.Close()
+	var elide func([]byte) bool
+	if v != nil {
+		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
+	}
+	src := compaction.NewIter(it, snapshots, elide)
+	tables, err := d.writeTables(src, outputSpec{onTombstone: collectInto(tombstones)})
+	return tables, src.Elided, err
+}
+
+func collectInto(dst *[][]byte) func([]byte) {
+	if dst == nil {
+		return nil
+	}
+	return func(k []byte) { *dst = append(*dst, append([]byte(nil), k...)) }
+}
+
+// logNumAfterLocked is the oldest WAL still needed once m is flushed.
+// REQUIRES: d.mu held.
+func (d *DB) logNumAfterLocked(m *memTable) fileNum {
+	for i, im := range d.imm {
+		if im == m && i+1 < len(d.imm) {
+			return d.imm[i+1].logNum
+		}
+	}
+	return d.mem.logNum
+}
+
+func (d *DB) removeFiles(tables []*tableMeta) {
+	for _, t := range tables {
+		d.fs.Remove(d.path(fileKindTable, t.fileNum))
+	}
+}
+
+// Flush writes the mutable memtable (and any waiting immutable ones) to
+// L0 tables and returns when they are durable in the manifest.
+func (d *DB) Flush() error {
+	var target uint64
+	err := d.asLeader(func() error {
+		if d.opts.ReadOnly {
+			return ErrReadOnly
+		}
+		if !d.mem.Empty() {
+			if err := d.rotateMemTableLocked(); err != nil {
+				return err
+			}
+		}
+		if len(d.imm) > 0 {
+			target = d.imm[len(d.imm)-1].id
+		}
+		d.maybeScheduleFlushLocked()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.flushedMemID < target && d.bgErr == nil && !d.closed {
+		d.flushDone.Wait()
+	}
+	if d.flushedMemID < target {
+		if d.bgErr != nil {
+			return d.bgErr
+		}
+		return ErrClosed
+	}
+	return nil
+}
+
+// asLeader runs fn under d.mu as the head of the commit queue, so no
+// commit is writing the mutable memtable or its WAL meanwhile.
+func (d *DB) asLeader(fn func() error) error {
+	w := &pendingWrite{}
+	w.cond.L = &d.mu
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	d.writers = append(d.writers, w)
+	for d.writers[0] != w {
+		w.cond.Wait()
+	}
+	err := fn()
+	d.writers = d.writers[1:]
+	if len(d.writers) > 0 {
+		d.writers[0].cond.Signal()
+	}
+	return err
+}

@@ -1,0 +1,359 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// Iterator walks the user keys of a DB or snapshot in order, in both
+// directions, showing for each key its newest value visible at the
+// iterator's sequence number and hiding deleted keys. It sees the DB as of
+// its creation: later writes, flushes and compactions do not change what it
+// returns (the version and memtables it reads are pinned until Close).
+//
+// Positioning methods report whether the iterator is on a key. After Next
+// runs off the end, Prev moves to the last key; after Prev runs off the
+// start, Next moves to the first (as in Pebble). Key and Value are valid
+// until the next positioning call. An Iterator is not safe for concurrent
+// use; Close it to release what it pins.
+type Iterator struct {
+	db     *DB
+	iter   base.InternalIterator
+	seq    base.SeqNum
+	lower  []byte
+	upper  []byte
+	pinned *readState // nil once closed
+
+	dir   iterDir
+	state iterState
+	err   error
+
+	// In the reverse direction the internal iterator sits before the
+	// current key's entries, so the current key and value are copies.
+	savedKey, savedValue []byte
+}
+
+type iterDir int8
+
+const (
+	dirForward iterDir = iota
+	dirReverse
+)
+
+type iterState int8
+
+const (
+	stateUnpositioned iterState = iota
+	stateValid
+	statePastEnd    // ran off the end going forward
+	stateBeforeHead // ran off the start going backward
+	stateClosed
+)
+
+// newIterator builds an Iterator over a pinned read state at seq.
+func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterator {
+	it := &Iterator{db: d, seq: seq, pinned: &rs}
+	if o != nil {
+		it.lower = cloneOrNil(o.LowerBound)
+		it.upper = cloneOrNil(o.UpperBound)
+	}
+	children := make([]base.InternalIterator, 0, 2+len(rs.imm)+len(rs.v.levels[0])+NumLevels)
+	children = append(children, rs.mem.NewIter(it.lower, it.upper))
+	for i := len(rs.imm) - 1; i >= 0; i-- {
+		children = append(children, rs.imm[i].NewIter(it.lower, it.upper))
+	}
+	for _, t := range rs.v.levels[0] {
+		if !t.overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.smallest.UserKey, it.upper) >= 0) {
+			continue
+		}
+		r, err := d.tables.get(t)
+		if err != nil {
+			it.err = err
+			continue
+		}
+		children = append(children, r.NewIter(it.lower, it.upper))
+	}
+	for l := 1; l < NumLevels; l++ {
+		if len(rs.v.levels[l]) > 0 {
+			children = append(children, newLevelIter(d, rs.v.levels[l], it.lower, it.upper))
+		}
+	}
+	it.iter = newMergingIter(children)
+	return it
+}
+
+func cloneOrNil(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// NewIter returns an iterator over the DB's current state within the
+// options' bounds (nil = all keys).
+func (d *DB) NewIter(o *IterOptions) *Iterator {
+	rs, err := d.loadReadState()
+	if err != nil {
+		return &Iterator{db: d, err: err, state: stateClosed}
+	}
+	return d.newIterator(rs, base.SeqNum(d.visibleSeq.Load()), o)
+}
+
+// ok checks the iterator can move; it records ErrClosed once the DB closed.
+func (it *Iterator) ok() bool {
+	if it.err != nil || it.state == stateClosed {
+		return false
+	}
+	if it.db.isClosed() {
+		it.err = ErrClosed
+		return false
+	}
+	return true
+}
+
+// First moves to the first key within bounds.
+func (it *Iterator) First() bool {
+	if it.lower != nil {
+		return it.SeekGE(it.lower)
+	}
+	if !it.ok() {
+		return false
+	}
+	it.dir = dirForward
+	it.iter.First()
+	return it.findNextUserEntry(false, nil)
+}
+
+// Last moves to the last key within bounds.
+func (it *Iterator) Last() bool {
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	if !it.ok() {
+		return false
+	}
+	it.dir = dirReverse
+	it.iter.Last()
+	return it.findPrevUserEntry()
+}
+
+// SeekGE moves to the first key >= key (clamped to the lower bound).
+func (it *Iterator) SeekGE(key []byte) bool {
+	if !it.ok() {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	it.dir = dirForward
+	if it.upper != nil && bytes.Compare(key, it.upper) >= 0 {
+		return it.stop(statePastEnd)
+	}
+	it.iter.SeekGE(base.MakeSearchKey(key, it.seq))
+	return it.findNextUserEntry(false, nil)
+}
+
+// SeekLT moves to the last key < key (clamped to the upper bound).
+func (it *Iterator) SeekLT(key []byte) bool {
+	if !it.ok() {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	it.dir = dirReverse
+	if it.lower != nil && bytes.Compare(key, it.lower) <= 0 {
+		return it.stop(stateBeforeHead)
+	}
+	// The smallest internal key of user key `key` sorts before all its
+	// versions, so SeekLT lands on the last entry of a smaller user key.
+	it.iter.SeekLT(base.MakeInternalKey(key, base.SeqNumMax, base.KindMax))
+	return it.findPrevUserEntry()
+}
+
+// Next moves to the next key.
+func (it *Iterator) Next() bool {
+	if !it.ok() {
+		return false
+	}
+	switch it.state {
+	case stateBeforeHead:
+		return it.First()
+	case stateValid:
+	default:
+		return false
+	}
+	if it.dir == dirReverse {
+		// The internal iterator is before the current key's entries: step
+		// into them, then skip them like the forward case.
+		it.dir = dirForward
+		if it.iter.Valid() {
+			it.iter.Next()
+		} else if it.iter.Error() == nil {
+			it.iter.First()
+		}
+		return it.findNextUserEntry(true, it.savedKey)
+	}
+	it.savedKey = append(it.savedKey[:0], it.iter.Key().UserKey...)
+	it.iter.Next()
+	return it.findNextUserEntry(true, it.savedKey)
+}
+
+// Prev moves to the previous key.
+func (it *Iterator) Prev() bool {
+	if !it.ok() {
+		return false
+	}
+	switch it.state {
+	case statePastEnd:
+		return it.Last()
+	case stateValid:
+	default:
+		return false
+	}
+	if it.dir == dirForward {
+		// Back the internal iterator up to before the current key's
+		// entries, then scan backward as usual.
+		cur := append(it.savedKey[:0], it.iter.Key().UserKey...)
+		it.savedKey = cur
+		for it.iter.Prev() {
+			if bytes.Compare(it.iter.Key().UserKey, cur) < 0 {
+				break
+			}
+		}
+		it.dir = dirReverse
+		if err := it.iter.Error(); err != nil {
+			it.err = err
+			return it.stop(stateBeforeHead)
+		}
+	}
+	return it.findPrevUserEntry()
+}
+
+// findNextUserEntry advances the internal iterator to the first visible,
+// live entry whose user key is past skipKey (when skipping).
+func (it *Iterator) findNextUserEntry(skipping bool, skipKey []byte) bool {
+	for ; it.iter.Valid(); it.iter.Next() {
+		k := it.iter.Key()
+		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 {
+			break
+		}
+		if k.SeqNum() > it.seq {
+			continue
+		}
+		if skipping && bytes.Compare(k.UserKey, skipKey) <= 0 {
+			continue
+		}
+		if k.Kind() == base.KindDelete {
+			// Hide this key's older versions.
+			it.savedKey = append(it.savedKey[:0], k.UserKey...)
+			skipKey, skipping = it.savedKey, true
+			continue
+		}
+		it.state = stateValid
+		return true
+	}
+	if err := it.iter.Error(); err != nil {
+		it.err = err
+	}
+	return it.stop(statePastEnd)
+}
+
+// findPrevUserEntry moves backward to the previous visible, live user key,
+// leaving the internal iterator before that key's entries and the key and
+// value in savedKey and savedValue.
+func (it *Iterator) findPrevUserEntry() bool {
+	kind := base.KindDelete
+	for it.iter.Valid() {
+		k := it.iter.Key()
+		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
+			break
+		}
+		if k.SeqNum() <= it.seq {
+			if kind != base.KindDelete && bytes.Compare(k.UserKey, it.savedKey) < 0 {
+				// savedKey's newest visible version is a value, and the
+				// iterator now sits on an older key: done.
+				break
+			}
+			kind = k.Kind()
+			if kind == base.KindDelete {
+				it.savedKey, it.savedValue = it.savedKey[:0], it.savedValue[:0]
+			} else {
+				it.savedKey = append(it.savedKey[:0], k.UserKey...)
+				it.savedValue = append(it.savedValue[:0], it.iter.Value()...)
+			}
+		}
+		it.iter.Prev()
+	}
+	if err := it.iter.Error(); err != nil {
+		it.err = err
+		return it.stop(stateBeforeHead)
+	}
+	if kind == base.KindDelete {
+		return it.stop(stateBeforeHead)
+	}
+	it.state = stateValid
+	return true
+}
+
+func (it *Iterator) stop(s iterState) bool {
+	it.state = s
+	return false
+}
+
+// Valid reports whether the iterator is on a key.
+func (it *Iterator) Valid() bool { return it.err == nil && it.state == stateValid }
+
+// Key returns the current key; valid until the next positioning call.
+func (it *Iterator) Key() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	if it.dir == dirReverse {
+		return it.savedKey
+	}
+	return it.iter.Key().UserKey
+}
+
+// Value returns the current value; valid until the next positioning call.
+func (it *Iterator) Value() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	if it.dir == dirReverse {
+		return it.savedValue
+	}
+	return it.iter.Value()
+}
+
+// Error returns the error that stopped the iterator, if any.
+func (it *Iterator) Error() error { return it.err }
+
+// Close releases the iterator's pinned state. It returns the iterator's
+// error; closing twice returns ErrClosed.
+func (it *Iterator) Close() error {
+	if it.state == stateClosed && it.iter == nil {
+		if it.err != nil && !errors.Is(it.err, ErrClosed) {
+			return it.err
+		}
+		return ErrClosed
+	}
+	err := it.err
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	if it.iter != nil {
+		if cerr := it.iter.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		it.iter = nil
+	}
+	if it.pinned != nil {
+		it.pinned.unref()
+		it.pinned = nil
+	}
+	it.state = stateClosed
+	return err
+}

@@ -1,0 +1,260 @@
+package kv
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NumLevels is the number of LSM levels, L0 through L6.
+const NumLevels = 7
+
+// Metrics is a point-in-time snapshot of the DB's counters, returned by
+// DB.Metrics. Counters are cumulative since Open.
+type Metrics struct {
+	// Gets counts point lookups (DB.Get and Snapshot.Get).
+	Gets uint64
+	// Filter counts table filter consultations on the Get path.
+	Filter FilterMetrics
+	// DiskReads counts block reads that went to a table file (cache misses).
+	DiskReads DiskReadMetrics
+	// BlockCache counts lookups in the shared block cache.
+	BlockCache BlockCacheMetrics
+	// Levels describes the tables at each level, L0 first.
+	Levels [NumLevels]LevelMetrics
+	// WAL describes the write-ahead log.
+	WAL WALMetrics
+	// MemTable describes the mutable and immutable memtables.
+	MemTable MemTableMetrics
+	// Flushes counts memtables written out as L0 tables.
+	Flushes uint64
+	// Compactions counts completed compactions (manual ones included).
+	Compactions uint64
+	// Compaction details what compactions did.
+	Compaction CompactionMetrics
+	// TombstoneIndex describes the cuckoo-filter index of deleted keys.
+	TombstoneIndex TombstoneIndexMetrics
+	// WriteStalls counts times a writer waited for a flush or for
+	// compaction to bring L0 down; WriteSlowdowns counts 1 ms delays.
+	WriteStalls, WriteSlowdowns uint64
+	// BackgroundErrors counts failures of background work (flush,
+	// compaction) and of the WAL that left the DB read-only. It is 0 or 1
+	// for one DB instance, since the first failure is sticky.
+	BackgroundErrors uint64
+	// BackgroundError is the sticky failure's message ("" while healthy);
+	// every write returns that error, which matches ErrReadOnly.
+	BackgroundError string
+	// UserBytes counts the key and value bytes applied by writes;
+	// TableBytesWritten the bytes of every table written by flushes and
+	// compactions. WriteAmp is their ratio.
+	UserBytes, TableBytesWritten uint64
+	WriteAmp                     float64
+}
+
+// CompactionMetrics detail what compactions did.
+type CompactionMetrics struct {
+	Count        uint64
+	TrivialMoves uint64 // tables moved down a level by a manifest edit alone
+	BytesIn      uint64 // bytes of input tables merged
+	// TombstonesElided counts tombstones dropped because no older version
+	// of their key can exist: the output was the bottom for the key, or
+	// every older table's filter ruled the key out.
+	TombstonesElided uint64
+	InProgress       bool
+}
+
+// TombstoneIndexMetrics describe the tombstone index.
+type TombstoneIndexMetrics struct {
+	Entries   uint64 // tombstones indexed
+	Checks    uint64 // lookups
+	Negatives uint64 // lookups that proved a key has no tombstone in any table
+	Bytes     uint64 // encoded size of the filter
+	Rebuilds  uint64 // rebuilds (Open, and growth when full)
+}
+
+// FilterMetrics count what the per-table filters did for Gets.
+type FilterMetrics struct {
+	// Checks counts filter consultations (one per table a Get considered).
+	Checks uint64
+	// Negatives counts checks that answered "definitely absent": each is a
+	// table read avoided.
+	Negatives uint64
+	// FalsePositives counts checks that answered "maybe" for a key the
+	// table turned out not to hold: a wasted data-block read.
+	FalsePositives uint64
+	// TruePositives counts checks that answered "maybe" for a key the table
+	// does hold.
+	TruePositives uint64
+	// Bytes is the memory held by the filters of all live tables.
+	Bytes uint64
+}
+
+// DiskReadMetrics count reads of table blocks from files.
+type DiskReadMetrics struct {
+	DataBlocks  uint64
+	IndexBlocks uint64
+	Bytes       uint64
+}
+
+// BlockCacheMetrics count block cache lookups.
+type BlockCacheMetrics struct {
+	Hits     uint64
+	Misses   uint64
+	Size     int64 // bytes held now
+	Capacity int64 // configured bytes
+}
+
+// LevelMetrics describe one level.
+type LevelMetrics struct {
+	Tables  int
+	Bytes   uint64
+	Entries uint64
+}
+
+// WALMetrics describe the write-ahead log.
+type WALMetrics struct {
+	// Bytes counts bytes appended to WAL files since Open.
+	Bytes uint64
+	// Syncs counts fsyncs of WAL files (group commit makes this smaller
+	// than the number of synced writes).
+	Syncs uint64
+	// Files is the number of live WAL files.
+	Files int
+}
+
+// MemTableMetrics describe the memtables.
+type MemTableMetrics struct {
+	Size      uint64 // approximate bytes in all memtables
+	Count     int    // mutable + immutable memtables
+	Immutable int    // immutable memtables awaiting flush
+}
+
+// String renders the metrics as a readable per-level table followed by the
+// filter summary line.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "level  tables       bytes     entries\n")
+	var tables int
+	var bytes, entries uint64
+	for i, l := range m.Levels {
+		fmt.Fprintf(&b, "L%-5d %6d %11s %11d\n", i, l.Tables, humanBytes(l.Bytes), l.Entries)
+		tables += l.Tables
+		bytes += l.Bytes
+		entries += l.Entries
+	}
+	fmt.Fprintf(&b, "total  %6d %11s %11d\n", tables, humanBytes(bytes), entries)
+	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
+	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
+	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
+		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
+	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s, %d checks, %d negatives\n",
+		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
+	if m.BackgroundError != "" {
+		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
+	}
+	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
+		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanBytes(m.DiskReads.Bytes))
+	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
+		m.BlockCache.Hits, m.BlockCache.Misses, percent(m.BlockCache.Hits, m.BlockCache.Hits+m.BlockCache.Misses),
+		humanBytes(uint64(max(m.BlockCache.Size, 0))), humanBytes(uint64(max(m.BlockCache.Capacity, 0))))
+	filterPerKey := 0.0
+	if entries > 0 {
+		filterPerKey = float64(m.Filter.Bytes) * 8 / float64(entries)
+	}
+	fmt.Fprintf(&b, "filters: %s (%.2f bits per entry)\n", humanBytes(m.Filter.Bytes), filterPerKey)
+	fmt.Fprintf(&b, "reads avoided by filters: %d of %d table checks (%.1f%%), false positives: %d\n",
+		m.Filter.Negatives, m.Filter.Checks, percent(m.Filter.Negatives, m.Filter.Checks), m.Filter.FalsePositives)
+	return b.String()
+}
+
+func percent(part, whole uint64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}
+
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for q := n / unit; q >= unit; q /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Metrics returns a snapshot of the DB's counters and shape.
+func (d *DB) Metrics() Metrics {
+	var m Metrics
+	m.Gets = d.counters.gets.Load()
+	s := d.tableStats.Snapshot()
+	m.Filter.Checks = uint64(s.FilterChecks)
+	m.Filter.Negatives = uint64(s.FilterNegatives)
+	m.Filter.FalsePositives = uint64(s.FilterFalsePositives)
+	m.Filter.TruePositives = uint64(s.FilterTruePositives)
+	m.DiskReads.DataBlocks = uint64(s.DataBlockReads)
+	m.DiskReads.IndexBlocks = uint64(s.IndexBlockReads)
+	m.DiskReads.Bytes = uint64(s.BytesRead)
+	cm := d.cache.Metrics()
+	m.BlockCache.Hits, m.BlockCache.Misses = uint64(cm.Hits), uint64(cm.Misses)
+	m.BlockCache.Size, m.BlockCache.Capacity = cm.Size, cm.Capacity
+	m.WAL.Bytes = d.counters.walBytes.Load()
+	m.WAL.Syncs = d.counters.walSyncs.Load()
+	m.Flushes = d.counters.flushes.Load()
+	m.Compactions = d.counters.compactions.Load()
+	m.Compaction.Count = m.Compactions
+	m.Compaction.TrivialMoves = d.counters.trivialMoves.Load()
+	m.Compaction.BytesIn = d.counters.compactionBytesIn.Load()
+	m.Compaction.TombstonesElided = d.counters.tombstonesElided.Load()
+	m.WriteStalls = d.counters.writeStalls.Load()
+	m.WriteSlowdowns = d.counters.writeSlowdowns.Load()
+	m.BackgroundErrors = d.counters.bgErrors.Load()
+	m.UserBytes = d.counters.userBytes.Load()
+	m.TableBytesWritten = d.counters.tableBytesWritten.Load()
+	if m.UserBytes > 0 {
+		m.WriteAmp = float64(m.TableBytesWritten+m.WAL.Bytes) / float64(m.UserBytes)
+	}
+	entries, tiBytes := d.tombstones.stats()
+	m.TombstoneIndex = TombstoneIndexMetrics{
+		Entries: uint64(entries), Bytes: tiBytes,
+		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
+		Rebuilds: d.tombstones.rebuilds.Load(),
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bgErr != nil {
+		m.BackgroundError = d.bgErr.Error()
+	}
+	if d.current != nil {
+		for l, ts := range d.current.levels {
+			for _, t := range ts {
+				m.Levels[l].Tables++
+				m.Levels[l].Bytes += t.size
+				m.Levels[l].Entries += t.entries
+				m.Filter.Bytes += t.filterBytes
+			}
+		}
+	}
+	mems := append([]*memTable{d.mem}, d.imm...)
+	for _, mt := range mems {
+		if mt == nil {
+			continue
+		}
+		m.MemTable.Count++
+		m.MemTable.Size += uint64(mt.ApproximateSize())
+		if mt.logNum != 0 {
+			m.WAL.Files++
+		}
+	}
+	m.MemTable.Immutable = len(d.imm)
+	m.Compaction.InProgress = d.compacting
+	if d.bgErr != nil {
+		m.BackgroundError = d.bgErr.Error()
+	}
+	return m
+}

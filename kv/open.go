@@ -1,0 +1,251 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/sievekv/sievekv/compaction"
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/memtable"
+	"github.com/sievekv/sievekv/sstable"
+	"github.com/sievekv/sievekv/vfs"
+	"github.com/sievekv/sievekv/wal"
+)
+
+// Open opens the database in dirname, creating it if it does not exist
+// (unless opts.ReadOnly). A nil opts means all defaults. Open takes an
+// exclusive lock on the directory (ErrLocked if another DB holds it),
+// replays the manifest and the WALs, and removes files a crash orphaned.
+func Open(dirname string, opts *Options) (*DB, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{dirname: dirname, opts: o, fs: o.FS}
+	d.flushDone.L = &d.mu
+	d.picker.Opts = compaction.Options{
+		L0Trigger:             o.L0CompactionThreshold,
+		BaseBytes:             uint64(o.LBaseMaxBytes),
+		LevelMultiplier:       10,
+		TargetFileSize:        uint64(o.TargetFileSize),
+		MaxGrandparentOverlap: 10 * uint64(o.TargetFileSize),
+	}
+	d.cache = sstable.NewCache(o.BlockCacheSize)
+	d.tableStats = &sstable.Stats{}
+	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats)
+	d.writerOpts = sstable.WriterOptions{
+		BlockSize:       o.BlockSize,
+		Filter:          o.Filter.sstableType(),
+		BloomBitsPerKey: float64(o.BloomBitsPerKey),
+	}
+
+	if !o.ReadOnly {
+		if err := d.fs.MkdirAll(dirname, 0o755); err != nil {
+			return nil, fmt.Errorf("kv: create %s: %w", dirname, err)
+		}
+	}
+	lock, err := d.fs.Lock(d.fs.PathJoin(dirname, fileName(fileKindLock, 0)))
+	if err != nil {
+		if errors.Is(err, vfs.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, dirname)
+		}
+		return nil, fmt.Errorf("kv: lock %s: %w", dirname, err)
+	}
+	d.lock = lock
+	if err := d.recover(); err != nil {
+		d.tables.closeAll()
+		d.manifest.close()
+		lock.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// sstableType maps the public filter choice to the table format's.
+func (f FilterType) sstableType() sstable.FilterType {
+	switch f {
+	case FilterBinaryFuse16:
+		return sstable.FilterBinaryFuse16
+	case FilterXor8:
+		return sstable.FilterXor8
+	case FilterBloom:
+		return sstable.FilterBloom
+	case FilterBlockedBloom:
+		return sstable.FilterBlockedBloom
+	case FilterNone:
+		return sstable.FilterNone
+	}
+	return sstable.FilterBinaryFuse8
+}
+
+// recover rebuilds the DB's state from the directory: the manifest names
+// the live tables and the oldest WAL still needed; every WAL from there on
+// is replayed into memtables and written out as L0 tables; a fresh
+// manifest is written and made current; files no version needs are
+// removed.
+func (d *DB) recover() error {
+	names, err := d.fs.List(d.dirname)
+	if err != nil {
+		return fmt.Errorf("kv: list %s: %w", d.dirname, err)
+	}
+	hasCurrent := slices.Contains(names, fileName(fileKindCurrent, 0))
+	if !hasCurrent {
+		for _, n := range names {
+			if k, _, ok := parseFileName(n); ok && (k == fileKindTable || k == fileKindManifest) {
+				return base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", d.dirname, n)
+			}
+		}
+		if d.opts.ReadOnly {
+			return fmt.Errorf("kv: open %s read-only: %w", d.dirname, os.ErrNotExist)
+		}
+	}
+
+	v := &version{}
+	if hasCurrent {
+		if v, err = d.replayManifest(); err != nil {
+			return err
+		}
+	}
+	d.installVersionLocked(v)
+	// Open every live table now: a missing or damaged table is reported
+	// by Open rather than by some later read, and the tables' properties
+	// fill in what the manifest does not record.
+	for _, l := range v.levels {
+		for _, t := range l {
+			r, err := d.tables.get(t)
+			if err != nil {
+				return err
+			}
+			p := r.Properties()
+			t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
+		}
+	}
+
+	// Every file number in the directory is taken, even those the manifest
+	// does not know (orphans), so new files never reuse one.
+	var logs []fileNum
+	for _, n := range names {
+		k, num, ok := parseFileName(n)
+		if !ok {
+			continue
+		}
+		d.manifest.bumpNextFileNum(num + 1)
+		if k == fileKindLog && num >= d.manifest.logNum {
+			logs = append(logs, num)
+		}
+	}
+	slices.Sort(logs)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.mem = &memTable{MemTable: memtable.New()}
+	for i, num := range logs {
+		if err := d.replayWALLocked(num, i == len(logs)-1); err != nil {
+			return err
+		}
+	}
+	d.visibleSeq.Store(uint64(d.lastSeq))
+	if d.opts.ReadOnly {
+		// Keep the replayed writes in memory; nothing is written.
+		return nil
+	}
+	if err := d.flushRecoveredLocked(); err != nil {
+		return err
+	}
+	mem, err := d.newMemTableLocked()
+	if err != nil {
+		return err
+	}
+	d.mem = mem
+	if !d.opts.DisableTombstoneIndex {
+		// Rebuilt from the tables rather than persisted: it is derived
+		// state, and the tables' properties let the scan skip every table
+		// without tombstones.
+		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
+		d.tombstones.mu.Lock()
+		err := d.tombstones.rebuildLocked(1024)
+		d.tombstones.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	// The new manifest records the whole state and the new WAL as the
+	// oldest needed; once it is current, older WALs are obsolete.
+	if err := d.createManifestLocked(mem.logNum); err != nil {
+		return err
+	}
+	d.deleteObsoleteFilesLocked()
+	d.maybeScheduleCompactionLocked()
+	return nil
+}
+
+// flushRecoveredLocked writes the memtable WAL replay filled as L0 tables.
+// The edit is not logged: the fresh MANIFEST Open writes next records the
+// whole version, and until then the WALs still hold the data.
+// REQUIRES: d.mu held (during Open).
+func (d *DB) flushRecoveredLocked() error {
+	if d.mem.Empty() {
+		return nil
+	}
+	tables, _, err := d.flushMemTable(d.mem, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	edit := &versionEdit{}
+	for _, t := range tables {
+		edit.added = append(edit.added, newTable{level: 0, meta: t})
+	}
+	if err := d.applyEditLocked(edit); err != nil {
+		return err
+	}
+	d.mem = &memTable{MemTable: memtable.New()}
+	return nil
+}
+
+// replayWALLocked applies every batch of WAL num to the mutable memtable,
+// flushing it to L0 whenever it fills. A damaged tail of the newest log is
+// cut off with a warning (the writes in it were never acknowledged as
+// synced); any other damage is corruption.
+// REQUIRES: d.mu held (during Open, no other goroutine exists).
+func (d *DB) replayWALLocked(num fileNum, newest bool) error {
+	name := fileName(fileKindLog, num)
+	f, err := d.fs.Open(d.path(fileKindLog, num))
+	if err != nil {
+		return fmt.Errorf("kv: open WAL %s: %w", name, err)
+	}
+	defer f.Close()
+	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, wal.ErrTornTail) && newest {
+				d.opts.Logger("kv: WAL %s: ignoring torn tail after offset %d: %v", name, r.LastRecordEnd(), err)
+				return nil
+			}
+			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
+		}
+		first, count, err := decodeBatch(rec, nil)
+		if err != nil {
+			return base.CorruptionErrorf("kv: WAL %s: record at offset %d: %w", name, r.LastRecordEnd(), err)
+		}
+		if err := applyToMemTable(d.mem, rec); err != nil {
+			return err
+		}
+		// The manifest's last sequence may already cover these writes (it
+		// is recorded at every edit), so take the larger.
+		if count > 0 {
+			d.lastSeq = max(d.lastSeq, first+base.SeqNum(count)-1)
+		}
+		if !d.opts.ReadOnly && d.mem.ApproximateSize() >= int64(d.opts.MemTableSize) {
+			if err := d.flushRecoveredLocked(); err != nil {
+				return err
+			}
+		}
+	}
+}

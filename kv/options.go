@@ -1,0 +1,218 @@
+package kv
+
+import (
+	"fmt"
+
+	"github.com/sievekv/sievekv/sstable"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// FilterType selects the approximate-membership filter embedded in every
+// table the DB writes. Tables written earlier keep the filter they were built
+// with; each table's properties record its own.
+type FilterType int
+
+const (
+	// FilterBinaryFuse8 is a binary fuse filter with 8-bit fingerprints:
+	// ~9 bits per key for a 0.39% false-positive rate. The default.
+	FilterBinaryFuse8 FilterType = iota
+	// FilterBinaryFuse16 trades ~18 bits per key for a 0.0015% FP rate.
+	FilterBinaryFuse16
+	// FilterXor8 is the XOR filter, ~9.84 bits per key at 0.39%.
+	FilterXor8
+	// FilterBloom is a standard Bloom filter of BloomBitsPerKey bits per key.
+	FilterBloom
+	// FilterBlockedBloom is a cache-line blocked Bloom filter of
+	// BloomBitsPerKey bits per key: faster queries, slightly more FPs.
+	FilterBlockedBloom
+	// FilterNone writes tables without a filter: every Get of a key inside a
+	// table's range reads a data block.
+	FilterNone
+)
+
+func (f FilterType) String() string {
+	switch f {
+	case FilterBinaryFuse8:
+		return "binary-fuse-8"
+	case FilterBinaryFuse16:
+		return "binary-fuse-16"
+	case FilterXor8:
+		return "xor-8"
+	case FilterBloom:
+		return "bloom"
+	case FilterBlockedBloom:
+		return "blocked-bloom"
+	case FilterNone:
+		return "none"
+	}
+	return fmt.Sprintf("FilterType(%d)", int(f))
+}
+
+// ParseFilterType is the inverse of FilterType.String, for flags.
+func ParseFilterType(s string) (FilterType, error) {
+	for f := FilterBinaryFuse8; f <= FilterNone; f++ {
+		if f.String() == s {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown filter type %q", ErrInvalidOptions, s)
+}
+
+// Options configure a DB. The zero value of every field means its default;
+// a nil *Options means all defaults.
+type Options struct {
+	// MemTableSize is the size in bytes at which the mutable memtable is
+	// frozen and flushed to an L0 table. Default 4 MiB.
+	MemTableSize int
+	// BlockSize is the target uncompressed size of a table data block.
+	// Default 4 KiB.
+	BlockSize int
+	// BlockCacheSize is the byte capacity of the shared cache of
+	// decompressed blocks. Default 8 MiB; negative disables the cache.
+	BlockCacheSize int64
+	// Filter is the filter built into every new table. Default binary fuse 8.
+	Filter FilterType
+	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom. Default 10.
+	BloomBitsPerKey int
+	// FS is the file system the DB lives on. Default the OS file system.
+	FS vfs.FS
+	// DisableWAL skips the write-ahead log: faster writes, and every write
+	// since the last flush is lost on a crash (Sync then only orders).
+	DisableWAL bool
+	// ReadOnly opens an existing DB for reads only: no recovery writes, no
+	// flushes, and every write returns ErrReadOnly.
+	ReadOnly bool
+	// Logger receives warnings such as a truncated WAL tail. Default: none.
+	Logger func(format string, args ...any)
+
+	// L0CompactionThreshold is the L0 table count that makes L0 due for
+	// compaction. Default 4.
+	L0CompactionThreshold int
+	// L0SlowdownWritesThreshold is the L0 table count past which each
+	// write is delayed (1 ms) to let compaction catch up. Default 8.
+	L0SlowdownWritesThreshold int
+	// L0StopWritesThreshold is the L0 table count at which writes wait
+	// for compaction. Default 12.
+	L0StopWritesThreshold int
+	// LBaseMaxBytes is the target size of the level L0 compacts into;
+	// deeper levels grow by a factor of 10. Default 16 x MemTableSize
+	// (64 MiB for the default 4 MiB memtable).
+	LBaseMaxBytes int64
+	// TargetFileSize is where compaction splits its output tables.
+	// Default MemTableSize / 2 (2 MiB by default), at least 16 KiB.
+	TargetFileSize int64
+	// DisableAutomaticCompactions turns the background compactions off
+	// (Compact still works). Writes are then never stalled on L0.
+	DisableAutomaticCompactions bool
+	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
+	// keys (docs/design.md), for measuring what it costs and buys.
+	DisableTombstoneIndex bool
+}
+
+const (
+	defaultMemTableSize    = 4 << 20
+	defaultBlockSize       = 4 << 10
+	defaultBlockCacheSize  = 8 << 20
+	defaultBloomBitsPerKey = 10
+	minMemTableSize        = 1 << 10
+	maxMemTableSize        = 1 << 30
+)
+
+// withDefaults validates o and returns a copy with every default filled in.
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	switch {
+	case r.MemTableSize == 0:
+		r.MemTableSize = defaultMemTableSize
+	case r.MemTableSize < minMemTableSize || r.MemTableSize > maxMemTableSize:
+		return r, fmt.Errorf("%w: MemTableSize %d outside [%d, %d]", ErrInvalidOptions, r.MemTableSize, minMemTableSize, maxMemTableSize)
+	}
+	switch {
+	case r.BlockSize == 0:
+		r.BlockSize = defaultBlockSize
+	case r.BlockSize < 256 || r.BlockSize > 1<<20:
+		return r, fmt.Errorf("%w: BlockSize %d outside [256, 1 MiB]", ErrInvalidOptions, r.BlockSize)
+	}
+	switch {
+	case r.BlockCacheSize == 0:
+		r.BlockCacheSize = defaultBlockCacheSize
+	case r.BlockCacheSize < 0:
+		r.BlockCacheSize = 0
+	}
+	if r.Filter < FilterBinaryFuse8 || r.Filter > FilterNone {
+		return r, fmt.Errorf("%w: unknown Filter %d", ErrInvalidOptions, int(r.Filter))
+	}
+	switch {
+	case r.BloomBitsPerKey == 0:
+		r.BloomBitsPerKey = defaultBloomBitsPerKey
+	case r.BloomBitsPerKey < 1 || r.BloomBitsPerKey > 64:
+		return r, fmt.Errorf("%w: BloomBitsPerKey %d outside [1, 64]", ErrInvalidOptions, r.BloomBitsPerKey)
+	}
+	if r.FS == nil {
+		r.FS = vfs.Default
+	}
+	if r.L0CompactionThreshold == 0 {
+		r.L0CompactionThreshold = 4
+	}
+	if r.L0SlowdownWritesThreshold == 0 {
+		r.L0SlowdownWritesThreshold = max(8, r.L0CompactionThreshold)
+	}
+	if r.L0StopWritesThreshold == 0 {
+		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold)
+	}
+	if r.L0CompactionThreshold < 1 || r.L0SlowdownWritesThreshold < r.L0CompactionThreshold || r.L0StopWritesThreshold < r.L0SlowdownWritesThreshold {
+		return r, fmt.Errorf("%w: L0 thresholds must satisfy 1 <= compaction (%d) <= slowdown (%d) <= stop (%d)",
+			ErrInvalidOptions, r.L0CompactionThreshold, r.L0SlowdownWritesThreshold, r.L0StopWritesThreshold)
+	}
+	if r.LBaseMaxBytes == 0 {
+		r.LBaseMaxBytes = 16 * int64(r.MemTableSize)
+	}
+	if r.TargetFileSize == 0 {
+		r.TargetFileSize = max(int64(r.MemTableSize)/2, 16<<10)
+	}
+	if r.LBaseMaxBytes < 1 || r.TargetFileSize < 1 {
+		return r, fmt.Errorf("%w: LBaseMaxBytes and TargetFileSize must be positive", ErrInvalidOptions)
+	}
+	if r.Logger == nil {
+		r.Logger = func(string, ...any) {}
+	}
+	return r, nil
+}
+
+// WriteOptions control the durability of one write.
+type WriteOptions struct {
+	// Sync makes the write durable before it returns: its WAL record is
+	// fsynced (shared with concurrent syncing writers by group commit).
+	Sync bool
+}
+
+var (
+	// Sync is the WriteOptions of a write that survives a crash once acked.
+	Sync = &WriteOptions{Sync: true}
+	// NoSync is the WriteOptions of a write that a crash may lose (a process
+	// crash does not, since the WAL is written before the write returns;
+	// a power loss may).
+	NoSync = &WriteOptions{Sync: false}
+)
+
+// IterOptions bound an iterator to [LowerBound, UpperBound); nil means
+// unbounded on that side.
+type IterOptions struct {
+	LowerBound []byte
+	UpperBound []byte
+}
+
+// filterName names a table's filter the way FilterType does, so tools show
+// one vocabulary whichever layer the value came from.
+func filterName(t sstable.FilterType) string {
+	for f := FilterBinaryFuse8; f <= FilterNone; f++ {
+		if f.sstableType() == t {
+			return f.String()
+		}
+	}
+	return t.String()
+}

@@ -1,0 +1,122 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/sstable"
+)
+
+// entrySource is the forward-only stream a table is written from.
+type entrySource interface {
+	Next() bool
+	Key() base.InternalKey
+	Value() []byte
+	Error() error
+}
+
+// outputSpec says how writeTables cuts its output.
+type outputSpec struct {
+	// split is asked, before each new user key, whether to finish the
+	// current table; nil writes a single table.
+	split func(userKey []byte, size uint64) bool
+	// onTombstone, if set, sees the user key of every tombstone written.
+	onTombstone func(userKey []byte)
+}
+
+// writeTables writes the entries of src into new tables. A table ends only
+// between two user keys, never inside one key's versions, so tables of a
+// sorted level never share a user key. Created files are removed on error;
+// orphans left by a crash are removed by the next Open.
+func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*tableMeta, error) {
+	var (
+		out     []*tableMeta
+		w       *sstable.Writer
+		num     fileNum
+		lastKey []byte
+		created []fileNum
+		started bool
+	)
+	fail := func(err error) ([]*tableMeta, error) {
+		if w != nil {
+			w.Abort()
+		}
+		for _, n := range created {
+			d.fs.Remove(d.path(fileKindTable, n))
+		}
+		return nil, err
+	}
+	finish := func() error {
+		md, err := w.Finish()
+		w = nil
+		if err != nil {
+			return fmt.Errorf("kv: write table %06d: %w", num, err)
+		}
+		d.counters.tableBytesWritten.Add(md.Size)
+		out = append(out, metaFromSSTable(num, md))
+		return nil
+	}
+	for src.Next() {
+		k := src.Key()
+		newUserKey := !started || !bytes.Equal(k.UserKey, lastKey)
+		if w != nil && newUserKey && spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) {
+			if err := finish(); err != nil {
+				return fail(err)
+			}
+		}
+		if w == nil {
+			num = d.allocFileNum()
+			f, err := d.fs.Create(d.path(fileKindTable, num))
+			if err != nil {
+				return fail(fmt.Errorf("kv: create table %06d: %w", num, err))
+			}
+			created = append(created, num)
+			w = sstable.NewWriter(f, d.writerOpts)
+		}
+		if err := w.Add(k, src.Value()); err != nil {
+			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
+		}
+		if k.Kind() == base.KindDelete && spec.onTombstone != nil {
+			spec.onTombstone(k.UserKey)
+		}
+		if newUserKey {
+			lastKey = append(lastKey[:0], k.UserKey...)
+			started = true
+		}
+	}
+	if err := src.Error(); err != nil {
+		return fail(err)
+	}
+	if w != nil {
+		if err := finish(); err != nil {
+			return fail(err)
+		}
+	}
+	if len(out) > 0 {
+		// The new files' directory entries must be durable before a
+		// manifest edit names them.
+		if err := d.syncDir(); err != nil {
+			return fail(err)
+		}
+	}
+	return out, nil
+}
+
+// noOlderVersion reports whether no table of v at level fromLevel or
+// deeper can hold userKey: every such table's key range excludes it or its
+// filter rules it out. Tables without a filter count as "may hold".
+func (d *DB) noOlderVersion(v *version, fromLevel int, userKey []byte) bool {
+	for l := fromLevel; l < NumLevels; l++ {
+		for _, t := range v.levels[l] {
+			if !t.containsUserKey(userKey) {
+				continue
+			}
+			r, err := d.tables.get(t)
+			if err != nil || r.MayContain(userKey) {
+				return false
+			}
+		}
+	}
+	return true
+}
