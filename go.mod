@@ -6,6 +6,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chzyer/readline v1.5.1
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/creack/pty v1.1.24
 	github.com/golang/snappy v1.0.0
 	github.com/google/btree v1.1.3
 	github.com/schollz/progressbar/v3 v3.19.1
