@@ -202,10 +202,10 @@ func unhex(c byte) (byte, bool) {
 // formatBytes renders a key or value for output. A byte string that would
 // read back as itself when typed as a plain word is shown bare; anything
 // else (empty, spaces, quotes, control bytes, invalid UTF-8, a leading '#'
-// or "0x") is shown as a double-quoted string with Go escapes: printable
-// runes as themselves, \n \t \r \\ \" by name, other bytes as \xHH. So every
-// printed key can be pasted back into a command (keeps the round trip that
-// TestFormatParseRoundTrip checks).
+// or "0x", scan's keyword "limit") is shown as a double-quoted string with
+// Go escapes: printable runes as themselves, \n \t \r \\ \" by name, other
+// bytes as \xHH. So every printed key can be pasted back into a command
+// (the round trip TestFormatParseRoundTrip and TestShellAgainstModel check).
 func formatBytes(b []byte) string {
 	if isPlainWord(b) {
 		return string(b)
@@ -249,9 +249,12 @@ func formatQuoted(b []byte) string {
 	return sb.String()
 }
 
-// isPlainWord reports whether b, typed unquoted, reads back as exactly b.
+// isPlainWord reports whether b, typed unquoted, reads back as exactly b
+// in any argument position. scan's keyword "limit" does not: bare, it is
+// the keyword, so it is always shown quoted.
 func isPlainWord(b []byte) bool {
-	if len(b) == 0 || b[0] == '#' || len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+	if len(b) == 0 || b[0] == '#' || len(b) >= 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') ||
+		string(b) == "limit" {
 		return false
 	}
 	for i := 0; i < len(b); {
