@@ -71,12 +71,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: kvshell [flags]
 
-kvshell opens a sievekv database and reads commands: interactively with line
-editing, history (~/%s, or $%s) and tab completion when stdin is a
-terminal; otherwise one command per line from stdin ('#' starts a comment),
-stopping at the first that fails. Type "help" in the shell for the commands.
-The exit status is 0 when every command succeeded, 1 when one failed (its
-error is on stderr) or the database could not be opened, 2 for bad flags.
+kvshell opens a sievekv database and reads commands. When stdin is a
+terminal it gives a prompt with line editing, tab completion and history
+(~/%s, or the file $%s names). Otherwise it runs one
+command per line from stdin ('#' starts a comment), or the -c commands,
+and stops at the first that fails. Type "help" for the commands.
+
+Exit status: 0 when every command succeeded, 1 when one failed (its error
+is on stderr) or the database could not be opened, 2 for bad flags.
 
 flags:
 `, historyName, historyEnv)
@@ -153,8 +155,6 @@ func isTerminal(w io.Writer) bool {
 // runScript runs commands one line at a time, stopping at the first that
 // fails (a later command may depend on it). name labels error lines.
 func runScript(in *Interp, r io.Reader, name string, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	br := bufio.NewReader(r)
 	for lineNo := 1; ; lineNo++ {
 		line, rerr := br.ReadString('\n')
@@ -163,7 +163,7 @@ func runScript(in *Interp, r io.Reader, name string, stderr io.Writer) int {
 			return exitFailed
 		}
 		line = strings.TrimRight(line, "\r\n")
-		if err := in.Exec(ctx, line); err != nil {
+		if err := execInterruptible(in, line); err != nil {
 			if err == errQuit {
 				return exitOK
 			}
@@ -174,6 +174,17 @@ func runScript(in *Interp, r io.Reader, name string, stderr io.Writer) int {
 			return exitOK
 		}
 	}
+}
+
+// execInterruptible runs one line with Ctrl-C (SIGINT) turned into a
+// cancelled context, so a long load, scan or count stops cleanly with an
+// error. The handler is installed only while the command runs: at any
+// other moment (a script blocked reading stdin, say) Ctrl-C keeps its
+// default meaning and ends the process.
+func execInterruptible(in *Interp, line string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return in.Exec(ctx, line)
 }
 
 // historyPath is where readline keeps history across sessions: $KVSHELL_HISTORY,
@@ -230,7 +241,7 @@ func interactive(in *Interp, cfg *config, stdin *os.File, stdout, stderr io.Writ
 	if cfg.readOnly {
 		mode = ", read-only"
 	}
-	fmt.Fprintf(stdout, "sievekv shell on %s (%s filters%s). Type help for commands, Ctrl-D to leave.\n",
+	fmt.Fprintf(stdout, "sievekv shell on %s (new tables get %s filters%s). Type help for commands, Ctrl-D to leave.\n",
 		cfg.dir, cfg.filter, mode)
 	for {
 		line, err := rl.Readline()
@@ -243,9 +254,7 @@ func interactive(in *Interp, cfg *config, stdin *os.File, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "kvshell: terminal: %v\n", err)
 			return exitFailed
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		err = in.Exec(ctx, line)
-		stop()
+		err = execInterruptible(in, line)
 		if err == errQuit {
 			return exitOK
 		}

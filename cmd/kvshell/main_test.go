@@ -207,7 +207,7 @@ func TestHelpFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%+v", r)
 	}
-	for _, f := range []string{"-dir", "-c ", "-json", "-filter", "-readonly", "./sievekv-data", "binary-fuse-8", "exit status"} {
+	for _, f := range []string{"-dir", "-c ", "-json", "-filter", "-readonly", "./sievekv-data", "binary-fuse-8", "Exit status"} {
 		if !strings.Contains(r.stderr, f) {
 			t.Errorf("-h output lacks %q:\n%s", f, r.stderr)
 		}
