@@ -15,17 +15,19 @@ import (
 
 // TestShellAgainstModel drives the shell with random commands built from
 // random bytes (printed with formatBytes, so every key goes through the
-// quoting and parsing), interleaved with flushes and compactions, and
+// quoting and parsing), interleaved with loads, flushes and compactions
+// (whole and ranged) and reopens, and
 // checks get, count and scan (with bounds and limits) against a map. It
 // reads scan output back with the shell's own parser, so it also checks
 // that scan lines are valid "KEY VALUE" input.
 func TestShellAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	db, err := kv.Open("db", &kv.Options{FS: vfs.NewMem(), MemTableSize: 4 << 10})
+	fs := vfs.NewMem()
+	db, err := kv.Open("db", &kv.Options{FS: fs, MemTableSize: 4 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { db.Close() }()
 	var out bytes.Buffer
 	in := NewInterp(db, &out, &out)
 	exec := func(line string) string {
@@ -109,10 +111,33 @@ func TestShellAgainstModel(t *testing.T) {
 					t.Fatalf("op %d: scan line %d = %q, want %q %q", i, j, l, want[j], model[want[j]])
 				}
 			}
-		case op < 98:
+		case op < 97:
 			exec("flush")
-		default:
+		case op < 98:
+			lo, hi := keys[r.IntN(len(keys))], keys[r.IntN(len(keys))]
+			if bytes.Compare(lo, hi) > 0 {
+				lo, hi = hi, lo
+			}
+			exec("compact " + formatBytes(lo) + " " + formatBytes(hi))
+		case op < 99:
+			n, size := 1+r.IntN(40), r.IntN(12)
+			exec(fmt.Sprintf("load %d %d", n, size))
+			v := make([]byte, size)
+			for j := range n {
+				loadValue(v, j)
+				model[string(loadKey(j))] = string(v)
+			}
+		case r.IntN(2) == 0:
 			exec("compact")
+		default:
+			// Reopen: the next commands read what recovery rebuilt.
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = kv.Open("db", &kv.Options{FS: fs, MemTableSize: 4 << 10}); err != nil {
+				t.Fatalf("op %d: reopen: %v", i, err)
+			}
+			in.db = db
 		}
 	}
 	if got, want := exec("count"), fmt.Sprintf("%d\n", len(model)); got != want {
