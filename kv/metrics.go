@@ -184,5 +184,6 @@ func (d *DB) Metrics() Metrics {
 		}
 	}
 	m.MemTable.Immutable = len(d.imm)
+	m.WAL.Files += d.readOnlyLogs
 	return m
 }
