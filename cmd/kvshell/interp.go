@@ -59,7 +59,7 @@ func (in *Interp) Exec(ctx context.Context, line string) error {
 	return nil
 }
 
-// cmdError is a failed command: its name and why, on one line.
+// cmdError is a failed command: its name and why, on one line (S2).
 type cmdError struct {
 	cmd string
 	err error

@@ -199,13 +199,12 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// formatBytes renders a key or value for output. A byte string that would
-// read back as itself when typed as a plain word is shown bare; anything
-// else (empty, spaces, quotes, control bytes, invalid UTF-8, a leading '#'
-// or "0x", scan's keyword "limit") is shown as a double-quoted string with
-// Go escapes: printable runes as themselves, \n \t \r \\ \" by name, other
-// bytes as \xHH. So every printed key can be pasted back into a command
-// (the round trip TestFormatParseRoundTrip and TestShellAgainstModel check).
+// formatBytes renders a key or value for output, keeping S1. A byte
+// string that reads back as itself when typed as a plain word is shown
+// bare; anything else (empty, spaces, quotes, control bytes, invalid UTF-8,
+// a leading '#' or "0x", scan's keyword "limit") is shown as a
+// double-quoted string with Go escapes: printable runes as themselves,
+// \n \t \r \\ \" by name, other bytes as \xHH.
 func formatBytes(b []byte) string {
 	if isPlainWord(b) {
 		return string(b)

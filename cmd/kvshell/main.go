@@ -1,14 +1,3 @@
-// Command kvshell is the interactive shell of sievekv: get, put, scan and
-// load keys, flush and compact, and see what each lookup cost and which
-// table reads the filters avoided (stats, explain get, tables).
-//
-//	go run ./cmd/kvshell                 # interactive, on ./sievekv-data
-//	kvshell -dir /tmp/db -c 'put a 1; get a'
-//	kvshell -json < script.kv            # one command per line, # comments
-//
-// The interpreter (Interp) is independent of the terminal: main wires the
-// flags, readline (line editing, history, completion) and scripting to it.
-// docs/parts/kvshell.md is the user guide.
 package main
 
 import (
@@ -153,7 +142,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // runScript runs commands one line at a time, stopping at the first that
-// fails (a later command may depend on it). name labels error lines.
+// fails (S3: a later command may depend on it). name labels error lines.
 func runScript(in *Interp, r io.Reader, name string, stderr io.Writer) int {
 	br := bufio.NewReader(r)
 	for lineNo := 1; ; lineNo++ {
@@ -217,8 +206,8 @@ func completer() *readline.PrefixCompleter {
 }
 
 // interactive reads commands with line editing until quit, exit or Ctrl-D.
-// No error ends the session: each is printed on one line and the prompt
-// comes back. Ctrl-C clears the line at the prompt and interrupts a running
+// No error ends the session (S2): each is printed on one line and the
+// prompt comes back. Ctrl-C clears the line at the prompt and interrupts a running
 // load, scan or count.
 func interactive(in *Interp, cfg *config, stdin *os.File, stdout, stderr io.Writer) int {
 	rl, err := readline.NewEx(&readline.Config{
