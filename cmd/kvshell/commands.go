@@ -134,7 +134,7 @@ func (in *Interp) cmdGet(_ context.Context, args []token) error {
 		return err
 	}
 	if in.json {
-		return in.emitJSON(getRecord{Cmd: "get", Key: key, Found: true, Value: jsonBytes(v)})
+		return in.emitJSON(getRecord{Cmd: "get", Key: key, Found: true, Value: optBytes(v)})
 	}
 	in.printf("%s\n", formatBytes(v))
 	return nil
@@ -144,18 +144,30 @@ type getRecord struct {
 	Cmd   string    `json:"cmd"`
 	Key   jsonBytes `json:"key"`
 	Found bool      `json:"found"`
-	Value jsonBytes `json:"value,omitempty"`
+	// Value is a pointer so that an empty value is shown, not omitted.
+	Value *jsonBytes `json:"value,omitempty"`
 }
 
 type okRecord struct {
-	Cmd string    `json:"cmd"`
-	Key jsonBytes `json:"key,omitempty"`
-	OK  bool      `json:"ok"`
+	Cmd string     `json:"cmd"`
+	Key *jsonBytes `json:"key,omitempty"` // nil for commands without a key
+	OK  bool       `json:"ok"`
+}
+
+// optBytes is a present key or value for a JSON field that may be absent:
+// non-nil even when b is empty, so omitempty drops only what is missing.
+func optBytes(b []byte) *jsonBytes {
+	j := jsonBytes(b)
+	return &j
 }
 
 func (in *Interp) ok(cmd string, key []byte) error {
 	if in.json {
-		return in.emitJSON(okRecord{Cmd: cmd, Key: key, OK: true})
+		r := okRecord{Cmd: cmd, OK: true}
+		if key != nil {
+			r.Key = optBytes(key)
+		}
+		return in.emitJSON(r)
 	}
 	in.printf("OK\n")
 	return nil
@@ -536,22 +548,22 @@ func traceCost(tr *kv.GetTrace) explainCost {
 }
 
 type explainStep struct {
-	Source          string `json:"source"`
-	Level           *int   `json:"level,omitempty"`
-	Table           uint64 `json:"table,omitempty"`
-	FilterChecked   bool   `json:"filter_checked"`
-	FilterNegative  bool   `json:"filter_negative"`
-	DataBlockReads  int64  `json:"data_block_reads"`
-	IndexBlockReads int64  `json:"index_block_reads"`
-	CacheHits       int64  `json:"cache_hits"`
-	Hit             bool   `json:"hit"`
+	Source          string  `json:"source"`
+	Level           *int    `json:"level,omitempty"` // tables only
+	Table           *uint64 `json:"table,omitempty"` // tables only
+	FilterChecked   bool    `json:"filter_checked"`
+	FilterNegative  bool    `json:"filter_negative"`
+	DataBlockReads  int64   `json:"data_block_reads"`
+	IndexBlockReads int64   `json:"index_block_reads"`
+	CacheHits       int64   `json:"cache_hits"`
+	Hit             bool    `json:"hit"`
 }
 
 type explainRecord struct {
 	Cmd   string        `json:"cmd"`
 	Key   jsonBytes     `json:"key"`
 	Found bool          `json:"found"`
-	Value jsonBytes     `json:"value,omitempty"`
+	Value *jsonBytes    `json:"value,omitempty"`
 	Steps []explainStep `json:"steps"`
 	Cost  explainCost   `json:"cost"`
 	Error string        `json:"error,omitempty"`
@@ -560,7 +572,7 @@ type explainRecord struct {
 func explainJSON(tr *kv.GetTrace) explainRecord {
 	r := explainRecord{Cmd: "explain", Key: tr.Key, Found: tr.Found, Steps: []explainStep{}, Cost: traceCost(tr)}
 	if tr.Found {
-		r.Value = tr.Value
+		r.Value = optBytes(tr.Value)
 	}
 	if tr.Err != nil {
 		r.Error = oneLine(tr.Err.Error())
@@ -569,7 +581,7 @@ func explainJSON(tr *kv.GetTrace) explainRecord {
 		st := explainStep{Source: s.Source, FilterChecked: s.FilterChecked, FilterNegative: s.FilterNegative,
 			DataBlockReads: s.DataBlockReads, IndexBlockReads: s.IndexBlockReads, CacheHits: s.CacheHits, Hit: s.Hit}
 		if s.Source == "table" {
-			st.Level, st.Table = &s.Level, s.Table
+			st.Level, st.Table = &s.Level, &s.Table
 		}
 		r.Steps = append(r.Steps, st)
 	}

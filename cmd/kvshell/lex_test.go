@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -258,4 +260,44 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestJSONBytesLossless: a key or value in JSON output decodes back to
+// exactly its bytes, as a string when valid UTF-8 and as {"hex"} otherwise.
+func TestJSONBytesLossless(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		b := randomBytes(r)
+		enc, err := json.Marshal(struct {
+			V *jsonBytes `json:"v,omitempty"`
+		}{optBytes(b)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dec struct {
+			V json.RawMessage `json:"v"`
+		}
+		if err := json.Unmarshal(enc, &dec); err != nil || dec.V == nil {
+			t.Fatalf("%q: %s: %v", b, enc, err)
+		}
+		var got []byte
+		var s string
+		if json.Unmarshal(dec.V, &s) == nil {
+			if !utf8.Valid(b) {
+				t.Fatalf("invalid UTF-8 %q encoded as a string %s", b, enc)
+			}
+			got = []byte(s)
+		} else {
+			var h struct{ Hex string }
+			if err := json.Unmarshal(dec.V, &h); err != nil {
+				t.Fatalf("%s: %v", enc, err)
+			}
+			if got, err = hex.DecodeString(h.Hex); err != nil {
+				t.Fatalf("%s: %v", enc, err)
+			}
+		}
+		if !bytes.Equal(got, b) {
+			t.Fatalf("%q encoded as %s decodes to %q", b, enc, got)
+		}
+	}
 }
