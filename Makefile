@@ -11,7 +11,7 @@ all: test
 
 ## run: the main job (see README).
 run:
-	$(GO) run ./cmd/filterdemo
+	$(GO) run ./cmd/kvshell
 
 ## test: vet, gofmt, and the whole suite under the race detector. Fuzz targets
 ## run their committed seed corpora as ordinary tests here.

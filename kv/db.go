@@ -58,6 +58,10 @@ type DB struct {
 	// flushedMemID is the id of the last memtable written to a table.
 	flushedMemID uint64
 	nextMemID    uint64
+	// readOnlyLogs counts the WAL files a ReadOnly open replayed into the
+	// memtable: it cannot flush them, so they stay live (Metrics reports
+	// them) though no memtable's logNum names them.
+	readOnlyLogs int
 	// manifest state (see manifest.go)
 	manifest manifestState
 }

@@ -256,5 +256,6 @@ func (d *DB) Metrics() Metrics {
 	if d.bgErr != nil {
 		m.BackgroundError = d.bgErr.Error()
 	}
+	m.WAL.Files += d.readOnlyLogs
 	return m
 }

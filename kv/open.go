@@ -150,6 +150,7 @@ func (d *DB) recover() error {
 	d.visibleSeq.Store(uint64(d.lastSeq))
 	if d.opts.ReadOnly {
 		// Keep the replayed writes in memory; nothing is written.
+		d.readOnlyLogs = len(logs)
 		return nil
 	}
 	if err := d.flushRecoveredLocked(); err != nil {
