@@ -82,13 +82,11 @@ func TestIterKeepsWhatEverySnapshotSees(t *testing.T) {
 			elide = func([]byte) bool { return true }
 		}
 		it := NewIter(&sliceIter{keys: sk, vals: sv, i: -1}, snaps, elide)
-		var ok [][]byte
 		var outK []base.InternalKey
 		var outV [][]byte
 		for it.Next() {
 			outK = append(outK, it.Key())
 			outV = append(outV, it.Value())
-			ok = append(ok, it.Key().UserKey)
 		}
 		reads := append(slices.Clone(snaps), seq)
 		for u := 0; u < nkeys; u++ {

@@ -14,9 +14,8 @@ func TestBatchRoundTrip(t *testing.T) {
 	for trial := 0; trial < 200; trial++ {
 		b := newBatch()
 		type op struct {
-			kind  base.Kind
-			k, v  []byte
-			isDel bool
+			kind base.Kind
+			k, v []byte
 		}
 		var ops []op
 		for i := rng.IntN(30); i > 0; i-- {

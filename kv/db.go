@@ -204,8 +204,10 @@ func (d *DB) Close() error {
 		return nil
 	})))
 	d.bg.Wait()
+	// A manual Compact may still be running; hold its mutex so it ends
+	// before the manifest and tables close under it.
 	d.compactMu.Lock()
-	d.compactMu.Unlock()
+	defer d.compactMu.Unlock()
 
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -116,23 +116,3 @@ func tableFor(level []*tableMeta, userKey []byte) *tableMeta {
 	}
 	return nil
 }
-
-// overlapping returns the tables of level l meeting [lo, hi].
-func (v *version) overlapping(l int, lo, hi []byte) []*tableMeta {
-	var out []*tableMeta
-	for _, t := range v.levels[l] {
-		if t.overlaps(lo, hi) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// numTables counts the tables of all levels.
-func (v *version) numTables() int {
-	n := 0
-	for _, l := range v.levels {
-		n += len(l)
-	}
-	return n
-}
