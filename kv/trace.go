@@ -39,6 +39,9 @@ type TraceStep struct {
 	// blocks served by the block cache.
 	DataBlockReads, IndexBlockReads, CacheHits int64
 	Hit                                        bool // the source held a version of the key
+	// FalsePositive: the filter said maybe, the block was read without
+	// error, and the table did not hold the key.
+	FalsePositive bool
 }
 
 // tableStats is the subset of the shared table counters a trace compares.
@@ -72,6 +75,7 @@ func (t *GetTrace) table(level int, tm *tableMeta, before, after tableStats, fou
 		IndexBlockReads: after.indexReads - before.indexReads,
 		CacheHits:       after.cacheHits - before.cacheHits,
 		Hit:             found,
+		FalsePositive:   after.filterChecks > before.filterChecks && after.filterNegatives == before.filterNegatives && !found && err == nil,
 	})
 	if err != nil {
 		t.Err = err
@@ -116,7 +120,7 @@ func (t *GetTrace) String() string {
 		}
 		fmt.Fprintf(&b, "%d data block(s) read from disk, %d from cache: %s",
 			s.DataBlockReads, s.CacheHits, hitWord(s.Hit))
-		if s.FilterChecked && !s.Hit {
+		if s.FalsePositive {
 			b.WriteString(" (filter false positive)")
 		}
 		b.WriteString("\n")

@@ -26,7 +26,7 @@ type entry struct {
 	targetFP float64
 	// build constructs the filter holding exactly keys.
 	build func(keys [][]byte) (filters.Filter, error)
-	// fill returns the filter's fill ratio; nil means "use FillRatio() if
+	// fill returns the filter's fill ratio (Bloom family) or load factor (cuckoo, quotient); nil means "use FillRatio() if
 	// the filter has one, else print -".
 	fill func(f filters.Filter) float64
 }
@@ -119,6 +119,7 @@ var entries = []entry{
 			}
 			return f, addEach(keys, f.Add)
 		},
+		fill: func(f filters.Filter) float64 { return f.(*filters.Cuckoo).LoadFactor() },
 	},
 	{
 		name: "quotient", targetFP: demoFP,
@@ -129,6 +130,7 @@ var entries = []entry{
 			}
 			return f, addEach(keys, f.Add)
 		},
+		fill: func(f filters.Filter) float64 { return f.(*filters.Quotient).LoadFactor() },
 	},
 }
 
@@ -205,7 +207,7 @@ func render(w io.Writer, rows []row, nKeys, nAbsent int) error {
 		width = max(width, len(r.name))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tbits/key\ttarget FP\tmeasured FP\tfill ratio\tbuild\t\n", width, "filter")
+	fmt.Fprintf(tw, "%-*s\tbits/key\ttarget FP\tmeasured FP\tfill or load\tbuild\t\n", width, "filter")
 	for _, r := range rows {
 		fill := "-"
 		if r.hasFill {
