@@ -140,23 +140,28 @@ func TestTombstoneIndexHasNoFalseNegatives(t *testing.T) {
 			d.Close()
 			d = openMem(t, fs, o)
 		}
-		waitIdle(t, d)
-		rs, err := d.loadReadState()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys, err := d.tombstoneKeys(rs.v)
-		rs.unref()
-		if err != nil {
-			t.Fatal(err)
-		}
+		// Holding the DB mutex stops flushes and compactions from
+		// installing a version (and updating the index) between reading
+		// the tables and asking the index.
+		d.mu.Lock()
+		keys, err := d.tombstoneKeys(d.current)
+		var missing []byte
 		for _, k := range keys {
 			if !d.tombstones.mayHaveTombstone(k) {
-				t.Fatalf("batch %d: tombstone for %q is in a table but the index says absent", batch, k)
+				missing = k
+				break
 			}
 		}
-		if m := d.Metrics(); m.TombstoneIndex.Entries < uint64(len(keys)) {
-			t.Fatalf("batch %d: index holds %d entries for %d tombstones", batch, m.TombstoneIndex.Entries, len(keys))
+		entries, _ := d.tombstones.stats()
+		d.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if missing != nil {
+			t.Fatalf("batch %d: tombstone for %q is in a table but the index says absent", batch, missing)
+		}
+		if entries < len(keys) {
+			t.Fatalf("batch %d: index holds %d entries for %d tombstones", batch, entries, len(keys))
 		}
 	}
 	d.Close()
