@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -59,10 +60,10 @@ const (
 
 // Sizing fits, eps = A + B*log2(n); see ribbonBlocks.
 const (
-	ribbonEps64A  = 0.0
-	ribbonEps64B  = 0.01
-	ribbonEps128A = 0.0
-	ribbonEps128B = 0.005
+	ribbonEps64A  = -0.056
+	ribbonEps64B  = 0.0091
+	ribbonEps128A = -0.022
+	ribbonEps128B = 0.0035
 )
 
 // RibbonOptions configures BuildRibbon.
@@ -105,8 +106,9 @@ type Ribbon struct {
 	bits      uint8  // result width, 1..16
 	width     uint8  // band width w: 64 or 128
 	mask      uint32 // (1 << bits) - 1
-	// data holds blocks*bits words: block j, column k at index j*bits+k,
-	// bit t of that word is row 64j+t of column k.
+	// data holds (blocks+1)*bits words: block j, column k at index
+	// j*bits+k, bit t of that word is row 64j+t of column k. The last
+	// block is zero padding that is not encoded (see MayContainHash).
 	data []uint64
 }
 
@@ -122,31 +124,32 @@ const ribbonHeaderSize = 8 + 8 + 1 + 1 + 4
 func init() { registerDecoder(typeRibbon, decodeRibbon) }
 
 // ribbonBlocks returns the number of 64-slot blocks for n distinct keys and
-// band width w: (1+eps)*n slots rounded up to a whole block, and never fewer
-// than w + 64 slots, so a key has at least 65 starts.
+// band width w: (1+eps)*n + 64 slots rounded up to a whole block, and never
+// fewer than w + 64 slots, so a key has at least 65 starts.
 //
 // eps is the slack the on-the-fly elimination needs. [RIBBON] (section 3.2
-// and Figure 3) shows that standard Ribbon fails when some stretch of the
-// band is overloaded, that the overhead needed for a constant success
-// probability grows with log n for a fixed w and shrinks as w grows, and
-// quotes under 10% for w = 128 at millions of keys. The constants here are
-// our own fits, eps = a + b*log2(n), to the smallest overhead at which at
-// least 90% of random builds succeeded on the first seed, measured by
-// TestRibbonCalibrate (SIEVEKV_RIBBON_CALIBRATE=1) at n = 2^7 .. 2^22;
-// docs/parts/filters-ribbon.md has the table.
+// and its experiments) shows that standard Ribbon fails when some stretch of
+// the band is overloaded, so the overhead needed for a constant success
+// probability grows with log n for a fixed w and shrinks as w grows; it
+// quotes overheads under 10% for w = 128 at millions of keys. The constants
+// are our own fits, eps = A + B*log2(n), to the smallest overhead at which
+// at least 90% of 20 to 40 random builds succeeded on the first seed,
+// measured by TestRibbonCalibrate (SIEVEKV_RIBBON_CALIBRATE=1) for n = 2^7
+// to 2^20 (docs/parts/filters-ribbon.md has the table): about 4% at 2^19
+// for w = 128 and 10.5% for w = 64. Below about 2^11 keys the edges of the
+// band dominate and the need is a constant 64 slots rather than a
+// fraction, hence the + 64.
 func ribbonBlocks(n int, w int) uint32 {
 	if n == 0 {
 		return 0
 	}
 	lg := math.Log2(float64(max(n, 2)))
-	var eps float64
+	eps := ribbonEps128A + ribbonEps128B*lg
 	if w == 64 {
 		eps = ribbonEps64A + ribbonEps64B*lg
-	} else {
-		eps = ribbonEps128A + ribbonEps128B*lg
 	}
 	eps = max(eps, 0)
-	slots := uint64(math.Ceil(float64(n) * (1 + eps)))
+	slots := uint64(math.Ceil(float64(n)*(1+eps))) + 64
 	slots = max(slots, uint64(w)+64)
 	return uint32((slots + 63) / 64)
 }
@@ -256,7 +259,10 @@ func (b *RibbonBuilder) sortMixed(hashes []uint64, seed uint64) []uint64 {
 // column is its start).
 func ribbonStart(hh, numStarts uint64) uint64 { return reduce64(hh, numStarts) }
 func ribbonCoeff(hh uint64) uint64            { return mix64(hh+ribbonCoeffSalt) | 1 }
-func ribbonCoeffHi(hh uint64) uint64          { return mix64(hh + ribbonCoeffSalt2) }
+func ribbonCoeffHi(hh uint64) uint64 {
+	hi, _ := bits.Mul64(ribbonCoeff(hh), ribbonCoeffSalt2)
+	return hi
+}
 func ribbonResult(hh uint64, mask uint32) uint16 {
 	return uint16(uint32(hh) & mask)
 }
@@ -346,7 +352,7 @@ func (b *RibbonBuilder) band(keys []uint64, blocks uint32, w int) bool {
 // gives it without a branch).
 func (b *RibbonBuilder) solve(blocks uint32, w, nbits int) []uint64 {
 	m := int(blocks) * 64
-	data := make([]uint64, int(blocks)*nbits)
+	data := make([]uint64, (int(blocks)+1)*nbits) // one block of query padding
 	lo, res := b.coeffLo[:m], b.results[:m]
 	var win [16]uint64 // column k: bit j = S[i+j] after row i is done
 	if w == 64 {
@@ -391,44 +397,67 @@ func (f *Ribbon) MayContainHash(h uint64) bool {
 	hh := staticMix(h, f.seed)
 	s := ribbonStart(hh, f.numStarts)
 	c := ribbonCoeff(hh)
-	want := uint32(ribbonResult(hh, f.mask))
+	want := uint64(ribbonResult(hh, f.mask))
 	nb := int(f.bits)
 	off := uint(s & 63)
 	base := int(s>>6) * nb
-	// The band starts off bits into block s/64. c<<off covers that block;
-	// the bits shifted out continue into the next one. (c>>1)>>(63-off) is
-	// c>>(64-off) made zero for off = 0 (Go shifts by >= 64 give zero, but
-	// a constant-free form keeps the compiler from adding a branch).
-	// When off = 0 the next block's words are multiplied by zero, and for
-	// the last block of the filter they may not exist, so step is zero then.
-	step := nb * int((off+63)>>6)
+	// The band starts off bits into block s/64: c<<off covers that block
+	// and the bits shifted out continue into the next one. (c>>1)>>(63-off)
+	// is c>>(64-off), made zero for off = 0. The next block always exists
+	// in memory: data carries one zero block of padding past the encoded
+	// ones, so no query needs a branch for the last block.
 	c0 := c << off
 	c1 := (c >> 1) >> (63 - off)
+	// Columns are checked four at a time without branches, then one
+	// branch per group: an absent key fails a group of four with
+	// probability 15/16, so it usually costs four columns and a
+	// well-predicted branch. (Measured: one branch per column mispredicts
+	// half the time on absent keys; evaluating every column before one
+	// compare costs present and absent keys all of them.)
 	if f.width == 64 {
 		w0 := f.data[base : base+nb]
-		w1 := f.data[base+step : base+step+nb]
-		var got uint32
-		for k := range w0 {
-			x := w0[k]&c0 ^ w1[k]&c1
-			got |= uint32(bits.OnesCount64(x)&1) << uint(k)
+		w1 := f.data[base+nb : base+2*nb]
+		w1 = w1[:len(w0)]
+		k := 0
+		for ; k+4 <= nb; k += 4 {
+			a, b := w0[k:k+4], w1[k:k+4]
+			d := parity64(a[0]&c0^b[0]&c1) | parity64(a[1]&c0^b[1]&c1)<<1 |
+				parity64(a[2]&c0^b[2]&c1)<<2 | parity64(a[3]&c0^b[3]&c1)<<3
+			if d != want>>uint(k)&15 {
+				return false
+			}
 		}
-		return got == want
+		var d uint64
+		for ; k < nb; k++ {
+			d |= (parity64(w0[k]&c0^w1[k]&c1) ^ want>>uint(k)) & 1
+		}
+		return d == 0
 	}
-	ch := ribbonCoeffHi(hh)
+	ch, _ := bits.Mul64(c, ribbonCoeffSalt2)
 	c1 |= ch << off
 	c2 := (ch >> 1) >> (63 - off)
-	// The band spans three blocks when off > 0 and two when off = 0, and
-	// the third may then be past the end, so it steps by zero.
 	w0 := f.data[base : base+nb]
 	w1 := f.data[base+nb : base+2*nb]
-	w2 := f.data[base+nb+step : base+nb+step+nb]
-	var got uint32
-	for k := range w0 {
-		x := w0[k]&c0 ^ w1[k]&c1 ^ w2[k]&c2
-		got |= uint32(bits.OnesCount64(x)&1) << uint(k)
+	w2 := f.data[base+2*nb : base+3*nb]
+	w1, w2 = w1[:len(w0)], w2[:len(w0)]
+	k := 0
+	for ; k+4 <= nb; k += 4 {
+		a, b, e := w0[k:k+4], w1[k:k+4], w2[k:k+4]
+		d := parity64(a[0]&c0^b[0]&c1^e[0]&c2) | parity64(a[1]&c0^b[1]&c1^e[1]&c2)<<1 |
+			parity64(a[2]&c0^b[2]&c1^e[2]&c2)<<2 | parity64(a[3]&c0^b[3]&c1^e[3]&c2)<<3
+		if d != want>>uint(k)&15 {
+			return false
+		}
 	}
-	return got == want
+	var d uint64
+	for ; k < nb; k++ {
+		d |= (parity64(w0[k]&c0^w1[k]&c1^w2[k]&c2) ^ want>>uint(k)) & 1
+	}
+	return d == 0
 }
+
+// parity64 returns the parity of the set bits of x: one hardware popcount.
+func parity64(x uint64) uint64 { return uint64(bits.OnesCount64(x)) & 1 }
 
 // Len returns the number of distinct keys the filter was built from.
 func (f *Ribbon) Len() int { return int(f.n) }
@@ -438,21 +467,25 @@ func (f *Ribbon) Options() RibbonOptions {
 	return RibbonOptions{ResultBits: int(f.bits), BandWidth: int(f.width)}
 }
 
-// SizeInBytes returns the size of the filter's encoding, which is also its
-// memory footprint to within a few words: the solution words plus 42 bytes.
+// encoded returns the solution words without the padding block.
+func (f *Ribbon) encoded() []uint64 { return f.data[:int(f.blocks)*int(f.bits)] }
+
+// SizeInBytes returns the size of the filter's encoding: the solution words
+// plus 42 bytes. In memory it holds one more block (ResultBits words) of
+// zero padding.
 func (f *Ribbon) SizeInBytes() int {
-	return envelopeHeaderSize + ribbonHeaderSize + 8*len(f.data) + envelopeTrailer
+	return envelopeHeaderSize + ribbonHeaderSize + 8*len(f.encoded()) + envelopeTrailer
 }
 
 // MarshalBinary encodes the filter (docs/format.md, "Ribbon").
 func (f *Ribbon) MarshalBinary() ([]byte, error) {
-	w := bodyWriter{buf: make([]byte, 0, ribbonHeaderSize+8*len(f.data))}
+	w := bodyWriter{buf: make([]byte, 0, ribbonHeaderSize+8*len(f.encoded()))}
 	w.u64(f.seed)
 	w.u64(f.n)
 	w.u8(f.bits)
 	w.u8(f.width)
 	w.u32(f.blocks)
-	w.u64s(f.data)
+	w.u64s(f.encoded())
 	return sealEnvelope(typeRibbon, ribbonVersion, w.buf), nil
 }
 
@@ -505,9 +538,16 @@ func decodeRibbonBody(version uint8, body []byte) (*Ribbon, error) {
 	if f.blocks > 0 {
 		f.numStarts = slots - uint64(f.width) + 1
 	}
-	f.data = r.u64s(uint64(f.blocks)*uint64(f.bits), "solution words")
+	words := uint64(f.blocks) * uint64(f.bits)
+	enc := r.take(8*words, "solution words")
 	if err := r.finish(); err != nil {
 		return nil, err
+	}
+	if f.blocks > 0 {
+		f.data = make([]uint64, words+uint64(f.bits)) // one block of query padding
+		for i := range words {
+			f.data[i] = binary.LittleEndian.Uint64(enc[8*i:])
+		}
 	}
 	return f, nil
 }
