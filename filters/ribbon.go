@@ -26,8 +26,8 @@ import (
 // exactly 2^-ResultBits whatever S is (invariant F4) — free rows of S may be
 // left zero.
 //
-// Construction is [RIBBON]'s "Rapid Incremental Boolean Banding ON the fly"
-// (section 3): each equation is inserted at the row of its leading
+// Construction is [RIBBON]'s "Rapid Incremental Boolean Banding ON the fly":
+// each equation is inserted at the row of its leading
 // coefficient; if that row is taken, the stored row is XORed in (clearing
 // the leading one) and the equation moves on to its next set bit; it either
 // lands in a free row, or reduces to 0 = 0 (redundant: consistent) or to
@@ -35,8 +35,8 @@ import (
 // from the last row fills S. Inserting keys in order of their start keeps
 // the rows touched in cache (our sort doubles as the deduplication).
 //
-// Storage is interleaved column-major by 64-row block ([RIBBON] section
-// 4.1, "interleaved"): block j holds ResultBits words, word k carrying
+// Storage is interleaved column-major by 64-row block ([RIBBON]'s
+// "interleaved column-major" layout): block j holds ResultBits words, word k carrying
 // column k of rows 64j..64j+63. A key's band of w rows touches two (w = 64)
 // or three (w = 128) adjacent blocks, so a query reads
 // 2*ResultBits or 3*ResultBits consecutive words.
@@ -73,7 +73,7 @@ type RibbonOptions struct {
 	ResultBits int
 	// BandWidth is w, the number of consecutive slots a key's equation
 	// spans: 64 or 128; 0 means 128. A wider band needs less slack for the
-	// elimination to succeed ([RIBBON] section 3.2: the overhead needed
+	// elimination to succeed ([RIBBON]: the overhead needed
 	// shrinks roughly as 1/w) at the cost of a third block per query.
 	BandWidth int
 }
@@ -127,11 +127,11 @@ func init() { registerDecoder(typeRibbon, decodeRibbon) }
 // band width w: (1+eps)*n + 64 slots rounded up to a whole block, and never
 // fewer than w + 64 slots, so a key has at least 65 starts.
 //
-// eps is the slack the on-the-fly elimination needs. [RIBBON] (section 3.2
-// and its experiments) shows that standard Ribbon fails when some stretch of
+// eps is the slack the on-the-fly elimination needs. [RIBBON] (its analysis
+// and experiments) shows that standard Ribbon fails when some stretch of
 // the band is overloaded, so the overhead needed for a constant success
-// probability grows with log n for a fixed w and shrinks as w grows; it
-// quotes overheads under 10% for w = 128 at millions of keys. The constants
+// probability grows with log n for a fixed w and shrinks as w grows; its
+// abstract reports space overheads below 10%. The constants
 // are our own fits, eps = A + B*log2(n), to the smallest overhead at which
 // at least 90% of 20 to 40 random builds succeeded on the first seed,
 // measured by TestRibbonCalibrate (SIEVEKV_RIBBON_CALIBRATE=1) for n = 2^7
@@ -251,12 +251,13 @@ func (b *RibbonBuilder) sortMixed(hashes []uint64, seed uint64) []uint64 {
 	return slices.Compact(sorted)
 }
 
-// ribbonKey derives a key's start, coefficient words and result from its
-// mixed hash. The start takes the high bits of hh (multiply-shift), the
-// result its low 16 bits, and the coefficients come from a second mix, so
-// the three are independent for practical purposes; bit 0 of the
-// coefficient is forced to one ([RIBBON] section 2: the equation's leading
-// column is its start).
+// ribbonStart, ribbonCoeff, ribbonCoeffHi and ribbonResult derive a key's
+// start, coefficient words and result from its mixed hash. The start takes
+// the high bits of hh (multiply-shift), the result its low 16 bits, and the
+// coefficients come from a second mix (bits 64..127 from the high half of a
+// multiply of the first word, which is not GF(2)-linear in it), so the
+// three are independent for practical purposes; bit 0 of the coefficient
+// is forced to one ([RIBBON]: the equation's leading column is its start).
 func ribbonStart(hh, numStarts uint64) uint64 { return reduce64(hh, numStarts) }
 func ribbonCoeff(hh uint64) uint64            { return mix64(hh+ribbonCoeffSalt) | 1 }
 func ribbonCoeffHi(hh uint64) uint64 {
