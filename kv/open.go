@@ -40,6 +40,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		BlockSize:       o.BlockSize,
 		Filter:          o.Filter.sstableType(),
 		BloomBitsPerKey: float64(o.BloomBitsPerKey),
+		RibbonBits:      o.RibbonBits,
 	}
 
 	if !o.ReadOnly {
@@ -77,6 +78,8 @@ func (f FilterType) sstableType() sstable.FilterType {
 		return sstable.FilterBlockedBloom
 	case FilterNone:
 		return sstable.FilterNone
+	case FilterRibbon:
+		return sstable.FilterRibbon
 	}
 	return sstable.FilterBinaryFuse8
 }

@@ -22,6 +22,8 @@ func buildFilter(opts WriterOptions, hs []uint64) ([]byte, int, error) {
 		f, err = filters.BuildBinaryFuse16FromHashes(hs)
 	case FilterXor8:
 		f, err = filters.BuildXor8FromHashes(hs)
+	case FilterRibbon:
+		f, err = filters.BuildRibbonFromHashes(hs, filters.RibbonOptions{ResultBits: opts.RibbonBits})
 	case FilterBloom, FilterBlockedBloom:
 		// A Bloom filter at b bits/key has fp = exp(-b * ln2^2) with the
 		// optimal number of probes (Broder & Mitzenmacher, 2004).

@@ -62,9 +62,12 @@ const (
 	FilterBlockedBloom FilterType = 4
 	// FilterNone writes no filter: every Get reads the index and a block.
 	FilterNone FilterType = 5
+	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
+	// ~1.05 x RibbonBits bits/key for a 2^-RibbonBits FP rate.
+	FilterRibbon FilterType = 6
 )
 
-var filterTypeNames = [...]string{"binaryfuse8", "binaryfuse16", "xor8", "bloom", "blockedbloom", "none"}
+var filterTypeNames = [...]string{"binaryfuse8", "binaryfuse16", "xor8", "bloom", "blockedbloom", "none", "ribbon"}
 
 // String names the filter type.
 func (t FilterType) String() string {
