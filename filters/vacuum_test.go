@@ -45,7 +45,7 @@ func dynFailedAddRollsBack(t *testing.T, name string, f dynFilter, seed uint64) 
 	rng := rand.New(rand.NewPCG(seed, 0xfa11))
 	added := dynFill(t, f, rng)
 	failures := 0
-	for k := 0; k < 200; k++ {
+	for k := 0; k < 60; k++ {
 		before := mustMarshal(t, f)
 		h := rng.Uint64()
 		err := f.AddHash(h)
@@ -307,13 +307,13 @@ func TestVacuumKeysAndRemove(t *testing.T) {
 }
 
 func TestVacuumChurn(t *testing.T) {
-	// About 1M operations; 4- and 8-bit fingerprints collide most. The
+	// 400k operations; 4- and 8-bit fingerprints collide most. The
 	// table (13 chunks of 64 buckets) is not a power of two.
 	for _, w := range []uint{4, 8, 12} {
 		v := newVacuumShape(6, 13, w)
-		ops := 300_000
+		ops := 100_000
 		if w == 8 {
-			ops = 400_000
+			ops = 200_000
 		}
 		dynChurn(t, "vacuum", v, func() []uint64 { return append(v.slots.words, v.count, v.rng) }, 0.96, ops, 10_000, uint64(w))
 	}
