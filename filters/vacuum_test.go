@@ -510,3 +510,25 @@ func exerciseDynDecode(t *testing.T, data []byte) {
 		t.Fatalf("Len %d outside [0, %d]", d.Len(), d.Cap())
 	}
 }
+
+// TestVacuumSmallerThanCuckoo: for key counts whose cuckoo table rounds up
+// to a power of two well above n, the vacuum table needs at most 0.8 of the
+// cuckoo filter's slots, and at most 0.8 of its bits at ε = 0.4% (the
+// issue's goal; measured fills in docs/parts/filters-newdyn2.md).
+func TestVacuumSmallerThanCuckoo(t *testing.T) {
+	for _, n := range []int{150_000, 1_100_000, 1_500_000, 3_000_000} {
+		v, err := NewVacuum(n, 0.004)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewCuckoo(n, 0.004)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots := float64(v.Cap()) / float64(c.Cap())
+		bits := float64(v.Cap()*v.FingerprintBits()) / float64(c.Cap()*c.FingerprintBits())
+		if slots > 0.8 || bits > 0.8 {
+			t.Errorf("n=%d: vacuum/cuckoo slots %.3f, bits %.3f; want <= 0.8", n, slots, bits)
+		}
+	}
+}
