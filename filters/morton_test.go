@@ -1,0 +1,431 @@
+package filters
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"unsafe"
+)
+
+func uintptrOf(s []uint64) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
+
+func TestMortonSizing(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		fpRate float64
+	}{{1, 0.1}, {100, 0.01}, {1000, 0.004}, {1_000_000, 0.004}, {1_100_000, 0.001}, {10, 1e-4}} {
+		m, err := NewMorton(tc.n, tc.fpRate)
+		if err != nil {
+			t.Fatalf("NewMorton(%d, %v): %v", tc.n, tc.fpRate, err)
+		}
+		w := uint(m.FingerprintBits())
+		if m.slots != mortonFSABits/w || mortonFSABit+m.slots*w > 512 {
+			t.Errorf("width %d: %d slots do not fill the %d FSA bits", w, m.slots, mortonFSABits)
+		}
+		if float64(tc.n)/float64(m.Cap()) > mortonMaxLoad {
+			t.Errorf("n=%d sized for load %.3f", tc.n, float64(tc.n)/float64(m.Cap()))
+		}
+		// The width is the narrowest meeting the model, so one bit less
+		// must not.
+		if mortonPredictedFP(w) > tc.fpRate || (w > mortonMinBits && mortonPredictedFP(w-1) <= tc.fpRate) {
+			t.Errorf("ε=%v: width %d is not the narrowest meeting the model", tc.fpRate, w)
+		}
+		if addr := uintptrOf(m.words); addr%64 != 0 {
+			t.Errorf("table starts at %#x, not on a cache line", addr)
+		}
+	}
+	for _, bad := range []struct {
+		n int
+		p float64
+	}{{0, 0.01}, {-1, 0.01}, {10, 0}, {10, 1}, {10, math.NaN()}, {10, 1e-6}} {
+		if _, err := NewMorton(bad.n, bad.p); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("NewMorton(%d, %v): err = %v, want ErrInvalidArgument", bad.n, bad.p, err)
+		}
+	}
+}
+
+// TestMortonAltInvolution covers the first and last buckets of the table
+// and of a block (block boundaries), one-block tables, and odd block counts.
+func TestMortonAltInvolution(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, nb := range []uint64{1, 2, 3, 7, 1000} {
+		m := newMortonShape(nb, 8)
+		edges := []uint64{0, 1, mortonBuckets - 1, mortonBuckets, m.buckets - 2, m.buckets - 1}
+		for k := 0; k < 5000; k++ {
+			fp, b := m.derive(rng.Uint64())
+			if k < len(edges) && edges[k] < m.buckets {
+				b = edges[k]
+			}
+			if fp > m.fpMask || b >= m.buckets {
+				t.Fatalf("derive: fp %d, bucket %d of %d", fp, b, m.buckets)
+			}
+			a := m.alt(b, fp)
+			if a >= m.buckets || a == b || m.alt(a, fp) != b {
+				t.Fatalf("nb=%d: alt(%d) = %d, alt(alt) = %d", nb, b, a, m.alt(a, fp))
+			}
+		}
+	}
+}
+
+// TestMortonBitShifts checks the FSA insert/remove shifts against a model
+// bit slice at every position, including fingerprints straddling word
+// boundaries and the last bits of the block, for every width.
+func TestMortonBitShifts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	toBits := func(b *[8]uint64) []bool {
+		out := make([]bool, 512)
+		for i := range out {
+			out[i] = b[i/64]>>(i%64)&1 != 0
+		}
+		return out
+	}
+	for w := uint(mortonMinBits); w <= 16; w++ {
+		for pos := uint(mortonFSABit); pos+w <= 512; pos++ {
+			var blk [8]uint64
+			for i := range blk {
+				blk[i] = rng.Uint64()
+			}
+			blk[7] &= 1<<(64-w) - 1 // the top w bits are free
+			v := rng.Uint64() & (1<<w - 1)
+			before := toBits(&blk)
+			ins := blk
+			mortonInsertBits(&ins, pos, w, v)
+			want := append(append(append([]bool(nil), before[:pos]...), make([]bool, w)...), before[pos:512-w]...)
+			for k := uint(0); k < w; k++ {
+				want[pos+k] = v>>k&1 != 0
+			}
+			if got := toBits(&ins); !equalBools(got, want) {
+				t.Fatalf("w=%d pos=%d: insert wrong", w, pos)
+			}
+			if got := mortonGetBits(&ins, pos, w); got != v {
+				t.Fatalf("w=%d pos=%d: read back %x, want %x", w, pos, got, v)
+			}
+			mortonRemoveBits(&ins, pos, w)
+			if ins != blk {
+				t.Fatalf("w=%d pos=%d: remove did not undo insert", w, pos)
+			}
+		}
+	}
+}
+
+func equalBools(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// mortonHashFor returns a hash whose fingerprint is fp and primary bucket b.
+func mortonHashFor(m *Morton, fp, b uint64) uint64 {
+	// The primary is floor(lo32·N / 2^32); the smallest lo32 for b.
+	lo := (b<<32 + m.buckets - 1) / m.buckets
+	return fp<<(64-m.fpBits) | lo
+}
+
+// TestMortonBlockPaths drives the structural paths one by one on small
+// tables, table-driven: a bucket's fourth key overflows (counter full), a
+// block's S+1-th key overflows (block full), overflowed keys are found via
+// the OTA bit and removed from their secondary bucket, and keys in the last
+// bucket of a block and of the table work like any other.
+func TestMortonBlockPaths(t *testing.T) {
+	cases := []struct {
+		name    string
+		nb      uint64
+		w       uint
+		buckets func(m *Morton) []uint64 // primary bucket of each key, in order
+		ota     []uint64                 // buckets whose OTA bit must be set after the adds
+	}{
+		{"counter full", 2, 8, func(m *Morton) []uint64 { return []uint64{5, 5, 5, 5} }, []uint64{5}},
+		{"last bucket of block", 2, 12, func(m *Morton) []uint64 { return []uint64{31, 31, 31, 31, 31} }, []uint64{31}},
+		{"last bucket of table", 3, 16, func(m *Morton) []uint64 { return []uint64{95, 95, 95, 95} }, []uint64{95}},
+		{"block full", 4, 16, func(m *Morton) []uint64 {
+			// 27 slots at 16 bits: 9 buckets of 3 fill block 1, then one
+			// more key for bucket 40 (counter 0) overflows.
+			var bs []uint64
+			for j := uint64(0); j < 9; j++ {
+				bs = append(bs, 32+j, 32+j, 32+j)
+			}
+			return append(bs, 40)
+		}, []uint64{40}},
+		{"no overflow", 2, 8, func(m *Morton) []uint64 { return []uint64{0, 0, 0, 1, 1, 1, 63} }, nil},
+	}
+	for _, tc := range cases {
+		m := newMortonShape(tc.nb, tc.w)
+		var hs []uint64
+		for k, b := range tc.buckets(m) {
+			h := mortonHashFor(m, uint64(k+1)*7%m.fpMask, b)
+			if _, pb := m.derive(h); pb != b {
+				t.Fatalf("%s: hash for bucket %d derives %d", tc.name, b, pb)
+			}
+			if err := m.AddHash(h); err != nil {
+				t.Fatalf("%s: key %d: %v", tc.name, k, err)
+			}
+			hs = append(hs, h)
+		}
+		otaSet := map[uint64]bool{}
+		for _, b := range tc.ota {
+			otaSet[b%mortonOTABits+b/mortonBuckets*mortonBuckets] = true
+		}
+		for b := uint64(0); b < m.buckets; b++ {
+			set := m.words[b/mortonBuckets*mortonBlockWords+1]>>(b%mortonOTABits)&1 != 0
+			if want := otaSet[b%mortonOTABits+b/mortonBuckets*mortonBuckets]; set != want && b%mortonBuckets < mortonOTABits {
+				t.Errorf("%s: OTA bit for bucket %d is %v, want %v", tc.name, b, set, want)
+			}
+		}
+		for k, h := range hs {
+			if !m.MayContainHash(h) {
+				t.Fatalf("%s: key %d missing", tc.name, k)
+			}
+		}
+		for k, h := range hs {
+			if !m.RemoveHash(h) {
+				t.Fatalf("%s: key %d not removed", tc.name, k)
+			}
+		}
+		if m.Len() != 0 {
+			t.Fatalf("%s: Len %d after removing all", tc.name, m.Len())
+		}
+		for i := uint64(0); i < m.blocks; i++ {
+			blk := m.block(i)
+			if blk[0] != 0 || blk[1]>>mortonOTABits != 0 || blk[2]|blk[3]|blk[4]|blk[5]|blk[6]|blk[7] != 0 {
+				t.Fatalf("%s: block %d not empty after removing all: %x", tc.name, i, *blk)
+			}
+		}
+	}
+}
+
+// TestMortonReachesLoad checks the sizing assumption: the first ErrFull
+// comes after the 95% load the constructor sizes for.
+func TestMortonReachesLoad(t *testing.T) {
+	for _, w := range []uint{8, 12, 16} {
+		for seed := uint64(0); seed < 2; seed++ {
+			m := newMortonShape(2000, w)
+			dynFill(t, m, rand.New(rand.NewPCG(seed, uint64(w))))
+			if m.LoadFactor() < mortonMaxLoad {
+				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f, want >= %.2f", w, seed, m.LoadFactor(), mortonMaxLoad)
+			}
+		}
+	}
+}
+
+func TestMortonFailedAddRollsBack(t *testing.T) {
+	for _, w := range []uint{5, 8, 11, 16} {
+		for _, nb := range []uint64{1, 2, 5, 40} {
+			dynFailedAddRollsBack(t, "morton", newMortonShape(nb, w), uint64(w)<<8|nb)
+		}
+	}
+}
+
+func TestMortonKeysAndRemove(t *testing.T) {
+	m, err := NewMorton(1000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) []byte { return []byte{'m', byte(i), byte(i >> 8)} }
+	for i := 0; i < 1000; i++ {
+		if err := m.Add(key(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		if !m.MayContain(key(i)) || !m.MayContainHash(Hash(key(i))) {
+			t.Fatalf("key %d missing", i)
+		}
+	}
+	if err := m.Add(key(0)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if !m.Remove(key(i)) {
+			t.Fatalf("Remove(key %d) found nothing", i)
+		}
+	}
+	if m.Len() != 1 || !m.MayContain(key(0)) {
+		t.Fatalf("after removing one of two copies: Len = %d", m.Len())
+	}
+	if !m.RemoveHash(Hash(key(0))) || m.Len() != 0 || m.LoadFactor() != 0 || m.Remove(key(0)) {
+		t.Fatal("last copy not removed, or Remove on an empty filter succeeded")
+	}
+}
+
+func TestMortonChurn(t *testing.T) {
+	// 400k operations on 37 blocks (not a power of two); narrow
+	// fingerprints collide most.
+	for _, w := range []uint{5, 8, 13} {
+		m := newMortonShape(37, w)
+		ops := 100_000
+		if w == 8 {
+			ops = 200_000
+		}
+		dynChurn(t, "morton", m, func() []uint64 { return append(m.words, m.count, m.rng) }, 0.97, ops, 10_000, uint64(w))
+	}
+}
+
+func TestMortonChurnSoak(t *testing.T) {
+	if os.Getenv("SIEVEKV_SOAK") == "" {
+		t.Skip("set SIEVEKV_SOAK=1")
+	}
+	for seed := uint64(0); seed < 2; seed++ {
+		m := newMortonShape(3001, 8)
+		dynChurn(t, "morton", m, func() []uint64 { return append(m.words, m.count, m.rng) }, 0.965, 5_000_000, 200_000, seed)
+	}
+}
+
+// TestMortonFalsePositiveRate fills to the first ErrFull and measures 1M
+// absent keys against the target (F4), and against the filter's own
+// prediction: each absent lookup compares the primary bucket's
+// fingerprints, and the secondary's when the OTA bit is set, each matching
+// with probability 2^-w.
+func TestMortonFalsePositiveRate(t *testing.T) {
+	for _, fpRate := range []float64{0.03, 0.004, 0.001} {
+		m, err := NewMorton(60_000, fpRate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(12, uint64(fpRate*1e6)))
+		dynFill(t, m, rng)
+		rate := dynFPRate(m, rng, 1_000_000)
+		if rate > 1.5*fpRate {
+			t.Errorf("target %v (%d-bit): measured %.5f at load %.3f", fpRate, m.FingerprintBits(), rate, m.LoadFactor())
+		}
+		perBucket := m.LoadFactor() * float64(m.slots) / mortonBuckets
+		want := perBucket * (1 + m.OverflowFraction()) / math.Exp2(float64(m.fpBits))
+		if rate < 0.8*want || rate > 1.2*want {
+			t.Errorf("%d-bit: measured %.6f, model %.6f (OTA set %.3f)", m.FingerprintBits(), rate, want, m.OverflowFraction())
+		}
+		if m.OverflowFraction()+1 > mortonCompared {
+			t.Errorf("OTA fraction %.3f exceeds the sizing model's %.2f", m.OverflowFraction(), mortonCompared-1)
+		}
+	}
+}
+
+func TestMortonRoundTrip(t *testing.T) {
+	for _, w := range []uint{5, 8, 13} {
+		m := newMortonShape(5, w)
+		rng := rand.New(rand.NewPCG(3, uint64(w)))
+		added := dynFill(t, m, rng)
+		enc := mustMarshal(t, m)
+		f, err := Unmarshal(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := f.(*Morton)
+		var d2 Morton
+		if err := d2.UnmarshalBinary(enc); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range added {
+			if !d.MayContainHash(h) || !d2.MayContainHash(h) {
+				t.Fatal("decoded filter lost a key")
+			}
+		}
+		if !bytes.Equal(mustMarshal(t, d), enc) || d.Len() != m.Len() {
+			t.Fatal("re-encoding differs")
+		}
+		for k := 0; k < 20; k++ {
+			h := rng.Uint64()
+			e1, e2 := m.AddHash(h), d.AddHash(h)
+			if (e1 == nil) != (e2 == nil) || !bytes.Equal(mustMarshal(t, m), mustMarshal(t, d)) {
+				t.Fatal("decoded filter diverged from the original")
+			}
+		}
+	}
+}
+
+func TestMortonDecodeRejectsCorruption(t *testing.T) {
+	// 40 keys in 2 blocks of 36 slots: both blocks have free (zero) FSA
+	// bits at the top, which the decoder must find clean.
+	m := newMortonShape(2, 12)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for k := 0; k < 40; k++ {
+		if err := m.AddHash(rng.Uint64()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc := mustMarshal(t, m)
+	dynRejectsFlips(t, enc, func(b []byte) error { var d Morton; return d.UnmarshalBinary(b) })
+	_, body, err := openTyped(enc, typeMorton)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const table = 36
+	mutate := map[string]func(b []byte){
+		"count disagrees":   func(b []byte) { b[12]++ },
+		"width 4":           func(b []byte) { b[0] = 4 },
+		"width 17":          func(b []byte) { b[0] = 17 },
+		"16 buckets":        func(b []byte) { b[1] = 16 },
+		"slots":             func(b []byte) { b[2]++ },
+		"reserved":          func(b []byte) { b[3] = 1 },
+		"zero blocks":       func(b []byte) { clear(b[4:12]) },
+		"huge block count":  func(b []byte) { b[11] = 0x40 },
+		"word count":        func(b []byte) { b[28]++ },
+		"overfull block":    func(b []byte) { copy(b[table:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) },
+		"bit past last fp":  func(b []byte) { b[table+63] |= 0x80 },
+		"truncated":         nil,
+		"extra block words": func(b []byte) {},
+	}
+	for name, mu := range mutate {
+		b := append([]byte(nil), body...)
+		switch {
+		case mu == nil:
+			b = b[:len(b)-8]
+		case name == "extra block words":
+			b = append(b, make([]byte, 64)...)
+		default:
+			mu(b)
+		}
+		if _, err := Unmarshal(sealEnvelope(typeMorton, mortonVersion, b)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
+		}
+	}
+	if _, err := Unmarshal(sealEnvelope(typeMorton, 2, body)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 2: err = %v", err)
+	}
+	var d Morton
+	if err := d.UnmarshalBinary(sealEnvelope(typeVacuum, 1, body)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("wrong type: err = %v", err)
+	}
+}
+
+// TestMortonGolden pins the encoding (docs/parts/format-newdyn2.md).
+func TestMortonGolden(t *testing.T) {
+	m, err := NewMorton(3, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		if err := m.Add([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const golden = "53564b460e010000640000000000000007203d00010000000000000003000000000000003f30ed5e3f30ed5e080000000000000040000000000401000000bc7414000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000282f7afb"
+	if got := hex.EncodeToString(mustMarshal(t, m)); got != golden {
+		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
+	}
+}
+
+// FuzzMortonUnmarshal decodes the input as an encoding and as a body under a
+// valid envelope, then queries and mutates whatever decodes.
+func FuzzMortonUnmarshal(f *testing.F) {
+	for _, w := range []uint{5, 9, 16} {
+		m := newMortonShape(1, w)
+		dynFill(f, m, rand.New(rand.NewPCG(1, uint64(w))))
+		enc := mustMarshal(f, m)
+		f.Add(enc)
+		f.Add(enc[envelopeHeaderSize : len(enc)-envelopeTrailer])
+		f.Add(mustMarshal(f, newMortonShape(2, w)))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		exerciseDynDecode(t, data)
+		exerciseDynDecode(t, sealEnvelope(typeMorton, mortonVersion, data))
+	})
+}
