@@ -175,26 +175,104 @@ func bucketRange(md md128, i uint) (t0, t1 uint) {
 // MayContain reports whether key may have been added.
 func (f *VectorQuotient) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }
 
-// MayContainHash is MayContain for a key whose Hash the caller holds. Both
-// blocks are read before either is searched, so their cache misses overlap.
+// MayContainHash is MayContain for a key whose Hash the caller holds.
+//
+// With 8-bit tags it follows the paper's order (§5): compare the tag with
+// all 48 tags of both blocks first, branch-free (SWAR, six words a block),
+// and only in a block where some tag matches (about 16% of blocks for an
+// absent key at load 0.9: 1 − (255/256)^(48·0.9)) pay for the select that
+// finds the bucket's range. Selecting first, as the first version did, cost
+// two selects, unpredictable branches and a variable-length loop on every
+// query: absent-key lookups went from 1.8x to 1.2x our cuckoo filter's time.
 func (f *VectorQuotient) MayContainHash(h uint64) bool {
 	if f.tagBits == 8 {
 		tag, bucket, b1, b2 := f.derive(h, vqf8Buckets)
 		x, y := &f.b8[b1], &f.b8[b2]
-		return x.find(uint(bucket), uint8(tag)) >= 0 || y.find(uint(bucket), uint8(tag)) >= 0
+		t := tag * bwL8
+		// Both blocks are tested before either's select, so their loads
+		// issue together (short-circuiting per block measured slower: the
+		// second block's cache miss waited for the first's select).
+		ax, ay := x.anyMatch(t), y.anyMatch(t)
+		if !ax && !ay {
+			return false
+		}
+		return ax && x.has(uint(bucket), t) || ay && y.has(uint(bucket), t)
 	}
 	tag, bucket, b1, b2 := f.derive(h, vqf16Buckets)
 	x, y := &f.b16[b1], &f.b16[b2]
 	return x.find(uint(bucket), uint16(tag)) >= 0 || y.find(uint(bucket), uint16(tag)) >= 0
 }
 
+const (
+	swarLo7 = 0x7f7f7f7f7f7f7f7f
+	// swarGather moves bit 0 of every byte to bits 56..63 in a multiply
+	// (each byte's bit lands on a distinct top bit; no cross term reaches
+	// the top byte).
+	swarGather = 0x0102040810204080
+)
+
+// matchByte returns an 8-bit mask of the bytes of w equal to t. The zero
+// test is the exact form (no false flags above a true match): the high bit
+// of ((y&0x7f…)+0x7f…)|y is clear only for zero bytes.
+func matchByte(w uint64, t uint64) uint64 {
+	y := w ^ t
+	z := ^((y&swarLo7 + swarLo7) | y | swarLo7) // 0x80 in each zero byte
+	return (z >> 7) * swarGather >> 56
+}
+
+// anyMatch reports whether some tag slot of the block may equal the tag
+// repeated in every byte of t: the classic "has zero byte" test, three
+// operations a word, whose only false flags sit above a true zero byte, so
+// it is exact about whether any byte matches.
+func (b *vqfBlock8) anyMatch(t uint64) bool {
+	le := binary.LittleEndian
+	var acc uint64
+	for k := 0; k < vqf8Slots; k += 8 {
+		y := le.Uint64(b.tags[k:]) ^ t
+		acc |= (y - bwL8) &^ y
+	}
+	return acc&bwH8 != 0
+}
+
+// matches returns a mask with bit t set iff tag t equals tag; unused tag
+// slots hold 0 and may match tag 0, so callers intersect the result with a
+// bucket range (which never reaches past the stored tags).
+func (b *vqfBlock8) matches(tag uint8) uint64 {
+	t := uint64(tag) * bwL8
+	le := binary.LittleEndian
+	return matchByte(le.Uint64(b.tags[0:]), t) |
+		matchByte(le.Uint64(b.tags[8:]), t)<<8 |
+		matchByte(le.Uint64(b.tags[16:]), t)<<16 |
+		matchByte(le.Uint64(b.tags[24:]), t)<<24 |
+		matchByte(le.Uint64(b.tags[32:]), t)<<32 |
+		matchByte(le.Uint64(b.tags[40:]), t)<<40
+}
+
+// has reports whether bucket i holds the tag repeated in every byte of t.
+// A bucket rarely holds more than a few tags, so one 8-byte window over
+// [t0, t1) settles it (read from t0, or from byte 40 near the end so the
+// load stays inside the tag array); longer buckets take the exact mask.
+func (b *vqfBlock8) has(i uint, t uint64) bool {
+	t0, t1 := bucketRange(b.md, i)
+	n := t1 - t0
+	if n > 8 {
+		return b.matches(uint8(t))&(lowMask(t1)&^lowMask(t0)) != 0
+	}
+	off := min(t0, vqf8Slots-8)
+	y := binary.LittleEndian.Uint64(b.tags[off:])>>(8*(t0-off)) ^ t
+	z := ^((y&swarLo7 + swarLo7) | y | swarLo7) // 0x80 in each zero byte
+	return z&lowMask(8*n) != 0
+}
+
 // find returns the index of a tag equal to tag in bucket i, or -1.
 func (b *vqfBlock8) find(i uint, tag uint8) int {
+	m := b.matches(tag)
+	if m == 0 {
+		return -1
+	}
 	t0, t1 := bucketRange(b.md, i)
-	for t := t0; t < t1 && t < vqf8Slots; t++ {
-		if b.tags[t] == tag {
-			return int(t)
-		}
+	if m &= lowMask(t1) &^ lowMask(t0); m != 0 {
+		return bits.TrailingZeros64(m)
 	}
 	return -1
 }

@@ -50,39 +50,39 @@ func select64(x uint64, k uint) uint {
 	return 8*byteIdx + uint(selectInByte[(x>>(8*byteIdx))&0xff][k-before])
 }
 
-// lowMask returns a word with bits [0, n) set, n ≤ 64.
-func lowMask(n uint) uint64 {
-	if n >= 64 {
-		return ^uint64(0)
-	}
-	return 1<<n - 1
-}
+// lowMask returns a word with bits [0, n) set. A Go shift by 64 or more
+// yields 0, so n ≥ 64 gives all ones without a branch.
+func lowMask(n uint) uint64 { return uint64(1)<<n - 1 }
 
 // md128 is a 128-bit metadata vector: bit i < 64 is bit i of lo, bit i ≥ 64
 // is bit i-64 of hi.
 type md128 struct{ lo, hi uint64 }
 
 // sel returns the position of the k-th (0-based) set bit; k < popcount.
+//
+// The word is chosen by conditional moves rather than by branching into
+// two select calls: which half holds bucket k's end is a coin flip per
+// query, and a mispredicted branch cost more than the select.
 func (m md128) sel(k uint) uint {
 	pc := uint(bits.OnesCount64(m.lo))
-	if k < pc {
-		return select64(m.lo, k)
+	w, base := m.lo, uint(0)
+	if k >= pc {
+		w, k, base = m.hi, k-pc, 64
 	}
-	return 64 + select64(m.hi, k-pc)
+	return base + select64(w, k)
 }
 
 // prevOne returns the position of the highest set bit below p, or -1.
 func (m md128) prevOne(p uint) int {
+	var h uint64
 	if p > 64 {
-		if h := m.hi & lowMask(p-64); h != 0 {
-			return 64 + bits.Len64(h) - 1
-		}
-		p = 64
+		h = m.hi & lowMask(p-64)
 	}
-	if l := m.lo & lowMask(p); l != 0 {
-		return bits.Len64(l) - 1
+	r := bits.Len64(m.lo&lowMask(p)) - 1
+	if h != 0 {
+		r = 64 + bits.Len64(h) - 1
 	}
-	return -1
+	return r
 }
 
 // top returns the position of the highest set bit plus one (0 if none).
