@@ -264,17 +264,25 @@ func (b *vqfBlock8) has(i uint, t uint64) bool {
 	return z&lowMask(8*n) != 0
 }
 
-// find returns the index of a tag equal to tag in bucket i, or -1.
+// find returns the index of a tag equal to tag in bucket i, or -1: the
+// bucket's range by select, then the one-window compare of has (the exact
+// zero-byte flags give the first matching byte).
 func (b *vqfBlock8) find(i uint, tag uint8) int {
-	m := b.matches(tag)
-	if m == 0 {
+	t0, t1 := bucketRange(b.md, i)
+	n := t1 - t0
+	if n > 8 {
+		if m := b.matches(tag) & (lowMask(t1) &^ lowMask(t0)); m != 0 {
+			return bits.TrailingZeros64(m)
+		}
 		return -1
 	}
-	t0, t1 := bucketRange(b.md, i)
-	if m &= lowMask(t1) &^ lowMask(t0); m != 0 {
-		return bits.TrailingZeros64(m)
+	off := min(t0, vqf8Slots-8)
+	y := binary.LittleEndian.Uint64(b.tags[off:])>>(8*(t0-off)) ^ uint64(tag)*bwL8
+	z := ^((y&swarLo7 + swarLo7) | y | swarLo7) & lowMask(8*n)
+	if z == 0 {
+		return -1
 	}
-	return -1
+	return int(t0) + bits.TrailingZeros64(z)/8
 }
 
 func (b *vqfBlock16) find(i uint, tag uint16) int {
