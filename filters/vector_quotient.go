@@ -183,7 +183,7 @@ func (f *VectorQuotient) MayContain(key []byte) bool { return f.MayContainHash(H
 // absent key at load 0.9: 1 − (255/256)^(48·0.9)) pay for the select that
 // finds the bucket's range. Selecting first, as the first version did, cost
 // two selects, unpredictable branches and a variable-length loop on every
-// query: absent-key lookups went from 1.8x to 1.2x our cuckoo filter's time.
+// query: absent-key lookups went from 1.8x to 1.0–1.2x our cuckoo filter's time.
 func (f *VectorQuotient) MayContainHash(h uint64) bool {
 	if f.tagBits == 8 {
 		tag, bucket, b1, b2 := f.derive(h, vqf8Buckets)
