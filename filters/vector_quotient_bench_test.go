@@ -96,12 +96,12 @@ func newDynImpls() []newDynImpl {
 	}
 }
 
-// BenchmarkNewDynFill fills each filter, as its constructor builds it for
+// BenchmarkQuotientDescendantsFill fills each filter, as its constructor builds it for
 // n = 1M at ε = 0.45%, with distinct random keys until the first failed
 // insert and reports the load reached, the bits per key at that load, the
 // FP rate on 1M absent keys, and bits/key over log2(1/ε) (the goal
 // is ≤ 1.35).
-func BenchmarkNewDynFill(b *testing.B) {
+func BenchmarkQuotientDescendantsFill(b *testing.B) {
 	_, absent := cuckooBenchKeys()
 	for _, impl := range newDynImpls() {
 		b.Run(impl.name, func(b *testing.B) {
@@ -136,7 +136,7 @@ func BenchmarkNewDynFill(b *testing.B) {
 	}
 }
 
-// BenchmarkNewDynInterleaved times all five filters in one loop: each
+// BenchmarkQuotientDescendantsInterleaved times all five filters in one loop: each
 // operation's keys are cut into chunks of 10,000, every chunk is run on
 // every filter in a rotating order, and each run is timed with the thread's
 // CPU clock, so load spikes on the shared machine hit all alike. One
@@ -144,7 +144,7 @@ func BenchmarkNewDynFill(b *testing.B) {
 // 0.90–0.91), query them, query 950,000 absent keys, Remove them all.
 // Reported: mean ns per op for each filter, and each filter's ratio to our
 // cuckoo filter (below 1 is faster).
-func BenchmarkNewDynInterleaved(b *testing.B) {
+func BenchmarkQuotientDescendantsInterleaved(b *testing.B) {
 	present, absent := cuckooBenchKeys()
 	absent = absent[:len(present)]
 	impls := newDynImpls()
