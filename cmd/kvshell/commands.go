@@ -73,6 +73,11 @@ func init() {
 		{name: "tables", usage: "tables", summary: "list the live tables",
 			help:    "Lists each table: level, file number, entries, size, filter type, filter\nbits per key and key range.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdTables},
+		{name: "check", usage: "check", summary: "verify every checksum and invariant of the database",
+			help: "Closes the database, verifies the MANIFEST, every table (checksums, key order,\n" +
+				"bounds) and every WAL that recovery would replay, lists what is wrong, and\n" +
+				"opens the database again. Fails if anything is damaged.",
+			minArgs: 0, maxArgs: 0, run: (*Interp).cmdCheck},
 		{name: "help", usage: "help [COMMAND]", summary: "list commands, or describe one",
 			minArgs: 0, maxArgs: 1, run: (*Interp).cmdHelp},
 		{name: "quit", aliases: []string{"exit"}, usage: "quit", summary: "leave the shell (alias: exit, or Ctrl-D)",

@@ -33,6 +33,8 @@ type Interp struct {
 	// now is the clock load measures its rate with; tests fix it so the
 	// rate in a transcript is deterministic.
 	now func() time.Time
+	// check lets the check command close and reopen the database.
+	check *checkTarget
 }
 
 // errQuit is returned by quit and exit: the caller stops reading commands.
@@ -84,6 +86,10 @@ func (in *Interp) run(ctx context.Context, st []token) error {
 		return fmt.Errorf("command names are typed bare: %s, not %s", name, formatQuoted([]byte(name)))
 	case c == nil:
 		return unknownCommand(name)
+	}
+	if in.db == nil && c.name != "help" && c.name != "quit" {
+		// A check could not reopen the database: nothing else can run.
+		return &cmdError{c.name, errReopen}
 	}
 	args := st[1:]
 	if len(args) < c.minArgs || c.maxArgs >= 0 && len(args) > c.maxArgs {

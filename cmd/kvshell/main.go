@@ -96,13 +96,15 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvshell: -filter %q: want one of %s\n", cfg.filter, filterNames())
 		return exitUsage
 	}
-	db, err := kv.Open(cfg.dir, &kv.Options{Filter: filter, ReadOnly: cfg.readOnly})
+	openOpts := kv.Options{Filter: filter, ReadOnly: cfg.readOnly}
+	db, err := kv.Open(cfg.dir, &openOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvshell: %s\n", describeOpenError(cfg, err))
 		return exitFailed
 	}
 	in := NewInterp(db, stdout, stderr)
 	in.json, in.readOnly = cfg.json, cfg.readOnly
+	in.check = &checkTarget{dir: cfg.dir, opts: openOpts}
 	in.progress = isTerminal(stderr)
 
 	var status int
@@ -114,9 +116,12 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	default:
 		status = runScript(in, stdin, "stdin", stderr)
 	}
-	if err := db.Close(); err != nil {
-		fmt.Fprintf(stderr, "kvshell: closing %s: %s\n", cfg.dir, oneLine(err.Error()))
-		status = exitFailed
+	// in.db, not db: check closes and reopens the database.
+	if in.db != nil {
+		if err := in.db.Close(); err != nil {
+			fmt.Fprintf(stderr, "kvshell: closing %s: %s\n", cfg.dir, oneLine(err.Error()))
+			status = exitFailed
+		}
 	}
 	return status
 }
