@@ -85,10 +85,8 @@ func (d *DB) recover() error {
 	}
 	hasCurrent := slices.Contains(names, fileName(fileKindCurrent, 0))
 	if !hasCurrent {
-		for _, n := range names {
-			if k, _, ok := parseFileName(n); ok && (k == fileKindTable || k == fileKindManifest) {
-				return base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", d.dirname, n)
-			}
+		if err := d.checkNoCurrent(names); err != nil {
+			return err
 		}
 		if d.opts.ReadOnly {
 			return fmt.Errorf("kv: open %s read-only: %w", d.dirname, os.ErrNotExist)
@@ -219,4 +217,28 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 			d.mem = &memTable{MemTable: memtable.New()}
 		}
 	}
+}
+
+// checkNoCurrent decides what a directory without CURRENT is. A first
+// Open that failed or crashed after writing its MANIFEST but before
+// CURRENT named it leaves a manifest and an empty WAL: no write was ever
+// acknowledged there, so the DB may be created afresh (the leftovers are
+// removed as obsolete). A table, or a WAL holding data, means the DB was
+// in use and CURRENT was lost: corruption.
+func (d *DB) checkNoCurrent(names []string) error {
+	for _, n := range names {
+		k, num, ok := parseFileName(n)
+		if !ok {
+			continue
+		}
+		inUse := k == fileKindTable
+		if k == fileKindLog {
+			st, err := d.fs.Stat(d.path(fileKindLog, num))
+			inUse = err != nil || st.Size() > 0
+		}
+		if inUse {
+			return base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", d.dirname, n)
+		}
+	}
+	return nil
 }
