@@ -22,6 +22,10 @@ type manifestState struct {
 	num         fileNum // the live MANIFEST's file number
 	file        vfs.File
 	w           *wal.Writer
+	// failed is set once a write or sync of the live MANIFEST failed:
+	// whether its last record reached the disk is unknown. Guarded by
+	// DB.mu.
+	failed bool
 }
 
 func (m *manifestState) bumpNextFileNum(n fileNum) {
@@ -128,11 +132,26 @@ func (d *DB) logAndApplyLocked(e *versionEdit) error {
 	if err := me.Validate(); err != nil {
 		return fmt.Errorf("kv: refusing to log an invalid version edit: %w", err)
 	}
-	if _, err := d.manifest.w.WriteRecord(me.Encode()); err != nil {
-		return fmt.Errorf("kv: write MANIFEST-%06d: %w", d.manifest.num, err)
+	if d.manifest.failed {
+		// An earlier record's fate is unknown; nothing may follow it.
+		return d.bgErr
 	}
-	if err := d.manifest.w.Sync(); err != nil {
-		return fmt.Errorf("kv: sync MANIFEST-%06d: %w", d.manifest.num, err)
+	err := func() error {
+		if _, err := d.manifest.w.WriteRecord(me.Encode()); err != nil {
+			return fmt.Errorf("kv: write MANIFEST-%06d: %w", d.manifest.num, err)
+		}
+		if err := d.manifest.w.Sync(); err != nil {
+			return fmt.Errorf("kv: sync MANIFEST-%06d: %w", d.manifest.num, err)
+		}
+		return nil
+	}()
+	if err != nil {
+		// The record may or may not be in the file, and may be read back
+		// by the next Open: the edit's tables must stay (removeFiles
+		// keeps them) and no further edit may be appended. Sticky.
+		d.manifest.failed = true
+		d.setBackgroundErrorLocked("kv: MANIFEST update", err)
+		return err
 	}
 	return d.applyEditLocked(e)
 }
