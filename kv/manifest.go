@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"sync/atomic"
 
@@ -266,6 +267,10 @@ func (d *DB) replayManifest() (*version, error) {
 	}
 	f, err := d.fs.Open(d.fs.PathJoin(d.dirname, current))
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// CURRENT only ever names a synced, complete manifest.
+			return nil, base.CorruptionErrorf("kv: CURRENT names %s, which is missing: %w", current, err)
+		}
 		return nil, fmt.Errorf("kv: open %s: %w", current, err)
 	}
 	defer f.Close()
@@ -309,7 +314,22 @@ func (d *DB) replayManifest() (*version, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, current)
 	}
+	// The WAL the manifest names as the oldest needed was created and
+	// synced into the directory before any edit named it, and is deleted
+	// only after a later edit moves the log number past it (K6). If it is
+	// gone, edits were lost: a torn-looking tail that was in fact synced
+	// and applied (bit rot, truncation), whose tables Open would otherwise
+	// delete as orphans while their WALs are long gone.
+	if state.LogNumber != 0 {
+		walName := fileName(fileKindLog, fileNum(state.LogNumber))
+		if _, err := d.fs.Stat(d.path(fileKindLog, fileNum(state.LogNumber))); errors.Is(err, fs.ErrNotExist) {
+			return nil, base.CorruptionErrorf("kv: %s: its oldest needed WAL %s is missing: the MANIFEST lost edits or the WAL was deleted", current, walName)
+		}
+	}
 	d.manifest.logNum = fileNum(state.LogNumber)
+	// The replayed manifest is live until Open writes a new one; errors
+	// about the tables it names cite it.
+	d.manifest.num = num
 	d.lastSeq = base.SeqNum(state.LastSequence)
 	d.manifest.bumpNextFileNum(fileNum(state.NextFileNumber))
 	d.manifest.bumpNextFileNum(num + 1)

@@ -107,7 +107,9 @@ func (d *DB) recover() error {
 		for _, t := range l {
 			r, err := d.tables.get(t)
 			if err != nil {
-				return err
+				// The table or the MANIFEST naming it may be the damaged
+				// file: name both.
+				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
 			p := r.Properties()
 			t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
