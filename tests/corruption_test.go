@@ -189,12 +189,9 @@ func TestCorruptionSoak(t *testing.T) {
 
 func runCorruption(t *testing.T, perFile int) {
 	c := buildCorruptDB(t)
-	var kinds []string
-	for _, f := range c.files {
-		kinds = append(kinds, f)
-	}
-	if !strings.Contains(strings.Join(kinds, " "), ".log") || !strings.Contains(strings.Join(kinds, " "), ".sst") {
-		t.Fatalf("the base DB lacks a WAL or a table: %v", kinds)
+	all := strings.Join(c.files, " ")
+	if !strings.Contains(all, ".log") || !strings.Contains(all, ".sst") {
+		t.Fatalf("the base DB lacks a WAL or a table: %v", all)
 	}
 	variants := corruptVariants(t, c, perFile)
 	var openFailed, readFailed, prefixRecovered, unaffected int
