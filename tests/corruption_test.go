@@ -172,11 +172,7 @@ func corruptVariants(t *testing.T, c *corruptDB, perFile int) []corruptVariant {
 }
 
 func TestCorruptionEveryFile(t *testing.T) {
-	perFile := 48
-	if os.Getenv("SIEVEKV_SOAK") != "" {
-		perFile = 1 << 30 // every byte: see TestCorruptionSoak
-	}
-	runCorruption(t, perFile)
+	runCorruption(t, 48)
 }
 
 // TestCorruptionSoak flips every byte of every file.
