@@ -231,6 +231,11 @@ func runCrashCycles(t *testing.T, cycles int, seed uint64) {
 			t.Fatalf("cycle %d: child was not killed but ended with %v\n%s", cycle, werr, stderr.String())
 		}
 
+		// The child never exits normally, so a race it detected would
+		// otherwise go unreported.
+		if strings.Contains(stderr.String(), "DATA RACE") || strings.Contains(stderr.String(), "panic:") {
+			t.Fatalf("cycle %d: the child reported:\n%s", cycle, stderr.String())
+		}
 		last, opened := readAcks(t, ackPath, cfg.writers)
 		if !opened {
 			killedBeforeOpen++
