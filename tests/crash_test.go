@@ -157,7 +157,7 @@ func TestCrashKillSoak(t *testing.T) {
 	if os.Getenv("SIEVEKV_SOAK") == "" {
 		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
 	}
-	runCrashCycles(t, 400, 2)
+	runCrashCycles(t, soakCycles(400), 2)
 }
 
 func runCrashCycles(t *testing.T, cycles int, seed uint64) {

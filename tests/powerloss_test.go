@@ -39,7 +39,7 @@ func TestPowerLossSoak(t *testing.T) {
 	if os.Getenv("SIEVEKV_SOAK") == "" {
 		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
 	}
-	runPowerLoss(t, 1500, 12)
+	runPowerLoss(t, soakCycles(1500), 12)
 }
 
 func runPowerLoss(t *testing.T, cycles int, seed uint64) {
