@@ -102,11 +102,9 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 		return nil, fmt.Errorf("kv: check %s: %w", dirname, err)
 	}
 	if !slices.Contains(names, fileName(fileKindCurrent, 0)) {
-		for _, n := range names {
-			if k, _, ok := parseFileName(n); ok && (k == fileKindTable || k == fileKindManifest) {
-				rep.Problems = append(rep.Problems, base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", dirname, n))
-				return rep, nil
-			}
+		if err := d.checkNoCurrent(names); err != nil {
+			rep.Problems = append(rep.Problems, err)
+			return rep, nil
 		}
 		return nil, fmt.Errorf("kv: check %s: no database (no CURRENT)", dirname)
 	}

@@ -120,7 +120,14 @@ func (d *DB) logNumAfterLocked(m *memTable) fileNum {
 	return d.mem.logNum
 }
 
+// removeFiles deletes the new tables of an edit that failed. If the
+// MANIFEST update itself failed, its record may still be read back by the
+// next Open, so the tables are kept: Open deletes them if the MANIFEST
+// does not name them (K5). REQUIRES: d.mu held.
 func (d *DB) removeFiles(tables []*tableMeta) {
+	if d.manifest.failed {
+		return
+	}
 	for _, t := range tables {
 		d.fs.Remove(d.path(fileKindTable, t.fileNum))
 	}
@@ -131,8 +138,10 @@ func (d *DB) removeFiles(tables []*tableMeta) {
 func (d *DB) Flush() error {
 	var target uint64
 	err := d.asLeader(func() error {
-		if d.opts.ReadOnly {
-			return ErrReadOnly
+		// Read-only, or a sticky failure: report it rather than claim a
+		// flush that cannot happen.
+		if err := d.writableLocked(); err != nil {
+			return err
 		}
 		if !d.mem.Empty() {
 			if err := d.rotateMemTableLocked(); err != nil {

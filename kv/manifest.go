@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"sync/atomic"
 
@@ -22,6 +23,10 @@ type manifestState struct {
 	num         fileNum // the live MANIFEST's file number
 	file        vfs.File
 	w           *wal.Writer
+	// failed is set once a write or sync of the live MANIFEST failed:
+	// whether its last record reached the disk is unknown. Guarded by
+	// DB.mu.
+	failed bool
 }
 
 func (m *manifestState) bumpNextFileNum(n fileNum) {
@@ -128,11 +133,26 @@ func (d *DB) logAndApplyLocked(e *versionEdit) error {
 	if err := me.Validate(); err != nil {
 		return fmt.Errorf("kv: refusing to log an invalid version edit: %w", err)
 	}
-	if _, err := d.manifest.w.WriteRecord(me.Encode()); err != nil {
-		return fmt.Errorf("kv: write MANIFEST-%06d: %w", d.manifest.num, err)
+	if d.manifest.failed {
+		// An earlier record's fate is unknown; nothing may follow it.
+		return d.bgErr
 	}
-	if err := d.manifest.w.Sync(); err != nil {
-		return fmt.Errorf("kv: sync MANIFEST-%06d: %w", d.manifest.num, err)
+	err := func() error {
+		if _, err := d.manifest.w.WriteRecord(me.Encode()); err != nil {
+			return fmt.Errorf("kv: write MANIFEST-%06d: %w", d.manifest.num, err)
+		}
+		if err := d.manifest.w.Sync(); err != nil {
+			return fmt.Errorf("kv: sync MANIFEST-%06d: %w", d.manifest.num, err)
+		}
+		return nil
+	}()
+	if err != nil {
+		// The record may or may not be in the file, and may be read back
+		// by the next Open: the edit's tables must stay (removeFiles
+		// keeps them) and no further edit may be appended. Sticky.
+		d.manifest.failed = true
+		d.setBackgroundErrorLocked("kv: MANIFEST update", err)
+		return err
 	}
 	return d.applyEditLocked(e)
 }
@@ -251,6 +271,10 @@ func (d *DB) replayManifest() (*version, error) {
 	}
 	f, err := d.fs.Open(d.fs.PathJoin(d.dirname, current))
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// CURRENT only ever names a synced, complete manifest.
+			return nil, base.CorruptionErrorf("kv: CURRENT names %s, which is missing: %w", current, err)
+		}
 		return nil, fmt.Errorf("kv: open %s: %w", current, err)
 	}
 	defer f.Close()
@@ -294,7 +318,22 @@ func (d *DB) replayManifest() (*version, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, current)
 	}
+	// The WAL the manifest names as the oldest needed was created and
+	// synced into the directory before any edit named it, and is deleted
+	// only after a later edit moves the log number past it (K6). If it is
+	// gone, edits were lost: a torn-looking tail that was in fact synced
+	// and applied (bit rot, truncation), whose tables Open would otherwise
+	// delete as orphans while their WALs are long gone.
+	if state.LogNumber != 0 {
+		walName := fileName(fileKindLog, fileNum(state.LogNumber))
+		if _, err := d.fs.Stat(d.path(fileKindLog, fileNum(state.LogNumber))); errors.Is(err, fs.ErrNotExist) {
+			return nil, base.CorruptionErrorf("kv: %s: its oldest needed WAL %s is missing: the MANIFEST lost edits or the WAL was deleted", current, walName)
+		}
+	}
 	d.manifest.logNum = fileNum(state.LogNumber)
+	// The replayed manifest is live until Open writes a new one; errors
+	// about the tables it names cite it.
+	d.manifest.num = num
 	d.lastSeq = base.SeqNum(state.LastSequence)
 	d.manifest.bumpNextFileNum(fileNum(state.NextFileNumber))
 	d.manifest.bumpNextFileNum(num + 1)

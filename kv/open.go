@@ -96,10 +96,8 @@ func (d *DB) recover() error {
 	}
 	hasCurrent := slices.Contains(names, fileName(fileKindCurrent, 0))
 	if !hasCurrent {
-		for _, n := range names {
-			if k, _, ok := parseFileName(n); ok && (k == fileKindTable || k == fileKindManifest) {
-				return base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", d.dirname, n)
-			}
+		if err := d.checkNoCurrent(names); err != nil {
+			return err
 		}
 		if d.opts.ReadOnly {
 			return fmt.Errorf("kv: open %s read-only: %w", d.dirname, os.ErrNotExist)
@@ -120,7 +118,9 @@ func (d *DB) recover() error {
 		for _, t := range l {
 			r, err := d.tables.get(t)
 			if err != nil {
-				return err
+				// The table or the MANIFEST naming it may be the damaged
+				// file: name both.
+				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
 			p := r.Properties()
 			t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
@@ -252,4 +252,28 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 			}
 		}
 	}
+}
+
+// checkNoCurrent decides what a directory without CURRENT is. A first
+// Open that failed or crashed after writing its MANIFEST but before
+// CURRENT named it leaves a manifest and an empty WAL: no write was ever
+// acknowledged there, so the DB may be created afresh (the leftovers are
+// removed as obsolete). A table, or a WAL holding data, means the DB was
+// in use and CURRENT was lost: corruption.
+func (d *DB) checkNoCurrent(names []string) error {
+	for _, n := range names {
+		k, num, ok := parseFileName(n)
+		if !ok {
+			continue
+		}
+		inUse := k == fileKindTable
+		if k == fileKindLog {
+			st, err := d.fs.Stat(d.path(fileKindLog, num))
+			inUse = err != nil || st.Size() > 0
+		}
+		if inUse {
+			return base.CorruptionErrorf("kv: %s: CURRENT is missing but %s exists", d.dirname, n)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -192,4 +194,13 @@ func diffStates(want, got map[string]string) string {
 		lines = append(lines[:20], fmt.Sprintf("  ... %d more", len(lines)-20))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// soakCycles is n, or SIEVEKV_SOAK_CYCLES if set, for the long forms of
+// the cycle-based tests.
+func soakCycles(n int) int {
+	if v, err := strconv.Atoi(os.Getenv("SIEVEKV_SOAK_CYCLES")); err == nil && v > 0 {
+		return v
+	}
+	return n
 }
