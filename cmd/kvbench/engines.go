@@ -414,9 +414,15 @@ func openLevel(c config, io *ioCounters) (*levelEngine, error) {
 	return &levelEngine{db: db}, nil
 }
 
-func (e *levelEngine) name() string          { return "goleveldb" }
-func (e *levelEngine) set(k, v []byte) error { e.last = append(e.last[:0], k...); return e.db.Put(k, v, nil) }
-func (e *levelEngine) del(k []byte) error    { e.last = append(e.last[:0], k...); return e.db.Delete(k, nil) }
+func (e *levelEngine) name() string { return "goleveldb" }
+func (e *levelEngine) set(k, v []byte) error {
+	e.last = append(e.last[:0], k...)
+	return e.db.Put(k, v, nil)
+}
+func (e *levelEngine) del(k []byte) error {
+	e.last = append(e.last[:0], k...)
+	return e.db.Delete(k, nil)
+}
 func (e *levelEngine) flush() error {
 	if e.last == nil {
 		return nil
@@ -444,7 +450,7 @@ func (e *levelEngine) scan(start []byte, n int) (int, error) {
 	it.Release()
 	return got, it.Error()
 }
-func (e *levelEngine) busy() bool        { return false }
+func (e *levelEngine) busy() bool         { return false }
 func (e *levelEngine) filterBytes() int64 { return -1 }
 func (e *levelEngine) close() error       { return e.db.Close() }
 
