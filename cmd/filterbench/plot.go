@@ -51,6 +51,27 @@ func colour(i int) color.Color {
 	return hues[i%len(hues)]
 }
 
+// glyph varies the marker once the colours wrap, so no two filter names
+// share both; anchors are always triangles.
+func glyph(i int, anchor bool) draw.GlyphDrawer {
+	if anchor {
+		return draw.TriangleGlyph{}
+	}
+	return []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}[(i/12)%3]
+}
+
+// decades labels a log axis at the powers of ten only ("1e-05"), which
+// plot.LogTicks renders with float noise.
+type decades struct{}
+
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		ts = append(ts, plot.Tick{Value: math.Pow(10, e), Label: strconv.FormatFloat(math.Pow(10, e), 'g', 1, 64)})
+	}
+	return ts
+}
+
 // fpChart: measured FP rate against measured bits per key at the largest
 // n, every configuration, with the bound bits = log2(1/eps).
 func fpChart(path string, rs []result) error {
@@ -60,7 +81,7 @@ func fpChart(path string, rs []result) error {
 	p.X.Label.Text = "bits per key"
 	p.Y.Label.Text = "FP rate (log; 0 drawn at 1e-7)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = decades{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	bound := plotter.NewFunction(func(x float64) float64 { return math.Max(math.Pow(2, -x), fpFloor) })
@@ -90,10 +111,7 @@ func fpChart(path string, rs []result) error {
 		}
 		s.Color = colour(i)
 		s.Radius = vg.Points(3.5)
-		s.Shape = draw.CircleGlyph{}
-		if lib != libSieve {
-			s.Shape = draw.TriangleGlyph{}
-		}
+		s.Shape = glyph(i, lib != libSieve)
 		p.Add(s)
 		p.Legend.Add(name, s)
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -129,7 +131,7 @@ func sweepChart(path string, rs []result) (string, error) {
 	p.X.Label.Text = "filter bits per key (measured)"
 	p.Y.Label.Text = fmt.Sprintf("reads per missing Get (log; 0 drawn at %g)", sweepFloor)
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = decades{}
 	p.Legend.Top = true
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
@@ -173,4 +175,16 @@ func sweepChart(path string, rs []result) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// decades labels a log axis at the powers of ten only ("0.001"), which
+// plot.LogTicks renders with float noise.
+type decades struct{}
+
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		ts = append(ts, plot.Tick{Value: math.Pow(10, e), Label: strconv.FormatFloat(math.Pow(10, e), 'g', 1, 64)})
+	}
+	return ts
 }

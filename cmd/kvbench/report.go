@@ -69,6 +69,9 @@ func ratioLines(rs []result, w string) []string {
 		return nil
 	}
 	var out []string
+	if s.EngineWriteStalls+s.EngineWriteSlowdowns > 0 {
+		out = append(out, fmt.Sprintf("sievekv write stalls %d, 1 ms slowdowns %d", s.EngineWriteStalls, s.EngineWriteSlowdowns))
+	}
 	for _, o := range rs {
 		if o.Workload != w || o.Engine == "sievekv" {
 			continue

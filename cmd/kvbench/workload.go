@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/sievekv/sievekv/kv"
 )
 
 // keySet holds the loaded keys and draws absent ones. Present keys are
@@ -86,6 +88,11 @@ type result struct {
 	// EngineDataBlockReadsPerOp is sievekv's own Metrics.DiskReads.DataBlocks
 	// per op (absent for other engines).
 	EngineDataBlockReadsPerOp *float64 `json:"engine_data_block_reads_per_op,omitempty"`
+	// EngineWriteStalls and EngineWriteSlowdowns are sievekv's
+	// Metrics.WriteStalls and WriteSlowdowns (1 ms delays) during the
+	// phase: where its write latency tail comes from.
+	EngineWriteStalls    uint64 `json:"engine_write_stalls,omitempty"`
+	EngineWriteSlowdowns uint64 `json:"engine_write_slowdowns,omitempty"`
 	// WriteAmp is table bytes written (flushes and compactions, counted by
 	// the file-system wrapper, the memtable flushed at the end of the phase
 	// included) over the key and value bytes the phase wrote. 0 for phases
@@ -141,9 +148,9 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
 	io0 := r.io.snapshot()
-	var m0 uint64
+	var m0 kv.Metrics
 	if s, ok := r.eng.(*sieveEngine); ok {
-		m0 = s.db.Metrics().DiskReads.DataBlocks
+		m0 = s.db.Metrics()
 	}
 	lat := make([]time.Duration, p.ops)
 	var written int64
@@ -196,8 +203,11 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		ElapsedSec:          elapsed.Seconds(),
 	}
 	if s, ok := r.eng.(*sieveEngine); ok {
-		v := float64(s.db.Metrics().DiskReads.DataBlocks-m0) / n
+		m1 := s.db.Metrics()
+		v := float64(m1.DiskReads.DataBlocks-m0.DiskReads.DataBlocks) / n
 		res.EngineDataBlockReadsPerOp = &v
+		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
+		res.EngineWriteSlowdowns = m1.WriteSlowdowns - m0.WriteSlowdowns
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
