@@ -96,7 +96,8 @@ func readsChart(path string, rs []result) (string, error) {
 	p.Y.Max *= 1.45
 	p.X.Tick.Label.Rotation = 0.5
 	p.X.Tick.Label.XAlign = -0.9
-	if err := p.Save(vg.Length(90+60*len(ws))*vg.Millimeter/4, 120*vg.Millimeter, path); err != nil {
+	// 75 points per workload leave a gap between the 60-point groups.
+	if err := p.Save(vg.Points(float64(120+75*len(ws))), 120*vg.Millimeter, path); err != nil {
 		return "", err
 	}
 	return path, nil
