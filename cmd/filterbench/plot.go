@@ -135,7 +135,7 @@ func queryChart(path string, rs []result) error {
 		present = append(present, r.QueryNsPresent)
 	}
 	p := plot.New()
-	p.Title.Text = "ns per query at n = " + itoa(n) + " (median of rounds; lower is better)"
+	p.Title.Text = "ns per query at n = " + itoa(n) + " (fastest round; lower is better)"
 	p.Y.Label.Text = "ns per query"
 	w := vg.Points(5)
 	ba, err := plotter.NewBarChart(absent, w)

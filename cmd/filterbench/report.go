@@ -140,7 +140,7 @@ func mdTable(b *strings.Builder, head []string, rows [][]string) {
 func writeMarkdown(path string, args []string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
 	b.WriteString("## filterbench: every filter against the anchor libraries\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./cmd/filterbench %s` (took %s). Timings are medians over interleaved rounds; "+
+	fmt.Fprintf(&b, "Command: `go run ./cmd/filterbench %s` (took %s). Timings are each configuration's fastest of the interleaved rounds (noise only adds time; all rounds are in the JSON); "+
 		"FP rates are measured on %d absent keys; bits/key is the filter's encoded size (sievekv: the checksummed "+
 		"encoding, a few dozen bytes of header included) over n. `input` says what a query receives: the key's bytes "+
 		"(hashed inside the filter) or its 64-bit hash (the static filters' natural input, and the only one xorfilter takes).\n\n",

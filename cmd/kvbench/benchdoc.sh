@@ -19,7 +19,7 @@ Everything below was measured in one run of each tool, side by side.
 - load average when the run started: ${load} — the machine is shared (other jobs run
   at the same time), so absolute times are noisy and only the ratios between
   engines or filters measured in the same run mean anything. Both tools interleave
-  what they compare (filterbench: every filter once per round, medians over rounds;
+  what they compare (filterbench: every filter once per round, fastest round kept;
   kvbench: the engines alternate workload by workload, starting engine rotated).
 
 ## Commands
