@@ -140,11 +140,11 @@ func mdTable(b *strings.Builder, head []string, rows [][]string) {
 func writeMarkdown(path string, args []string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
 	b.WriteString("## filterbench: every filter against the anchor libraries\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./cmd/filterbench %s` (took %s). Timings are each configuration's fastest of the interleaved rounds (noise only adds time; all rounds are in the JSON); "+
+	fmt.Fprintf(&b, "Command: `go run ./cmd/filterbench %s` (finished %s, took %s). Timings are each configuration's fastest of the interleaved rounds (noise only adds time; all rounds are in the JSON); "+
 		"FP rates are measured on %d absent keys; bits/key is the filter's encoded size (sievekv: the checksummed "+
 		"encoding, a few dozen bytes of header included) over n. `input` says what a query receives: the key's bytes "+
 		"(hashed inside the filter) or its 64-bit hash (the static filters' natural input, and the only one xorfilter takes).\n\n",
-		strings.Join(args, " "), took.Round(time.Second), absentOf(rs))
+		strings.Join(args, " "), time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), absentOf(rs))
 	b.WriteString("### Goal (issue 10): within 1.0x of the anchor's query speed at <= its bits per key\n\n")
 	var grows [][]string
 	for _, g := range gs {

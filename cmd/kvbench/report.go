@@ -208,7 +208,8 @@ func mdTable(b *strings.Builder, head []string, rows [][]string) {
 func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
 	b.WriteString("## kvbench: engines side by side\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (took %s).\n\n", strings.Join(args, " "), took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (finished %s, took %s).\n\n", strings.Join(args, " "),
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	b.WriteString("```\n" + hdr + "```\n\n")
 	b.WriteString("### Goals (issues 7 and 10), measured side by side in this run\n\n")
 	var grows [][]string
