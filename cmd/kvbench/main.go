@@ -177,6 +177,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-workloads: %w", err)
 	}
+	if !slices.Contains(workloads, "fillrandom") {
+		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
+	}
 	root := fl.dir
 	if root == "" {
 		if root, err = os.MkdirTemp("", "kvbench-"); err != nil {
@@ -240,9 +243,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-	}
-	if !slices.Contains(workloads, "fillrandom") {
-		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
 	}
 	for _, r := range runners {
 		if r.owner {

@@ -149,3 +149,20 @@ func TestGoalsVerdict(t *testing.T) {
 		t.Errorf("%d goals, want %d: %+v", len(gs), len(want), gs)
 	}
 }
+
+// TestKVBenchBadFlags: a run that cannot be meaningful is refused before
+// anything is loaded.
+func TestKVBenchBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-workloads", "readrandom"},       // nothing loads the data
+		{"-engines", "rocksdb"},            // unknown engine
+		{"-workloads", "fillrandom,bogus"}, // unknown workload
+		{"-n", "10"},                       // too few keys
+		{"-filter", "no-such-filter"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(append(args, "-progress=false"), &out, &errOut); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
