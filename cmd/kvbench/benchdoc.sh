@@ -57,11 +57,17 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
 HDR
 cat "$fpart"
 cat "$kpart"
+# A larger filterbench run, when one was kept (docs/charts/filterbench-1m.md).
+if [ -f docs/charts/filterbench-1m.md ]; then
+	echo "## Larger filterbench run (1M keys, more rounds; kept from an earlier run, not refreshed by quick mode)"
+	echo
+	sed -e 's/^## filterbench: every filter against the anchor libraries$//' -e 's/^#/##/' docs/charts/filterbench-1m.md
+fi
 # A larger kvbench run, when one was kept (docs/charts/kvbench-1m.md, written
 # by kvbench -md with its own command line and date): make bench's quick
 # mode does not refresh it.
 if [ -f docs/charts/kvbench-1m.md ]; then
-	echo "## Larger run (1M keys; kept from an earlier run, not refreshed by quick mode)"
+	echo "## Larger kvbench run (1M keys; kept from an earlier run, not refreshed by quick mode)"
 	echo
 	sed -e 's/^## kvbench: engines side by side$//' -e 's/^#/##/' docs/charts/kvbench-1m.md
 fi

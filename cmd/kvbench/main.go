@@ -69,6 +69,7 @@ type flags struct {
 	filter                     string
 	engines, workloads         string
 	dir, jsonOut, plotDir, md  string
+	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
 }
@@ -91,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&fl.plotDir, "plot", "", "write PNG charts to this directory")
 	fs.StringVar(&fl.md, "md", "", "write a markdown section (tables, goals, charts) to this file")
+	fs.StringVar(&fl.replot, "replot", "", "run nothing: draw the charts (-plot DIR) from this earlier -json FILE")
 	fs.Uint64Var(&fl.seed, "seed", 1, "key and operation generator seed")
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
@@ -164,6 +166,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fl, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if fl.replot != "" {
+		return replot(fl)
 	}
 	filter, err := kv.ParseFilterType(fl.filter)
 	if err != nil {
@@ -490,4 +495,21 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// replot redraws the charts of an earlier run from its JSON.
+func replot(fl *flags) error {
+	if fl.plotDir == "" {
+		return fmt.Errorf("-replot needs -plot DIR")
+	}
+	data, err := os.ReadFile(fl.replot)
+	if err != nil {
+		return err
+	}
+	var results []result
+	if err := json.Unmarshal(data, &results); err != nil {
+		return fmt.Errorf("%s: %w", fl.replot, err)
+	}
+	_, err = writeCharts(fl.plotDir, results)
+	return err
 }

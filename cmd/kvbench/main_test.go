@@ -166,3 +166,34 @@ func TestKVBenchBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestKVBenchReplot draws charts from a JSON file alone.
+func TestKVBenchReplot(t *testing.T) {
+	dir := t.TempDir()
+	rs := []result{
+		{Workload: "readmissing", Engine: "sievekv", Filter: "binary-fuse-8", DataBlockReadsPerOp: 0.003, FilterBytesPerKey: 1.2},
+		{Workload: "readmissing", Engine: "pebble", Filter: "bloom-10", DataBlockReadsPerOp: 0.9, FilterBytesPerKey: 1.25},
+		{Workload: "readmissing-sweep", Engine: "sievekv", Filter: "none", DataBlockReadsPerOp: 0.9},
+		{Workload: "readmissing-sweep", Engine: "sievekv", Filter: "bloom-10", DataBlockReadsPerOp: 0.008, FilterBytesPerKey: 1.25},
+	}
+	data, _ := json.Marshal(rs)
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-replot", in, "-plot", dir}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kv_reads_per_op.png", "kv_filter_sweep.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
