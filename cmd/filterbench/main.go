@@ -24,6 +24,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,12 +233,18 @@ func measure(r *result, s spec, first bool, present, missing [][]byte, ph, mh []
 	// Builders may reorder or dedupe their input (xorfilter does): give
 	// each a fresh copy, made before the clock starts.
 	hs := slices.Clone(ph)
+	// Collect the previous configuration's garbage first, and again after
+	// the build: queries allocate nothing, so no GC cycle then runs during
+	// the timed query loops (a concurrent mark phase on this 2-core
+	// machine otherwise lands on whichever filter follows a big build).
+	runtime.GC()
 	t0 := time.Now()
 	q, err := s.build(present, hs)
 	build := time.Since(t0)
 	if err != nil {
 		return err
 	}
+	runtime.GC()
 	// No false negatives (F1), for every filter, anchors included.
 	for i, k := range present {
 		if !q.query(k, ph[i]) {
