@@ -82,7 +82,8 @@ func ratioLines(rs []result, w string) []string {
 		if s.WriteAmp > 0 && o.WriteAmp > 0 {
 			line += ", write amp " + ratioStr(s.WriteAmp, o.WriteAmp)
 		}
-		line += ", space amp " + ratioStr(s.SpaceAmp, o.SpaceAmp) + ", filter B/key " + ratioStr(s.FilterBytesPerKey, o.FilterBytesPerKey)
+		line += ", space amp " + ratioStr(s.SpaceAmp, o.SpaceAmp) + ", filter B/key " + ratioStr(s.FilterBytesPerKey, o.FilterBytesPerKey) +
+			fmt.Sprintf(", Go heap alloc/op %.0f vs %.0f B", s.AllocBytesPerOp, o.AllocBytesPerOp)
 		out = append(out, line)
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"time"
 
@@ -106,9 +107,15 @@ type result struct {
 	FilterBytesPerKey float64 `json:"filter_bytes_per_key"`
 	// PeakRSSMB is the process's peak resident set during the phase (all
 	// engines of the run are open at once, so it is not one engine's).
-	PeakRSSMB  float64 `json:"peak_rss_mb"`
-	Found      int     `json:"found"`
-	ElapsedSec float64 `json:"elapsed_sec"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// AllocBytesPerOp is Go heap allocation per op during the timed loop
+	// (runtime.MemStats.TotalAlloc; the engines run one at a time and the
+	// loop itself allocates nothing, so it is the engine's). Memory an
+	// engine manages outside the Go heap (Pebble's block cache) is not in
+	// it.
+	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
+	Found           int     `json:"found"`
+	ElapsedSec      float64 `json:"elapsed_sec"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
@@ -153,6 +160,8 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		m0 = s.db.Metrics()
 	}
 	lat := make([]time.Duration, p.ops)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	var written int64
 	found := 0
 	start := time.Now()
@@ -172,6 +181,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		}
 	}
 	elapsed := time.Since(start)
+	runtime.ReadMemStats(&ms1)
 	if p.writes {
 		// Untimed, but its table writes count: the memtable's flush and
 		// the compactions the phase made due are the phase's write
@@ -199,6 +209,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		DataBlockReadsPerOp: float64(io1.reads-io0.reads) / n,
 		BytesReadPerOp:      float64(io1.readBytes-io0.readBytes) / n,
 		PeakRSSMB:           peakRSSMB(),
+		AllocBytesPerOp:     float64(ms1.TotalAlloc-ms0.TotalAlloc) / n,
 		Found:               found,
 		ElapsedSec:          elapsed.Seconds(),
 	}
