@@ -5,7 +5,7 @@ FUZZTIME  ?= 30s
 # staticcheck comes through the Go module proxy; pinned for repeatable lint.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all run test vet fmt-check lint bench fuzz soak tidy
+.PHONY: all run test vet fmt-check lint bench gobench fuzz soak tidy
 
 all: test
 
@@ -28,8 +28,22 @@ fmt-check:
 lint: vet fmt-check
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-## bench: Go benchmarks, side by side with the anchor libraries.
+## bench: filterbench and kvbench (quick modes unless BENCHFLAGS says
+## otherwise), side by side with the anchor libraries, Pebble and goleveldb;
+## refreshes docs/benchmarks.md, docs/charts/*.png and the raw JSON beside
+## them. The packages' `go test -bench` benchmarks: make gobench.
+BENCHFLAGS ?= -quick
+FILTERBENCH = $(GO) run ./cmd/filterbench $(BENCHFLAGS) -json docs/charts/filterbench.json -plot docs/charts -md docs/.filterbench.md
+KVBENCH     = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -sweep -json docs/charts/kvbench.json -plot docs/charts -md docs/.kvbench.md
 bench:
+	@mkdir -p docs/charts
+	@cut -d' ' -f1-3 /proc/loadavg > docs/.loadavg 2>/dev/null || echo unknown > docs/.loadavg
+	$(FILTERBENCH)
+	$(KVBENCH)
+	sh cmd/kvbench/benchdoc.sh docs/.filterbench.md docs/.kvbench.md '$(FILTERBENCH)' '$(KVBENCH)' "$$(cat docs/.loadavg)" > docs/benchmarks.md
+	@rm -f docs/.filterbench.md docs/.kvbench.md docs/.loadavg
+
+gobench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 ## fuzz: each fuzz target for FUZZTIME (go test -fuzz takes one target at a time).

@@ -1,13 +1,18 @@
-// Command kvbench loads the same keys into sievekv and Pebble v2, configured
-// alike, and measures point reads side by side: ops/s, latency percentiles,
-// and table-file reads per Get counted the same way for both engines (a
-// wrapper counting ReadAt calls on table files).
+// Command kvbench loads the same keys into sievekv, Pebble v2 and goleveldb,
+// configured alike, and measures them side by side on the same operation
+// sequences: ops/s, latency percentiles, table-file reads per op counted the
+// same way for every engine (a file-system wrapper counting ReadAt calls on
+// table files), write and space amplification, filter memory and peak RSS.
 //
-//	go run ./cmd/kvbench -n 1000000
+//	go run ./cmd/kvbench -quick                 # 100k keys, about a minute
+//	go run ./cmd/kvbench -n 1000000 -sweep      # the full comparison + filter sweep
+//	go run ./cmd/kvbench -quick -json out.json -plot docs/charts -md part.md
 //
-// Workloads: readrandom (Gets of present keys) and readmissing (Gets of
-// absent keys that fall inside the tables' key ranges, so only filters can
-// spare the reads). See docs/engine.md for results.
+// The engines run alternately, workload by workload, so that machine drift
+// hits all of them; only ratios measured in one run mean anything on a
+// shared machine. The filter sweep (-sweep) repeats readmissing on sievekv
+// with each table filter, answering "what does 1% vs 0.1% buy" with real
+// reads. See docs/benchmarks.md for results.
 package main
 
 import (
@@ -16,8 +21,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/sievekv/sievekv/kv"
 )
@@ -29,14 +35,43 @@ func main() {
 	}
 }
 
+// allWorkloads is the default order: loads first, then reads of the loaded
+// (fully compacted) data, the mixes, and the deletes last since they change
+// the key set.
+var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
+	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
+
+// allEngines is what -engines all means. sievekv-notsi is sievekv with
+// DisableTombstoneIndex, run on the workloads that write only (issue 7:
+// measure the tombstone index on and off, on deleterandom).
+var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi"}
+
+// sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.
+var sweepFilters = []struct {
+	name string
+	f    kv.FilterType
+	bits int
+}{
+	{"none", kv.FilterNone, 0},
+	{"bloom-6", kv.FilterBloom, 6},
+	{"bloom-10", kv.FilterBloom, 10},
+	{"bloom-14", kv.FilterBloom, 14},
+	{"blocked-bloom-10", kv.FilterBlockedBloom, 10},
+	{"xor-8", kv.FilterXor8, 0},
+	{"binary-fuse-8", kv.FilterBinaryFuse8, 0},
+	{"binary-fuse-16", kv.FilterBinaryFuse16, 0},
+}
+
 type flags struct {
-	n, reads, keySize, valueSize int
-	memTable, blockSize          int
-	cache                        int64
-	filter                       string
-	engines, workloads           string
-	dir, jsonOut                 string
-	seed                         uint64
+	n, ops, keySize, valueSize int
+	memTable, blockSize        int
+	cache                      int64
+	filter                     string
+	engines, workloads         string
+	dir, jsonOut, plotDir, md  string
+	replot                     string
+	seed                       uint64
+	quick, sweep, progress     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -44,25 +79,87 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&fl.n, "n", 1_000_000, "keys to load")
-	fs.IntVar(&fl.reads, "reads", 200_000, "Gets per workload and engine")
+	fs.IntVar(&fl.ops, "ops", 200_000, "timed operations per read workload and engine (scanrange: ops/10 scans)")
 	fs.IntVar(&fl.keySize, "keysize", 16, "key size in bytes")
 	fs.IntVar(&fl.valueSize, "valuesize", 100, "value size in bytes")
-	fs.IntVar(&fl.memTable, "memtable", 64<<20, "memtable size in bytes (both engines)")
-	fs.IntVar(&fl.blockSize, "blocksize", 4096, "data block size in bytes (both engines)")
-	fs.Int64Var(&fl.cache, "cache", 8<<20, "block cache size in bytes (both engines)")
+	fs.IntVar(&fl.memTable, "memtable", 4<<20, "memtable size in bytes (every engine)")
+	fs.IntVar(&fl.blockSize, "blocksize", 4096, "data block size in bytes (every engine)")
+	fs.Int64Var(&fl.cache, "cache", 8<<20, "block cache size in bytes (every engine; Pebble gets + 2 x memtable, see output)")
 	fs.StringVar(&fl.filter, "filter", "binary-fuse-8", "sievekv table filter")
-	fs.StringVar(&fl.engines, "engines", "sievekv,pebble,pebble-l6filters", "engines to run")
-	fs.StringVar(&fl.workloads, "workloads", "readrandom,readmissing", "workloads to run")
+	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ","))
+	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
-	fs.StringVar(&fl.jsonOut, "json", "", "also write the results as JSON to this file")
-	fs.Uint64Var(&fl.seed, "seed", 1, "key generator seed")
+	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&fl.plotDir, "plot", "", "write PNG charts to this directory")
+	fs.StringVar(&fl.md, "md", "", "write a markdown section (tables, goals, charts) to this file")
+	fs.StringVar(&fl.replot, "replot", "", "run nothing: draw the charts (-plot DIR) from this earlier -json FILE")
+	fs.Uint64Var(&fl.seed, "seed", 1, "key and operation generator seed")
+	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
+	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
+	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if fl.n <= 0 || fl.reads <= 0 || fl.keySize < 8 || fl.valueSize < 0 {
-		return nil, fmt.Errorf("need -n > 0, -reads > 0, -keysize >= 8, -valuesize >= 0")
+	if fl.quick {
+		// The same data-to-memtable and data-to-cache ratios as the
+		// 1M-key defaults, at a tenth of the size.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["n"] {
+			fl.n = 100_000
+		}
+		if !set["ops"] {
+			fl.ops = 50_000
+		}
+		if !set["memtable"] {
+			fl.memTable = 1 << 20
+		}
+		if !set["cache"] {
+			fl.cache = 1 << 20
+		}
+	}
+	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
+		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8")
 	}
 	return fl, nil
+}
+
+// runner is one engine as the workloads see it.
+type runner struct {
+	name, filter string
+	eng          engine
+	io           *ioCounters
+	dir          string
+	// owner: this runner's DB is its own and it does the writes; a view
+	// (pebble-l6filters) reads its owner's DB and skips write phases.
+	owner bool
+	// only, if set, restricts the runner to these workloads.
+	only               map[string]bool
+	live               int
+	keySize, valueSize int
+	// open opens a fresh DB of this engine in dir (fillseq uses one).
+	open func(dir string, io *ioCounters) (engine, error)
+}
+
+func (r *runner) runs(w string) bool {
+	if r.only != nil && !r.only[w] {
+		return false
+	}
+	// Views skip the pure write workloads; in deleterandom they run
+	// the Gets after their owner's deletes.
+	return r.owner || !writes(w) || w == "deleterandom"
+}
+
+// writes reports whether workload w writes.
+func writes(w string) bool {
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom"
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -70,9 +167,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if fl.replot != "" {
+		return replot(fl)
+	}
 	filter, err := kv.ParseFilterType(fl.filter)
 	if err != nil {
 		return err
+	}
+	engines, err := pickList(fl.engines, allEngines)
+	if err != nil {
+		return fmt.Errorf("-engines: %w", err)
+	}
+	workloads, err := pickList(fl.workloads, allWorkloads)
+	if err != nil {
+		return fmt.Errorf("-workloads: %w", err)
+	}
+	if !slices.Contains(workloads, "fillrandom") {
+		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
 	}
 	root := fl.dir
 	if root == "" {
@@ -81,41 +192,90 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(root)
 	}
-	keys := newKeySet(fl.seed, fl.n, fl.keySize)
+	progress := stderr
+	if !fl.progress {
+		progress = io.Discard
+	}
+	began := time.Now()
+	ks := newKeySet(fl.seed, fl.n, fl.keySize)
 	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter}
+	hdr := header(fl, cfg)
+	fmt.Fprint(stdout, hdr)
 
-	fmt.Fprintf(stdout, "kvbench: %d keys of %d bytes, %d-byte values; memtable %d B, block %d B, cache %d B (both engines)\n",
-		fl.n, fl.keySize, fl.valueSize, fl.memTable, fl.blockSize, fl.cache)
-	fmt.Fprintf(stdout, "pebble: v2, FormatNewest, snappy, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache\n", pebbleCacheSize(cfg))
-	fmt.Fprintf(stdout, "both: loaded in random order, flushed and fully compacted before reads, WAL off during load\n")
-	fmt.Fprintf(stdout, "sievekv: filter %s\n\n", filter)
+	runners, err := openRunners(engines, cfg, root, fl)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, r := range runners {
+			if r.owner {
+				r.eng.close()
+			}
+		}
+	}()
 
 	var results []result
-	for _, name := range strings.Split(fl.engines, ",") {
-		c := cfg
-		c.dir = filepath.Join(root, name)
-		e, err := openEngine(name, c)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	for pi, w := range workloads {
+		// Rotate the starting engine per workload so no engine always
+		// runs first (or last) on a drifting machine.
+		order := slices.Clone(runners)
+		k := pi % len(order)
+		order = append(order[k:], order[:k]...)
+		if writes(w) {
+			// A view reads its owner's DB: it must run after the
+			// owner's writes.
+			slices.SortStableFunc(order, func(a, b *runner) int { return boolInt(!a.owner) - boolInt(!b.owner) })
 		}
-		if err := load(e, keys, fl.valueSize); err != nil {
-			e.close()
-			return fmt.Errorf("%s: load: %w", name, err)
-		}
-		for _, w := range strings.Split(fl.workloads, ",") {
-			r, err := runReads(e, w, keys, fl.reads)
-			if err != nil {
-				e.close()
-				return fmt.Errorf("%s: %s: %w", name, w, err)
+		for _, r := range order {
+			if !r.runs(w) {
+				continue
 			}
-			r.Filter = filterName(name, filter)
-			results = append(results, r)
+			rs, err := runWorkload(r, w, ks, fl, root, progress)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", r.name, w, err)
+			}
+			results = append(results, rs...)
 		}
-		if err := e.close(); err != nil {
-			return fmt.Errorf("%s: close: %w", name, err)
+		if w == "overwrite" || (w == "fillrandom" && !slices.Contains(workloads, "overwrite")) {
+			// Reads run on one fully compacted sorted run in every
+			// engine: the same shape, whatever each compaction policy
+			// left behind.
+			for _, r := range runners {
+				if r.owner {
+					if err := r.eng.compactAll(); err != nil {
+						return fmt.Errorf("%s: compact: %w", r.name, err)
+					}
+				}
+			}
 		}
 	}
-	printTable(stdout, results)
+	for _, r := range runners {
+		if r.owner {
+			if err := r.eng.close(); err != nil {
+				return fmt.Errorf("%s: close: %w", r.name, err)
+			}
+			r.owner = false // closed
+		}
+	}
+	if fl.sweep {
+		sw, err := runSweep(ks, cfg, fl, root, progress)
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		results = append(results, sw...)
+	}
+	took := time.Since(began)
+	printResults(stdout, results)
+	gs := goals(results)
+	printGoals(stdout, gs, results)
+	fmt.Fprintf(stdout, "\nkvbench took %s\n", took.Round(time.Second))
+
+	var charts []string
+	if fl.plotDir != "" {
+		if charts, err = writeCharts(fl.plotDir, results); err != nil {
+			return fmt.Errorf("charts: %w", err)
+		}
+	}
 	if fl.jsonOut != "" {
 		data, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {
@@ -125,24 +285,234 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if fl.md != "" {
+		if err := writeMarkdown(fl.md, args, hdr, results, gs, charts, took); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-func openEngine(name string, c config) (engine, error) {
-	switch name {
-	case "sievekv":
-		return openSieve(c)
-	case "pebble":
-		return openPebble(c, false)
-	case "pebble-l6filters":
-		return openPebble(c, true)
+// pickList resolves "all" or a comma-separated subset of known names.
+func pickList(s string, known []string) ([]string, error) {
+	if s == "all" {
+		return known, nil
 	}
-	return nil, fmt.Errorf("unknown engine %q (want sievekv, pebble, pebble-l6filters)", name)
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if !slices.Contains(known, x) {
+			return nil, fmt.Errorf("unknown name %q (want %s)", x, strings.Join(known, ", "))
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
-func filterName(engine string, f kv.FilterType) string {
-	if engine == "sievekv" {
-		return f.String()
+func header(fl *flags, c config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kvbench: %d keys of %d bytes, %d-byte values; %d timed ops per read workload\n", fl.n, fl.keySize, fl.valueSize, fl.ops)
+	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, WAL off, no fsync\n",
+		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize())
+	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex)\n", c.filter)
+	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleCacheSize(c))
+	fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
+	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
+	return b.String()
+}
+
+func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner, error) {
+	var out []*runner
+	var peb *runner
+	mk := func(name string) (*runner, error) {
+		r := &runner{name: name, io: &ioCounters{}, owner: true, keySize: fl.keySize, valueSize: fl.valueSize}
+		c := cfg
+		switch name {
+		case "sievekv", "sievekv-notsi":
+			c.noTombIndex = name == "sievekv-notsi"
+			r.filter = cfg.filter.String()
+			r.open = func(dir string, io *ioCounters) (engine, error) {
+				c := c
+				c.dir = dir
+				return openSieve(name, c, io)
+			}
+			if c.noTombIndex {
+				// Every workload that writes, so that its DB reaches
+				// deleterandom in the same state as sievekv's (the YCSB
+				// updates included).
+				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true}
+			}
+		case "pebble":
+			r.filter = "bloom-10"
+			r.open = func(dir string, io *ioCounters) (engine, error) {
+				c := c
+				c.dir = dir
+				return openPebble(c, io)
+			}
+		case "goleveldb":
+			r.filter = "bloom-10"
+			r.open = func(dir string, io *ioCounters) (engine, error) {
+				c := c
+				c.dir = dir
+				return openLevel(c, io)
+			}
+		default:
+			return nil, fmt.Errorf("unknown engine %q", name)
+		}
+		r.dir = dirOf(root, name, "main")
+		e, err := r.open(r.dir, r.io)
+		if err != nil {
+			return nil, fmt.Errorf("%s: open: %w", name, err)
+		}
+		r.eng = e
+		return r, nil
 	}
-	return "bloom-10"
+	for _, name := range names {
+		if name == "pebble-l6filters" {
+			continue
+		}
+		r, err := mk(name)
+		if err != nil {
+			return nil, err
+		}
+		if name == "pebble" {
+			peb = r
+		}
+		out = append(out, r)
+	}
+	if slices.Contains(names, "pebble-l6filters") {
+		hidden := peb == nil
+		if hidden {
+			// The view needs a Pebble DB to read; load one without
+			// reporting it.
+			r, err := mk("pebble")
+			if err != nil {
+				return nil, err
+			}
+			r.name = "pebble (loader)"
+			peb = r
+			out = append(out, r)
+		}
+		v := &runner{name: "pebble-l6filters", filter: "bloom-10", eng: pebbleL6View{peb.eng.(*pebbleEngine)},
+			io: peb.io, dir: peb.dir, keySize: fl.keySize, valueSize: fl.valueSize}
+		// The view shares the DB's live-key count through its owner.
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
+	if w == "fillseq" {
+		// fillseq loads a DB of its own, then throws it away.
+		fr := *r
+		fr.io = &ioCounters{}
+		fr.dir = dirOf(root, r.name, "fillseq")
+		e, err := r.open(fr.dir, fr.io)
+		if err != nil {
+			return nil, err
+		}
+		fr.eng = e
+		ps, err := phases(w, &fr, ks, fl.ops, fl.seed)
+		if err != nil {
+			e.close()
+			return nil, err
+		}
+		res, err := measure(&fr, ps[0], progress)
+		if cerr := e.close(); err == nil {
+			err = cerr
+		}
+		os.RemoveAll(fr.dir)
+		return []result{res}, err
+	}
+	ps, err := phases(w, r, ks, fl.ops, fl.seed)
+	if err != nil {
+		return nil, err
+	}
+	var out []result
+	for _, p := range ps {
+		if !r.owner && p.writes {
+			continue
+		}
+		if !r.owner {
+			r.live = liveOf(ks, w, p.workload)
+		}
+		res, err := measure(r, p, progress)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", p.workload, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// liveOf is the live-key count a view's DB holds during workload phase p.
+func liveOf(ks *keySet, w, p string) int {
+	if strings.HasPrefix(p, "deleterandom") {
+		return len(ks.present) - ks.numDeleted()
+	}
+	return len(ks.present)
+}
+
+// runSweep loads the keys into sievekv once per filter type and measures
+// readmissing: table reads per missing Get against filter bits per key.
+func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer) ([]result, error) {
+	var out []result
+	for _, sf := range sweepFilters {
+		c := cfg
+		c.filter, c.bloomBits = sf.f, sf.bits
+		c.dir = dirOf(root, "sweep", sf.name)
+		r := &runner{name: "sievekv", filter: sf.name, io: &ioCounters{}, dir: c.dir, owner: true,
+			keySize: fl.keySize, valueSize: fl.valueSize}
+		e, err := openSieve("sievekv", c, r.io)
+		if err != nil {
+			return nil, err
+		}
+		r.eng = e
+		load, err := phases("fillrandom", r, ks, fl.ops, fl.seed)
+		if err == nil {
+			for i := range load[0].ops {
+				if _, _, err = load[0].op(i); err != nil {
+					break
+				}
+			}
+		}
+		r.live = len(ks.present)
+		if err == nil {
+			err = e.compactAll()
+		}
+		var ps []phaseSpec
+		if err == nil {
+			ps, err = phases("readmissing", r, ks, fl.ops, fl.seed)
+		}
+		var res result
+		if err == nil {
+			ps[0].workload = "readmissing-sweep"
+			res, err = measure(r, ps[0], progress)
+		}
+		if cerr := e.close(); err == nil {
+			err = cerr
+		}
+		os.RemoveAll(c.dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sf.name, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// replot redraws the charts of an earlier run from its JSON.
+func replot(fl *flags) error {
+	if fl.plotDir == "" {
+		return fmt.Errorf("-replot needs -plot DIR")
+	}
+	data, err := os.ReadFile(fl.replot)
+	if err != nil {
+		return err
+	}
+	var results []result
+	if err := json.Unmarshal(data, &results); err != nil {
+		return fmt.Errorf("%s: %w", fl.replot, err)
+	}
+	_, err = writeCharts(fl.plotDir, results)
+	return err
 }

@@ -3,43 +3,197 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestKVBenchTinyRun runs the whole tool on a few thousand keys, so it
-// cannot rot: every engine loads, answers every Get correctly (runReads
-// fails on a wrong answer), and the JSON is well formed.
+// TestKVBenchTinyRun runs the whole tool, every engine and workload and the
+// filter sweep, on a few thousand keys, so it cannot rot: every engine
+// loads and answers every Get correctly (measure fails on a wrong answer),
+// the JSON is well formed with the fields issue 10 names, the charts are
+// real PNGs, and the figures that must follow from the design do.
 func TestKVBenchTinyRun(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "out.json")
+	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "3000", "-reads", "2000", "-memtable", "65536", "-dir", filepath.Join(dir, "db"), "-json", out}, &stdout, &stderr)
+	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false",
+		"-dir", filepath.Join(dir, "db"), "-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(out)
+	data, err := os.ReadFile(jsonOut)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"workload", "engine", "filter", "ops_per_sec", "p50_us", "p99_us", "data_block_reads_per_op",
+		"bytes_read_per_op", "write_amp", "filter_bytes_per_key"} {
+		if _, ok := raw[0][f]; !ok {
+			t.Errorf("JSON lacks field %q", f)
+		}
 	}
 	var rs []result
 	if err := json.Unmarshal(data, &rs); err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 6 {
-		t.Fatalf("%d results, want 3 engines x 2 workloads", len(rs))
+	for _, w := range []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot", "scanrange",
+		"ycsb-a", "ycsb-b", "ycsb-c", "deleterandom", "deleterandom-getdeleted", "deleterandom-getkept"} {
+		for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
+			if find(rs, w, e) == nil {
+				t.Errorf("no result for %s on %s", e, w)
+			}
+		}
+	}
+	for _, w := range []string{"readmissing", "deleterandom-getdeleted"} {
+		if find(rs, w, "pebble-l6filters") == nil {
+			t.Errorf("no pebble-l6filters result for %s", w)
+		}
+	}
+	for _, w := range []string{"fillrandom", "deleterandom-getdeleted"} {
+		if find(rs, w, "sievekv-notsi") == nil {
+			t.Errorf("no sievekv-notsi result for %s", w)
+		}
 	}
 	for _, r := range rs {
-		if r.OpsPerSec <= 0 || r.Ops != 2000 {
-			t.Errorf("bad result %+v", r)
+		if r.OpsPerSec <= 0 || r.P50us <= 0 || r.P999us < r.P99us || r.P99us < r.P50us || r.SpaceAmp <= 0 {
+			t.Errorf("implausible result %+v", r)
 		}
-		if r.Engine == "sievekv" && r.FilterBytesPerKey <= 0 {
+		if (r.Workload == "fillrandom" || r.Workload == "fillseq" || r.Workload == "overwrite") && r.WriteAmp <= 0 {
+			t.Errorf("%s on %s wrote no table bytes", r.Engine, r.Workload)
+		}
+		if strings.HasPrefix(r.Engine, "sievekv") && r.Workload != "readmissing-sweep" && r.FilterBytesPerKey <= 0 {
 			t.Errorf("sievekv reports no filter memory: %+v", r)
 		}
 	}
-	if !strings.Contains(stdout.String(), "sievekv/pebble ") {
-		t.Errorf("no ratio lines in output:\n%s", stdout.String())
+	// The sweep: one row per filter; with no filter a missing Get reads
+	// a block far more often than behind a 10-bit Bloom (about 1% FP).
+	var sweep []result
+	for _, r := range rs {
+		if r.Workload == "readmissing-sweep" {
+			sweep = append(sweep, r)
+		}
+	}
+	if len(sweep) != len(sweepFilters) {
+		t.Fatalf("%d sweep rows, want %d", len(sweep), len(sweepFilters))
+	}
+	none, b10 := sweep[0], sweep[2]
+	if none.Filter != "none" || b10.Filter != "bloom-10" {
+		t.Fatalf("sweep order: %s, %s", none.Filter, b10.Filter)
+	}
+	if none.FilterBytesPerKey != 0 || b10.FilterBytesPerKey < 1 || b10.FilterBytesPerKey > 1.6 {
+		t.Errorf("filter bytes/key: none %.3f, bloom-10 %.3f", none.FilterBytesPerKey, b10.FilterBytesPerKey)
+	}
+	if none.DataBlockReadsPerOp < 0.2 || b10.DataBlockReadsPerOp > 0.05 {
+		t.Errorf("reads per missing Get: none %.4f, bloom-10 %.4f", none.DataBlockReadsPerOp, b10.DataBlockReadsPerOp)
+	}
+	for _, name := range []string{"kv_reads_per_op.png", "kv_filter_sweep.png"} {
+		f, err := os.Open(filepath.Join(dir, "charts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
+			t.Errorf("%s: %v is too small to be a chart", name, b)
+		}
+	}
+	mdText, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## kvbench", "### Goals", "readmissing: reads per Get", "Tombstone index on and off", "kv_filter_sweep.png"} {
+		if !strings.Contains(string(mdText), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(stdout.String(), "sievekv/pebble: ") || !strings.Contains(stdout.String(), "NewCache(") {
+		t.Errorf("output lacks ratios or the Pebble cache note:\n%s", stdout.String())
+	}
+}
+
+// TestGoalsVerdict checks the goal arithmetic on made-up figures.
+func TestGoalsVerdict(t *testing.T) {
+	rs := []result{
+		{Workload: "readmissing", Engine: "sievekv", OpsPerSec: 100, DataBlockReadsPerOp: 0.004, FilterBytesPerKey: 1.2},
+		{Workload: "readmissing", Engine: "pebble", OpsPerSec: 90, DataBlockReadsPerOp: 0.01, FilterBytesPerKey: 1.25},
+		{Workload: "fillrandom", Engine: "sievekv", OpsPerSec: 70, WriteAmp: 3},
+		{Workload: "fillrandom", Engine: "pebble", OpsPerSec: 100, WriteAmp: 2.5},
+	}
+	gs := goals(rs)
+	verdicts := map[string]bool{}
+	for _, g := range gs {
+		verdicts[g.Goal] = g.Met
+	}
+	want := map[string]bool{
+		"readmissing: reads per Get <= 0.5x pebble at <= its filter bytes/key": true,
+		"readmissing: ops/s >= 1.0x pebble":                                    true,
+		"fillrandom: ops/s >= 0.8x pebble":                                     false,
+		"fillrandom: write amplification <= pebble's":                          false,
+	}
+	for g, met := range want {
+		got, ok := verdicts[g]
+		if !ok || got != met {
+			t.Errorf("goal %q: got met=%v (present %v), want %v", g, got, ok, met)
+		}
+	}
+	if len(gs) != len(want) {
+		t.Errorf("%d goals, want %d: %+v", len(gs), len(want), gs)
+	}
+}
+
+// TestKVBenchBadFlags: a run that cannot be meaningful is refused before
+// anything is loaded.
+func TestKVBenchBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-workloads", "readrandom"},       // nothing loads the data
+		{"-engines", "rocksdb"},            // unknown engine
+		{"-workloads", "fillrandom,bogus"}, // unknown workload
+		{"-n", "10"},                       // too few keys
+		{"-filter", "no-such-filter"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(append(args, "-progress=false"), &out, &errOut); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// TestKVBenchReplot draws charts from a JSON file alone.
+func TestKVBenchReplot(t *testing.T) {
+	dir := t.TempDir()
+	rs := []result{
+		{Workload: "readmissing", Engine: "sievekv", Filter: "binary-fuse-8", DataBlockReadsPerOp: 0.003, FilterBytesPerKey: 1.2},
+		{Workload: "readmissing", Engine: "pebble", Filter: "bloom-10", DataBlockReadsPerOp: 0.9, FilterBytesPerKey: 1.25},
+		{Workload: "readmissing-sweep", Engine: "sievekv", Filter: "none", DataBlockReadsPerOp: 0.9},
+		{Workload: "readmissing-sweep", Engine: "sievekv", Filter: "bloom-10", DataBlockReadsPerOp: 0.008, FilterBytesPerKey: 1.25},
+	}
+	data, _ := json.Marshal(rs)
+	in := filepath.Join(dir, "in.json")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-replot", in, "-plot", dir}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kv_reads_per_op.png", "kv_filter_sweep.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -5,23 +5,29 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/sievekv/sievekv/kv"
 )
 
 // keySet holds the loaded keys and draws absent ones. Present keys are
-// random keySize-byte strings whose last byte is even; absent keys are a
-// present key with the last byte made odd, so they fall between present
-// keys (inside every table's range) and are absent by construction.
+// random keySize-byte strings whose last byte is even, in random order;
+// absent keys are a present key with the last byte made odd, so they fall
+// between present keys (inside every table's range) and are absent by
+// construction: only filters can spare their reads.
 type keySet struct {
 	present [][]byte
-	rng     *rand.Rand
+	sorted  [][]byte
 	keySize int
 }
 
 func newKeySet(seed uint64, n, keySize int) *keySet {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	ks := &keySet{rng: rng, keySize: keySize}
+	ks := &keySet{keySize: keySize}
 	seen := make(map[string]bool, n)
 	for len(ks.present) < n {
 		k := make([]byte, keySize)
@@ -35,132 +41,364 @@ func newKeySet(seed uint64, n, keySize int) *keySet {
 			ks.present = append(ks.present, k)
 		}
 	}
+	ks.sorted = slices.Clone(ks.present)
+	slices.SortFunc(ks.sorted, func(a, b []byte) int { return bytesCompare(a, b) })
 	return ks
 }
 
-func (ks *keySet) randomPresent() []byte { return ks.present[ks.rng.IntN(len(ks.present))] }
-
-func (ks *keySet) randomAbsent() []byte {
-	k := slices.Clone(ks.randomPresent())
-	k[len(k)-1] |= 1
-	return k
-}
-
-// load writes every key in random order, then flushes and fully compacts,
-// so both engines serve reads from the same shape: one sorted run.
-func load(e engine, ks *keySet, valueSize int) error {
-	val := make([]byte, valueSize)
-	for i, k := range ks.present {
-		binary.LittleEndian.PutUint32(val[:min(4, valueSize)], uint32(i))
-		if err := e.set(k, val); err != nil {
-			return err
+func bytesCompare(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return int(a[i]) - int(b[i])
 		}
 	}
-	return e.flushAndCompact()
+	return len(a) - len(b)
 }
+
+// deleteFraction is the share of keys deleterandom deletes (issue 7: "load
+// 1M, delete 30%"). The deleted keys are the first 30% of present, which is
+// in random order.
+const deleteFraction = 0.3
+
+func (ks *keySet) numDeleted() int { return int(float64(len(ks.present)) * deleteFraction) }
+
+// scanLength is how many entries one scanrange op reads (db_bench's
+// seekrandom with --seek_nexts=100 is the usual choice).
+const scanLength = 100
+
+// zipfS is the skew of the YCSB-style mixes. YCSB's zipfian constant is
+// 0.99; math/rand/v2's Zipf needs s > 1, so 1.1 is the closest it offers.
+const zipfS = 1.1
 
 // result is one engine's measurement of one workload.
 type result struct {
-	Workload            string  `json:"workload"`
-	Engine              string  `json:"engine"`
-	Filter              string  `json:"filter"`
-	Ops                 int     `json:"ops"`
-	OpsPerSec           float64 `json:"ops_per_sec"`
-	P50us               float64 `json:"p50_us"`
-	P99us               float64 `json:"p99_us"`
+	Workload string `json:"workload"`
+	Engine   string `json:"engine"`
+	Filter   string `json:"filter"`
+	Ops      int    `json:"ops"`
+	// OpsPerSec, P50us...: throughput and latency of the timed loop.
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50us     float64 `json:"p50_us"`
+	P99us     float64 `json:"p99_us"`
+	P999us    float64 `json:"p999_us"`
+	// DataBlockReadsPerOp is kvbench's own count: ReadAt calls on table
+	// files per op, for every engine alike (block cache misses; with warm
+	// caches these are data blocks). BytesReadPerOp is their bytes.
 	DataBlockReadsPerOp float64 `json:"data_block_reads_per_op"`
 	BytesReadPerOp      float64 `json:"bytes_read_per_op"`
-	FilterBytesPerKey   float64 `json:"filter_bytes_per_key"`
-	Found               int     `json:"found"`
+	// EngineDataBlockReadsPerOp is sievekv's own Metrics.DiskReads.DataBlocks
+	// per op (absent for other engines).
+	EngineDataBlockReadsPerOp *float64 `json:"engine_data_block_reads_per_op,omitempty"`
+	// EngineWriteStalls and EngineWriteSlowdowns are sievekv's
+	// Metrics.WriteStalls and WriteSlowdowns (1 ms delays) during the
+	// phase: where its write latency tail comes from.
+	EngineWriteStalls    uint64 `json:"engine_write_stalls,omitempty"`
+	EngineWriteSlowdowns uint64 `json:"engine_write_slowdowns,omitempty"`
+	// WriteAmp is table bytes written (flushes and compactions, counted by
+	// the file-system wrapper, the memtable flushed at the end of the phase
+	// included) over the key and value bytes the phase wrote. 0 for phases
+	// that write nothing.
+	WriteAmp float64 `json:"write_amp"`
+	// SpaceAmp is the table files' bytes on disk over the key and value
+	// bytes of the live keys, at the end of the phase.
+	SpaceAmp float64 `json:"space_amp"`
+	// FilterBytesPerKey is the live tables' filter memory over the live
+	// keys (-1: the engine does not report it).
+	FilterBytesPerKey float64 `json:"filter_bytes_per_key"`
+	// PeakRSSMB is the process's peak resident set during the phase (all
+	// engines of the run are open at once, so it is not one engine's).
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// AllocBytesPerOp is Go heap allocation per op during the timed loop
+	// (runtime.MemStats.TotalAlloc; the engines run one at a time and the
+	// loop itself allocates nothing, so it is the engine's). Memory an
+	// engine manages outside the Go heap (Pebble's block cache) is not in
+	// it.
+	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
+	Found           int     `json:"found"`
+	ElapsedSec      float64 `json:"elapsed_sec"`
 }
 
-func runReads(e engine, workload string, ks *keySet, n int) (result, error) {
-	var next func() []byte
-	switch workload {
-	case "readrandom":
-		next = ks.randomPresent
-	case "readmissing":
-		next = ks.randomAbsent
-	default:
-		return result{}, fmt.Errorf("unknown workload %q (want readrandom, readmissing)", workload)
-	}
-	// Warm up: fill the block cache as a running server would have it.
-	for i := 0; i < min(n/10, 20000); i++ {
-		if _, err := e.get(next()); err != nil {
-			return result{}, err
+// opFunc performs op i and returns the user bytes it wrote and whether a
+// read found its key (or for a scan, whether it read any entry).
+type opFunc func(i int) (written int64, found bool, err error)
+
+// phaseSpec is one timed loop.
+type phaseSpec struct {
+	workload string
+	ops      int
+	warmup   opFunc // may be nil
+	op       opFunc
+	// writes: flush after the loop and report write amplification.
+	writes bool
+	// wantFound checks the answers: -1 all found, 0 none, else no check.
+	wantFound int
+	// live, if > 0, is the number of live keys after the phase.
+	live int
+}
+
+const (
+	wantAll  = -1
+	wantNone = 0
+	noCheck  = 1
+)
+
+// measure runs one phase on one runner.
+func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
+	warm := min(p.ops/10, 20000)
+	if p.warmup != nil {
+		for i := range warm {
+			if _, _, err := p.warmup(i); err != nil {
+				return result{}, err
+			}
 		}
 	}
-	reads0, bytes0 := e.tableReads()
-	lat := make([]time.Duration, n)
+	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
+	resetPeakRSS()
+	io0 := r.io.snapshot()
+	var m0 kv.Metrics
+	if s, ok := r.eng.(*sieveEngine); ok {
+		m0 = s.db.Metrics()
+	}
+	lat := make([]time.Duration, p.ops)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	var written int64
 	found := 0
 	start := time.Now()
-	for i := 0; i < n; i++ {
-		k := next()
+	for i := range p.ops {
 		t0 := time.Now()
-		ok, err := e.get(k)
+		w, ok, err := p.op(i)
 		lat[i] = time.Since(t0)
 		if err != nil {
-			return result{}, err
+			return result{}, fmt.Errorf("op %d: %w", i, err)
 		}
+		written += w
 		if ok {
 			found++
 		}
+		if i&255 == 255 {
+			bar.Add(256)
+		}
 	}
 	elapsed := time.Since(start)
-	reads1, bytes1 := e.tableReads()
+	runtime.ReadMemStats(&ms1)
+	if p.writes {
+		// Untimed, but its table writes count: the memtable's flush and
+		// the compactions the phase made due are the phase's write
+		// amplification, and the next phase starts on a quiet DB.
+		if err := r.eng.flush(); err != nil {
+			return result{}, fmt.Errorf("flush: %w", err)
+		}
+		if err := settle(r); err != nil {
+			return result{}, err
+		}
+	}
+	bar.Finish()
+	io1 := r.io.snapshot()
 	slices.Sort(lat)
-	r := result{
-		Workload:            workload,
-		Engine:              e.name(),
-		Ops:                 n,
-		OpsPerSec:           float64(n) / elapsed.Seconds(),
-		P50us:               float64(lat[n/2].Nanoseconds()) / 1e3,
-		P99us:               float64(lat[n*99/100].Nanoseconds()) / 1e3,
-		DataBlockReadsPerOp: float64(reads1-reads0) / float64(n),
-		BytesReadPerOp:      float64(bytes1-bytes0) / float64(n),
-		FilterBytesPerKey:   float64(e.filterBytes()) / float64(len(ks.present)),
+	n := float64(p.ops)
+	res := result{
+		Workload:            p.workload,
+		Engine:              r.name,
+		Filter:              r.filter,
+		Ops:                 p.ops,
+		OpsPerSec:           n / elapsed.Seconds(),
+		P50us:               pct(lat, 0.5),
+		P99us:               pct(lat, 0.99),
+		P999us:              pct(lat, 0.999),
+		DataBlockReadsPerOp: float64(io1.reads-io0.reads) / n,
+		BytesReadPerOp:      float64(io1.readBytes-io0.readBytes) / n,
+		PeakRSSMB:           peakRSSMB(),
+		AllocBytesPerOp:     float64(ms1.TotalAlloc-ms0.TotalAlloc) / n,
 		Found:               found,
+		ElapsedSec:          elapsed.Seconds(),
 	}
-	want := 0
-	if workload == "readrandom" {
-		want = n
+	if s, ok := r.eng.(*sieveEngine); ok {
+		m1 := s.db.Metrics()
+		v := float64(m1.DiskReads.DataBlocks-m0.DiskReads.DataBlocks) / n
+		res.EngineDataBlockReadsPerOp = &v
+		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
+		res.EngineWriteSlowdowns = m1.WriteSlowdowns - m0.WriteSlowdowns
 	}
-	if found != want {
-		return r, fmt.Errorf("%s found %d of %d keys, want %d: wrong answers", e.name(), found, n, want)
+	if written > 0 {
+		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
 	}
-	return r, nil
+	if p.live > 0 {
+		r.live = p.live
+	}
+	liveBytes := float64(r.live) * float64(r.keySize+r.valueSize)
+	if disk := tableBytesOnDisk(r.dir); disk >= 0 && liveBytes > 0 {
+		res.SpaceAmp = float64(disk) / liveBytes
+	}
+	res.FilterBytesPerKey = -1
+	if fb := r.eng.filterBytes(); fb >= 0 && r.live > 0 {
+		res.FilterBytesPerKey = float64(fb) / float64(r.live)
+	}
+	switch {
+	case p.wantFound == wantAll && found != p.ops:
+		return res, fmt.Errorf("found %d of %d keys that are present: wrong answers", found, p.ops)
+	case p.wantFound == wantNone && found != 0:
+		return res, fmt.Errorf("found %d of %d keys that are absent: wrong answers", found, p.ops)
+	}
+	return res, nil
 }
 
-// printTable prints one row per engine and workload, with each engine's
-// ratio to sievekv's figures where both ran.
-func printTable(w io.Writer, rs []result) {
-	fmt.Fprintf(w, "%-12s %-17s %-15s %12s %9s %9s %12s %12s %11s\n",
-		"workload", "engine", "filter", "ops/s", "p50(us)", "p99(us)", "reads/op", "bytes/op", "filterB/key")
-	for _, r := range rs {
-		fmt.Fprintf(w, "%-12s %-17s %-15s %12.0f %9.2f %9.2f %12.4f %12.1f %11.3f\n",
-			r.Workload, r.Engine, r.Filter, r.OpsPerSec, r.P50us, r.P99us, r.DataBlockReadsPerOp, r.BytesReadPerOp, r.FilterBytesPerKey)
-	}
-	fmt.Fprintln(w)
-	for _, r := range rs {
-		if r.Engine != "sievekv" {
-			continue
+// settle waits until r's engine has no flush or compaction running and its
+// table files have seen no write for settleQuiet.
+func settle(r *runner) error {
+	const settleQuiet = 150 * time.Millisecond
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		w := r.io.writeBytes.Load()
+		time.Sleep(settleQuiet)
+		if !r.eng.busy() && r.io.writeBytes.Load() == w {
+			return nil
 		}
-		for _, o := range rs {
-			if o.Workload != r.Workload || o.Engine == "sievekv" {
-				continue
+	}
+	return fmt.Errorf("background work still running after 2 minutes")
+}
+
+func pct(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(int(float64(len(sorted))*q), len(sorted)-1)
+	return float64(sorted[i].Nanoseconds()) / 1e3
+}
+
+func newBar(w io.Writer, n int, desc string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetVisibility(w != io.Discard),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetWidth(20),
+	)
+}
+
+// valuePool is the source of values: each value is a window of it whose
+// first half is random and second half zeros, so values compress to about
+// half, as db_bench's default --compression_ratio=0.5 makes them. (All-zero
+// values would let snappy hide every engine's write amplification.)
+var valuePool = func() []byte {
+	rng := rand.New(rand.NewPCG(7, 7))
+	p := make([]byte, 1<<16)
+	for i := 0; i < len(p); i += 64 {
+		for j := i; j < i+32; j++ {
+			p[j] = byte(rng.Uint32())
+		}
+	}
+	return p
+}()
+
+// valueFor fills v with the value of op i: a window of valuePool chosen by
+// i, with i itself in its first bytes so overwrites change the value.
+func valueFor(v []byte, i int) []byte {
+	off := (i * 64) % (len(valuePool) - len(v))
+	copy(v, valuePool[off:off+len(v)])
+	binary.LittleEndian.PutUint64(v[:8], uint64(i)+1)
+	return v
+}
+
+// phases builds the timed loops of workload w for runner r. Every runner
+// gets the same operation sequence (each phase seeds its own generator), so
+// the engines do exactly the same work.
+func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec, error) {
+	n := len(ks.present)
+	val := make([]byte, r.valueSize)
+	newRNG := func(salt uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, salt)) }
+	kvLen := int64(ks.keySize + r.valueSize)
+	set := func(k []byte, i int) (int64, bool, error) {
+		return kvLen, false, r.eng.set(k, valueFor(val, i))
+	}
+	get := func(k []byte) (int64, bool, error) {
+		ok, err := r.eng.get(k)
+		return 0, ok, err
+	}
+	// uniform reads draw from keys; absent ones flip the last bit.
+	uniform := func(salt uint64, keys [][]byte, absent bool) opFunc {
+		rng := newRNG(salt)
+		buf := make([]byte, ks.keySize)
+		return func(int) (int64, bool, error) {
+			k := keys[rng.IntN(len(keys))]
+			if absent {
+				copy(buf, k)
+				buf[len(buf)-1] |= 1
+				k = buf
 			}
-			fmt.Fprintf(w, "%-12s sievekv/%-17s ops/s %.2fx   reads/op %s   filter bytes/key %.2fx\n",
-				r.Workload, o.Engine, r.OpsPerSec/o.OpsPerSec, ratio(r.DataBlockReadsPerOp, o.DataBlockReadsPerOp), r.FilterBytesPerKey/o.FilterBytesPerKey)
+			return get(k)
 		}
 	}
-}
-
-func ratio(a, b float64) string {
-	if b == 0 {
-		if a == 0 {
-			return "both 0"
+	ycsb := func(name string, salt uint64, readShare float64) phaseSpec {
+		mk := func(salt uint64) opFunc {
+			rng := newRNG(salt)
+			z := rand.NewZipf(rng, zipfS, 1, uint64(n-1))
+			return func(i int) (int64, bool, error) {
+				// present is in random order, so zipf rank r maps to a
+				// random key: YCSB's "scrambled" zipfian.
+				k := ks.present[z.Uint64()]
+				if rng.Float64() < readShare {
+					return get(k)
+				}
+				w, _, err := set(k, i)
+				return w, true, err
+			}
 		}
-		return "inf"
+		return phaseSpec{workload: name, ops: ops, warmup: mk(salt + 1000), op: mk(salt), wantFound: wantAll}
 	}
-	return fmt.Sprintf("%.3fx", a/b)
+	switch w {
+	case "fillseq":
+		return []phaseSpec{{workload: w, ops: n, writes: true, wantFound: noCheck, live: n,
+			op: func(i int) (int64, bool, error) { return set(ks.sorted[i], i) }}}, nil
+	case "fillrandom":
+		return []phaseSpec{{workload: w, ops: n, writes: true, wantFound: noCheck, live: n,
+			op: func(i int) (int64, bool, error) { return set(ks.present[i], i) }}}, nil
+	case "overwrite":
+		rng := newRNG(3)
+		return []phaseSpec{{workload: w, ops: n, writes: true, wantFound: noCheck,
+			op: func(i int) (int64, bool, error) { return set(ks.present[rng.IntN(n)], n+i) }}}, nil
+	case "readrandom":
+		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
+			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil
+	case "readmissing":
+		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(21, ks.present, true),
+			op: uniform(20, ks.present, true), wantFound: wantNone}}, nil
+	case "readhot":
+		// db_bench's readhot: reads confined to 1% of the keys.
+		hot := ks.present[:max(1, n/100)]
+		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(31, hot, false),
+			op: uniform(30, hot, false), wantFound: wantAll}}, nil
+	case "scanrange":
+		mk := func(salt uint64) opFunc {
+			rng := newRNG(salt)
+			return func(int) (int64, bool, error) {
+				got, err := r.eng.scan(ks.present[rng.IntN(n)], scanLength)
+				return 0, got > 0, err
+			}
+		}
+		return []phaseSpec{{workload: w, ops: max(ops/10, 1), warmup: mk(41), op: mk(40), wantFound: wantAll}}, nil
+	case "ycsb-a":
+		return []phaseSpec{ycsb(w, 50, 0.5)}, nil
+	case "ycsb-b":
+		return []phaseSpec{ycsb(w, 60, 0.95)}, nil
+	case "ycsb-c":
+		return []phaseSpec{ycsb(w, 70, 1.0)}, nil
+	case "deleterandom":
+		nd := ks.numDeleted()
+		deleted, kept := ks.present[:nd], ks.present[nd:]
+		del := phaseSpec{workload: w, ops: nd, writes: true, wantFound: noCheck, live: n - nd,
+			op: func(i int) (int64, bool, error) {
+				return int64(ks.keySize), false, r.eng.del(deleted[i])
+			}}
+		return []phaseSpec{
+			del,
+			{workload: w + "-getdeleted", ops: ops, warmup: uniform(81, deleted, false),
+				op: uniform(80, deleted, false), wantFound: wantNone},
+			{workload: w + "-getkept", ops: ops, warmup: uniform(91, kept, false),
+				op: uniform(90, kept, false), wantFound: wantAll},
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown workload %q", w)
 }

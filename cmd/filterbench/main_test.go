@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFilterBenchTinyRun runs the whole tool on a few thousand keys, so it
+// cannot rot: every filter builds, answers every present key (measure
+// fails on a false negative), the JSON is well formed, the charts are real
+// PNGs, and the measured FP rates are within reach of their targets.
+func TestFilterBenchTinyRun(t *testing.T) {
+	dir := t.TempDir()
+	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
+	var stdout, stderr bytes.Buffer
+	const absent = 20000
+	err := run([]string{"-n", "500,3000", "-absent", "20000", "-rounds", "2", "-progress=false",
+		"-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("filterbench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []result
+	if err := json.Unmarshal(data, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * len(specs()); len(rs) != want {
+		t.Fatalf("%d results, want %d", len(rs), want)
+	}
+	for _, r := range rs {
+		if r.BitsPerKey <= 0 || r.QueryNsAbsent <= 0 || r.QueryNsPresent <= 0 || r.BuildNsPerKey <= 0 || r.AbsentQueried != absent {
+			t.Errorf("incomplete result %+v", r)
+		}
+		if len(r.BuildRounds) != 2 {
+			t.Errorf("%s: %d rounds recorded, want 2", r.Filter, len(r.BuildRounds))
+		}
+		// A target is an upper bound in expectation; allow 3x plus
+		// Poisson room (mean 2 at 1e-4 over 20000 keys: P(>= 16) < 1e-8).
+		if r.TargetFP > 0 && r.FPRate > 3*r.TargetFP+15.0/absent {
+			t.Errorf("%s at n=%d: FP rate %.5f for target %g", r.Filter, r.N, r.FPRate, r.TargetFP)
+		}
+		if strings.Contains(r.Name, "fuse8") || strings.Contains(r.Name, "xor8") {
+			if r.FPRate > 0.01 { // 2^-8 = 0.0039 expected
+				t.Errorf("%s: FP rate %.4f for an 8-bit fingerprint", r.Filter, r.FPRate)
+			}
+		}
+	}
+	for _, name := range []string{"filters_fp_vs_bits.png", "filters_query_ns.png"} {
+		f, err := os.Open(filepath.Join(dir, "charts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
+			t.Errorf("%s: %v is too small to be a chart", name, b)
+		}
+	}
+	mdText, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## filterbench", "sievekv/binary-fuse8 | xorfilter/binary-fuse8", "filters_fp_vs_bits.png", "### n = 3000"} {
+		if !strings.Contains(string(mdText), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
+
+// TestGoalsVerdict checks the goal arithmetic on made-up figures.
+func TestGoalsVerdict(t *testing.T) {
+	rs := []result{
+		{Filter: "sievekv/xor8", N: 10, BitsPerKey: 9.85, QueryNsPresent: 10, QueryNsAbsent: 10, BuildNsPerKey: 5},
+		{Filter: "xorfilter/xor8", N: 10, BitsPerKey: 9.84, QueryNsPresent: 11, QueryNsAbsent: 10, BuildNsPerKey: 5},
+		{Filter: "sievekv/binary-fuse8", N: 10, BitsPerKey: 9, QueryNsPresent: 10, QueryNsAbsent: 12, BuildNsPerKey: 5},
+		{Filter: "xorfilter/binary-fuse8", N: 10, BitsPerKey: 9, QueryNsPresent: 11, QueryNsAbsent: 10, BuildNsPerKey: 5},
+		{Filter: "sievekv/xor8", N: 5, BitsPerKey: 20, QueryNsPresent: 100, QueryNsAbsent: 100},
+	}
+	gs := goals(rs)
+	if len(gs) != 2 {
+		t.Fatalf("%d goals, want 2 (pairs present at the largest n)", len(gs))
+	}
+	if !gs[0].Met || gs[0].N != 10 {
+		t.Errorf("xor8 within slack and faster: %+v", gs[0])
+	}
+	if gs[1].Met || gs[1].Absent != 1.2 {
+		t.Errorf("fuse8 absent queries 1.2x slower must fail: %+v", gs[1])
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// palette gives each engine the same colour in every chart.
+var palette = map[string]color.RGBA{
+	"sievekv":          {R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
+	"pebble":           {R: 0xd9, G: 0x5f, B: 0x02, A: 0xff},
+	"pebble-l6filters": {R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
+	"goleveldb":        {R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
+	"sievekv-notsi":    {R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
+}
+
+// readWorkloads are the workloads the reads-per-op chart shows, in order.
+var readWorkloads = []string{"readrandom", "readmissing", "readhot", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a",
+	"deleterandom-getdeleted", "deleterandom-getkept"}
+
+// writeCharts draws the kvbench charts into dir and returns their paths.
+func writeCharts(dir string, rs []result) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	if p, err := readsChart(filepath.Join(dir, "kv_reads_per_op.png"), rs); err != nil {
+		return nil, err
+	} else if p != "" {
+		paths = append(paths, p)
+	}
+	if p, err := sweepChart(filepath.Join(dir, "kv_filter_sweep.png"), rs); err != nil {
+		return nil, err
+	} else if p != "" {
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// readsChart: table reads per op by workload, one bar per engine.
+func readsChart(path string, rs []result) (string, error) {
+	var ws []string
+	for _, w := range readWorkloads {
+		if find(rs, w, "sievekv") != nil || find(rs, w, "pebble") != nil {
+			ws = append(ws, w)
+		}
+	}
+	var engines []string
+	for _, e := range allEngines {
+		for _, r := range rs {
+			if r.Engine == e && slices.Contains(ws, r.Workload) {
+				engines = append(engines, e)
+				break
+			}
+		}
+	}
+	if len(ws) == 0 || len(engines) == 0 {
+		return "", nil
+	}
+	p := plot.New()
+	p.Title.Text = "Table-file reads per operation (lower is better)"
+	p.Y.Label.Text = "ReadAt calls on table files per op"
+	p.Legend.Top = true
+	w := vg.Points(float64(60) / float64(len(engines)))
+	for i, e := range engines {
+		vals := make(plotter.Values, len(ws))
+		for j, wl := range ws {
+			if r := find(rs, wl, e); r != nil {
+				vals[j] = r.DataBlockReadsPerOp
+			}
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return "", err
+		}
+		bars.LineStyle.Width = 0
+		bars.Color = colorOf(e, i)
+		bars.Offset = w * vg.Length(float64(i)-float64(len(engines)-1)/2)
+		p.Add(bars)
+		p.Legend.Add(e, bars)
+	}
+	p.NominalX(ws...)
+	// Head room for the legend above the tallest bar.
+	p.Y.Min = 0
+	p.Y.Max *= 1.45
+	p.X.Tick.Label.Rotation = 0.5
+	p.X.Tick.Label.XAlign = -0.9
+	// 75 points per workload leave a gap between the 60-point groups.
+	if err := p.Save(vg.Points(float64(120+75*len(ws))), 120*vg.Millimeter, path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func colorOf(engine string, i int) color.Color {
+	if c, ok := palette[engine]; ok {
+		return c
+	}
+	return color.RGBA{R: uint8(40 * i), G: 0x80, B: 0x80, A: 0xff}
+}
+
+// sweepFloor stands in for 0 reads per Get on the log axis.
+const sweepFloor = 1e-5
+
+// sweepChart: reads per missing Get against filter bits per key, sievekv's
+// sweep plus the other engines' readmissing points.
+func sweepChart(path string, rs []result) (string, error) {
+	var pts plotter.XYs
+	var labels []string
+	for _, r := range rs {
+		if r.Workload == "readmissing-sweep" {
+			pts = append(pts, plotter.XY{X: 8 * max(r.FilterBytesPerKey, 0), Y: max(r.DataBlockReadsPerOp, sweepFloor)})
+			labels = append(labels, r.Filter)
+		}
+	}
+	if len(pts) == 0 {
+		return "", nil
+	}
+	p := plot.New()
+	p.Title.Text = "readmissing: table reads per missing Get vs filter size"
+	p.X.Label.Text = "filter bits per key (measured)"
+	p.Y.Label.Text = fmt.Sprintf("reads per missing Get (log; 0 drawn at %g)", sweepFloor)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decades{}
+	p.Legend.Top = true
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return "", err
+	}
+	sc.Color = palette["sievekv"]
+	sc.Radius = vg.Points(4)
+	p.Add(sc)
+	p.Legend.Add("sievekv, one filter type per point", sc)
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
+	if err != nil {
+		return "", err
+	}
+	for i := range lb.TextStyle {
+		// Alternate above and below the point: the 10-bit filters
+		// crowd together.
+		lb.TextStyle[i].XAlign = -0.05
+		lb.TextStyle[i].YAlign = text.YAlignment(-1.1 * float64(i%2))
+	}
+	p.Add(lb)
+	for i, e := range []string{"pebble", "pebble-l6filters", "goleveldb"} {
+		r := find(rs, "readmissing", e)
+		if r == nil {
+			continue
+		}
+		bits := 10.0 // configured Bloom bits per key where the engine does not report its filter size
+		if r.FilterBytesPerKey >= 0 {
+			bits = 8 * r.FilterBytesPerKey
+		}
+		s, err := plotter.NewScatter(plotter.XYs{{X: bits, Y: max(r.DataBlockReadsPerOp, sweepFloor)}})
+		if err != nil {
+			return "", err
+		}
+		s.Color = colorOf(e, i)
+		s.Radius = vg.Points(4)
+		s.Shape = draw.TriangleGlyph{}
+		p.Add(s)
+		p.Legend.Add(e+" (readmissing)", s)
+	}
+	if err := p.Save(180*vg.Millimeter, 120*vg.Millimeter, path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// decades labels a log axis at the powers of ten only ("0.001"), which
+// plot.LogTicks renders with float noise.
+type decades struct{}
+
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		ts = append(ts, plot.Tick{Value: math.Pow(10, e), Label: strconv.FormatFloat(math.Pow(10, e), 'g', 1, 64)})
+	}
+	return ts
+}
