@@ -3,6 +3,7 @@ package compaction
 import (
 	"bytes"
 	"math"
+	"slices"
 )
 
 // NumLevels is the depth of the tree, L0 through L6.
@@ -65,8 +66,9 @@ type Compaction struct {
 	Grandparents []Table
 	// Score is how far over its target the level was (>= 1).
 	Score float64
-	// TrivialMove reports that the single input table can move to
-	// OutputLevel by a manifest edit alone: nothing there overlaps it.
+	// TrivialMove reports that the input tables (Inputs[0]; Inputs[1] is
+	// empty) can move to OutputLevel by a manifest edit alone: nothing
+	// there overlaps them, nor do they overlap one another.
 	TrivialMove bool
 }
 
@@ -174,7 +176,23 @@ func (p *Picker) pickL0(v *Version, baseLevel int) *Compaction {
 	lo, hi := keyRange(c.Inputs[0])
 	c.Inputs[1] = overlapping(v.Levels[baseLevel], lo, hi)
 	p.setGrandparents(v, c)
+	// Sequential loads flush L0 tables that overlap nothing: they can
+	// move down by a manifest edit instead of being rewritten.
+	c.TrivialMove = len(c.Inputs[1]) == 0 && !anyOverlap(c.Inputs[0]) &&
+		levelSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
 	return c
+}
+
+// anyOverlap reports whether any two of ts share a user key.
+func anyOverlap(ts []Table) bool {
+	sorted := append([]Table(nil), ts...)
+	slices.SortFunc(sorted, func(a, b Table) int { return bytes.Compare(a.Smallest, b.Smallest) })
+	for i := 1; i < len(sorted); i++ {
+		if bytes.Compare(sorted[i-1].Largest, sorted[i].Smallest) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pickLevel compacts one table of level l, the first after the level's

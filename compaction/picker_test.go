@@ -183,3 +183,26 @@ func TestPickerOnRandomShapesStaysConsistent(t *testing.T) {
 		}
 	}
 }
+
+func TestPickL0MovesNonOverlappingTablesTrivially(t *testing.T) {
+	p := &Picker{Opts: DefaultOptions()}
+	v := &Version{}
+	// A sequential load: four L0 tables in disjoint ranges, nothing below.
+	for i := 0; i < 4; i++ {
+		v.Levels[0] = append(v.Levels[0], table(uint64(i+1), 1<<20, fmt.Sprintf("k%06d", i*10), fmt.Sprintf("k%06d", i*10+9)))
+	}
+	if c := p.Pick(v); c == nil || !c.TrivialMove || len(c.Inputs[0]) != 4 {
+		t.Fatalf("disjoint L0 tables: %+v", c)
+	}
+	// Two overlapping L0 tables must be merged.
+	v.Levels[0][1].Smallest = []byte("k000005")
+	if c := p.Pick(v); c == nil || c.TrivialMove {
+		t.Fatalf("overlapping L0 tables moved trivially: %+v", c)
+	}
+	// Disjoint again, but the base level overlaps: merge.
+	v.Levels[0][1].Smallest = []byte("k000010")
+	v.Levels[6] = []Table{table(100, 1<<20, "k000015", "k000016")}
+	if c := p.Pick(v); c == nil || c.TrivialMove {
+		t.Fatalf("L0 tables overlapping the base level moved trivially: %+v", c)
+	}
+}

@@ -54,7 +54,7 @@ type compactionJob struct {
 	elide func(userKey []byte) bool
 	// split cuts the output (see outputSpec.split).
 	split func(userKey []byte, size uint64) bool
-	// trivialMove: the single input moves to outputLevel by an edit alone.
+	// trivialMove: the inputs move to outputLevel by an edit alone.
 	trivialMove bool
 	// picked is the picker's description, for Picker.Done.
 	picked *compaction.Compaction
@@ -74,13 +74,18 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		edit.deleted = append(edit.deleted, deletedTable{level: in.level, num: in.meta.fileNum})
 	}
 	if job.trivialMove {
-		edit.added = append(edit.added, newTable{level: job.outputLevel, meta: job.inputs[0].meta})
+		for _, in := range job.inputs {
+			edit.added = append(edit.added, newTable{level: job.outputLevel, meta: in.meta})
+		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if err := d.logAndApplyLocked(edit); err != nil {
 			return err
 		}
-		d.counters.trivialMoves.Add(1)
+		d.counters.trivialMoves.Add(uint64(len(job.inputs)))
+		if job.picked != nil {
+			d.picker.Done(job.picked)
+		}
 		return nil
 	}
 

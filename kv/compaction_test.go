@@ -220,3 +220,27 @@ func TestFlushElidesTombstonesTheFiltersRuleOut(t *testing.T) {
 		t.Fatalf("index holds %d tombstones, want the 1000 kept (+ a few FPs)", m.TombstoneIndex.Entries)
 	}
 }
+
+// TestSequentialLoadMovesTablesTrivially: tables of a sequential load
+// overlap nothing, so compaction moves them down without rewriting them.
+func TestSequentialLoadMovesTablesTrivially(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), smallTree())
+	defer d.Close()
+	val := make([]byte, 64)
+	for i := 0; i < 5000; i++ {
+		if err := d.Set([]byte(fmt.Sprintf("seq%06d", i)), val, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Flush()
+	waitIdle(t, d)
+	m := d.Metrics()
+	if m.Compaction.TrivialMoves == 0 {
+		t.Fatalf("no trivial moves on a sequential load:\n%s", m)
+	}
+	for i := 0; i < 5000; i += 97 {
+		if _, err := d.Get([]byte(fmt.Sprintf("seq%06d", i))); err != nil {
+			t.Fatalf("seq%06d: %v", i, err)
+		}
+	}
+}
