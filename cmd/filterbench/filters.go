@@ -206,8 +206,64 @@ func specs() []spec {
 				return bfQ{f}, err
 			}})
 	}
+	// Ribbon at the widths its issue measures.
+	for _, bits := range []int{7, 8, 10} {
+		o := filters.RibbonOptions{ResultBits: bits}
+		out = append(out, spec{fmt.Sprintf("sievekv/ribbon-%d", bits), libSieve, 0, "hash",
+			func(_ [][]byte, hs []uint64) (querier, error) {
+				f, err := filters.BuildRibbonFromHashes(hs, o)
+				return ribbonQ{f}, err
+			}})
+	}
+	// The quotient and cuckoo descendants, at the cuckoo filter's rates
+	// (vacuum, like cuckoo, has at most 16-bit fingerprints).
+	for _, t := range cuckooTargets {
+		t := t
+		newDyn := map[string]func(n int) (dynamicFilter, error){
+			"counting-quotient": func(n int) (dynamicFilter, error) { return filters.NewCountingQuotient(n, t) },
+			"vector-quotient":   func(n int) (dynamicFilter, error) { return filters.NewVectorQuotient(n, t) },
+			"morton":            func(n int) (dynamicFilter, error) { return filters.NewMorton(n, t) },
+			"vacuum":            func(n int) (dynamicFilter, error) { return filters.NewVacuum(n, t) },
+		}
+		for _, name := range []string{"counting-quotient", "vector-quotient", "morton", "vacuum"} {
+			mk := newDyn[name]
+			out = append(out, spec{"sievekv/" + name, libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
+				f, err := mk(len(keys))
+				if err != nil {
+					return nil, err
+				}
+				for _, k := range keys {
+					if err := f.Add(k); err != nil {
+						return nil, err
+					}
+				}
+				return dynQ{f}, nil
+			}})
+		}
+	}
 	return out
 }
+
+// dynamicFilter is what the newer dynamic filters share; one wrapper
+// serves them all (a query through the interface costs the same call for
+// each, so they compare fairly with one another).
+type dynamicFilter interface {
+	Add([]byte) error
+	Remove([]byte) bool
+	MayContain([]byte) bool
+	MarshalBinary() ([]byte, error)
+}
+
+type dynQ struct{ f dynamicFilter }
+
+func (q dynQ) query(k []byte, _ uint64) bool  { return q.f.MayContain(k) }
+func (q dynQ) bytes() int                     { return encodedSize(q.f) }
+func (q dynQ) remove(k []byte, _ uint64) bool { return q.f.Remove(k) }
+
+type ribbonQ struct{ f *filters.Ribbon }
+
+func (q ribbonQ) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
+func (q ribbonQ) bytes() int                    { return encodedSize(q.f) }
 
 // Each filter has its own wrapper holding the concrete type, so a query is
 // one dynamic call (through querier) and then a direct, inlinable call,

@@ -60,6 +60,7 @@ var sweepFilters = []struct {
 	{"xor-8", kv.FilterXor8, 0},
 	{"binary-fuse-8", kv.FilterBinaryFuse8, 0},
 	{"binary-fuse-16", kv.FilterBinaryFuse16, 0},
+	{"ribbon-7", kv.FilterRibbon, 0},
 }
 
 type flags struct {
