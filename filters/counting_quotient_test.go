@@ -2,7 +2,6 @@ package filters
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -560,9 +559,7 @@ func TestCountingQuotientGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b460c0100007e000000000000000400000001000000010000000300000000000000030000000000000000000000400000100000000040000020000000000000000000000000000000000b00000000000000000000bb0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003a7b0c0a"
-	if got := hex.EncodeToString(mustMarshal(t, f)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, f, golden)
 }
 
 // FuzzCountingQuotientUnmarshal decodes the input as an encoding and as a

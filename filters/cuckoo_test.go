@@ -406,13 +406,7 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeCuckoo, 2, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("version 2: err = %v", err)
-	}
-	var d Cuckoo
-	if err := d.UnmarshalBinary(sealEnvelope(typeBloom, 1, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("wrong type: err = %v", err)
-	}
+	assertRejectsVersionAndType(t, typeCuckoo, typeBloom, body, new(Cuckoo))
 }
 
 // TestCuckooGolden pins the encoding (docs/parts/format-dyn.md, worked
@@ -428,9 +422,7 @@ func TestCuckooGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b46090100002c000000000000000c0400000200000000000000c0c0ed5ec0c0ed5e0200000000000000254d7800000000000000000000000000ea2d057b"
-	if got := hex.EncodeToString(mustMarshal(t, c)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, c, golden)
 }
 
 // FuzzCuckooUnmarshal decodes the input both as a whole encoding and as a

@@ -2,7 +2,6 @@ package filters
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -387,13 +386,7 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeMorton, 2, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("version 2: err = %v", err)
-	}
-	var d Morton
-	if err := d.UnmarshalBinary(sealEnvelope(typeVacuum, 1, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("wrong type: err = %v", err)
-	}
+	assertRejectsVersionAndType(t, typeMorton, typeVacuum, body, new(Morton))
 }
 
 // TestMortonGolden pins the encoding (docs/parts/format-newdyn2.md).
@@ -408,9 +401,7 @@ func TestMortonGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b460e010000640000000000000007203d00010000000000000003000000000000003f30ed5e3f30ed5e080000000000000040000000000401000000bc7414000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000282f7afb"
-	if got := hex.EncodeToString(mustMarshal(t, m)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, m, golden)
 }
 
 // FuzzMortonUnmarshal decodes the input as an encoding and as a body under a

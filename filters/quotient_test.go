@@ -3,7 +3,6 @@ package filters
 import (
 	"bytes"
 	"cmp"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -670,9 +669,7 @@ func TestQuotientGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b460a0100002c0000000000000002030000000000000000e83f02000000000000000200000000000000400e4400000000000000000000000000ddc78c0c"
-	if got := hex.EncodeToString(mustMarshal(t, f)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, f, golden)
 }
 
 // FuzzQuotientUnmarshal decodes the input as a whole encoding and as a body

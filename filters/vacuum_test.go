@@ -2,7 +2,6 @@ package filters
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -421,13 +420,7 @@ func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeVacuum, 2, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("version 2: err = %v", err)
-	}
-	var d Vacuum
-	if err := d.UnmarshalBinary(sealEnvelope(typeCuckoo, 1, body)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("wrong type: err = %v", err)
-	}
+	assertRejectsVersionAndType(t, typeVacuum, typeCuckoo, body, new(Vacuum))
 }
 
 // TestVacuumGolden pins the encoding (docs/parts/format-newdyn2.md).
@@ -442,9 +435,7 @@ func TestVacuumGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b460f0100003c000000000000000804020001000000000000000300000000000000c07aed5ec07aed5e03000000000000007800000000000000d2000000a40000000000000000000000a5100f5f"
-	if got := hex.EncodeToString(mustMarshal(t, v)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, v, golden)
 }
 
 // FuzzVacuumUnmarshal decodes the input as an encoding and as a body under a

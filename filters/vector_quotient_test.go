@@ -2,7 +2,6 @@ package filters
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -536,9 +535,7 @@ func TestVectorQuotientGolden(t *testing.T) {
 		}
 	}
 	const golden = "53564b460d010000500000000000000008000000010000000200000000000000fffeffffffffdfffffff0300000000009b5b0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000070a28b9a"
-	if got := hex.EncodeToString(mustMarshal(t, f)); got != golden {
-		t.Fatalf("encoding drifted:\n got %s\nwant %s", got, golden)
-	}
+	assertGolden(t, f, golden)
 }
 
 // FuzzVectorQuotientUnmarshal decodes the input as an encoding and as a
