@@ -95,7 +95,8 @@ const (
 	// cqfOffsetMax is the saturated offset value (see the type doc).
 	cqfOffsetMax = 255
 	// countingQuotientVersion is the body format version: 1 is the first
-	// (and only) layout, described in docs/parts/format-newdyn1.md.
+	// (and only) layout, described in docs/format.md, "Counting quotient
+	// filter (type 12)".
 	countingQuotientVersion = 1
 )
 

@@ -546,8 +546,8 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 	}
 }
 
-// TestCountingQuotientGolden pins the encoding (docs/parts/
-// format-newdyn1.md, worked example): "a" twice and "b" once.
+// TestCountingQuotientGolden pins the encoding (docs/format.md, "Counting
+// quotient filter (type 12)", worked example): "a" twice and "b" once.
 func TestCountingQuotientGolden(t *testing.T) {
 	f, err := NewCountingQuotient(2, 0.1)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	seiflotfy "github.com/seiflotfy/cuckoofilter"
 )
 
-// The comparison with github.com/seiflotfy/cuckoofilter (docs/parts/
-// filters-dyn.md). seiflotfy.NewFilter(1_000_000) rounds up to 2^20 slots
+// The comparison with github.com/seiflotfy/cuckoofilter (docs/filters.md,
+// "Cuckoo and quotient against github.com/seiflotfy/cuckoofilter"). seiflotfy.NewFilter(1_000_000) rounds up to 2^20 slots
 // of 8-bit fingerprints. Both sides get a table of 2^20 slots: NewCuckoo is
 // asked for 0.95·2^20 = 996147 keys (its sizing rule keeps n/slots ≤ 0.95,
 // so n = 1,000,000 would double the table). Op timings are taken while

@@ -409,8 +409,8 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 	assertRejectsVersionAndType(t, typeCuckoo, typeBloom, body, new(Cuckoo))
 }
 
-// TestCuckooGolden pins the encoding (docs/parts/format-dyn.md, worked
-// example): one 12-bit bucket holding "a" and "b".
+// TestCuckooGolden pins the encoding (docs/format.md, "Cuckoo filter (type
+// 9)", worked example): one 12-bit bucket holding "a" and "b".
 func TestCuckooGolden(t *testing.T) {
 	c, err := NewCuckoo(2, 0.01)
 	if err != nil {

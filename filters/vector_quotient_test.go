@@ -522,8 +522,8 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 	}
 }
 
-// TestVectorQuotientGolden pins the encoding (docs/parts/format-newdyn1.md,
-// worked example): one 8-bit block holding "a" and "b".
+// TestVectorQuotientGolden pins the encoding (docs/format.md, "Vector
+// quotient filter (type 13)", worked example): one 8-bit block holding "a" and "b".
 func TestVectorQuotientGolden(t *testing.T) {
 	f, err := NewVectorQuotient(2, 0.01)
 	if err != nil {
