@@ -66,7 +66,7 @@ func cuckooImpls(eps float64) []cuckooImpl {
 			c := seiflotfy.NewFilter(1_000_000)
 			return c.Insert, c.Delete, c.Lookup
 		}},
-		// Not part of the comparison the issue asks for: our quotient filter
+		// Not part of the comparison with seiflotfy: our quotient filter
 		// on the same 2^20 slots (load limit 0.95), for the trade-off memo.
 		{name: "quotient95", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
 			f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)

@@ -100,8 +100,8 @@ func newDynImpls() []newDynImpl {
 // BenchmarkQuotientDescendantsFill fills each filter, as its constructor builds it for
 // n = 1M at ε = 0.45%, with distinct random keys until the first failed
 // insert and reports the load reached, the bits per key at that load, the
-// FP rate on 1M absent keys, and bits/key over log2(1/ε) (the goal
-// is ≤ 1.35).
+// FP rate on 1M absent keys, and bits/key over log2(1/ε) (the space target
+// for these filters is ≤ 1.35).
 func BenchmarkQuotientDescendantsFill(b *testing.B) {
 	_, absent := cuckooBenchKeys()
 	for _, impl := range newDynImpls() {
