@@ -28,11 +28,11 @@ import (
 //
 // Invariants (kept by Add and Remove; checked by the decoder):
 //
-//	V1 every block's metadata has exactly `buckets` ones, tag count ≤ slots,
+//	VQ1 every block's metadata has exactly `buckets` ones, tag count ≤ slots,
 //	   and no bit set past position buckets + count − 1;
-//	V2 unused tag slots are zero;
-//	V3 the header count is the sum of the block counts;
-//	V4 the second block is (c − b1) mod B, with c a hash of the fingerprint
+//	VQ2 unused tag slots are zero;
+//	VQ3 the header count is the sum of the block counts;
+//	VQ4 the second block is (c − b1) mod B, with c a hash of the fingerprint
 //	   (bucket, tag) alone, so the map is its own inverse and two keys with
 //	   one fingerprint that share one candidate block share both. Removing
 //	   any stored copy of a fingerprint from the pair is then as good as
@@ -154,7 +154,7 @@ func newVectorQuotientShape(tagBits uint, nb uint32) *VectorQuotient {
 
 // derive splits a key hash into tag (bits 0..w-1), bucket (bits 16..31,
 // reduced onto the bucket count), first block (high 32 bits) and second
-// block (V4). The three fields come from disjoint hash bits.
+// block (VQ4). The three fields come from disjoint hash bits.
 func (f *VectorQuotient) derive(h uint64, buckets uint64) (tag, bucket uint64, b1, b2 uint32) {
 	tag = h & (1<<f.tagBits - 1)
 	bucket = (h >> 16 & 0xffff) * buckets >> 16
@@ -466,7 +466,7 @@ func init() {
 }
 
 // decodeVectorQuotient checks the shape against the body length before
-// allocating, then V1-V3 block by block, so every decoded block is one Add
+// allocating, then VQ1-VQ3 block by block, so every decoded block is one Add
 // and Remove could have built and no later operation can index past a tag
 // array (F3).
 func decodeVectorQuotient(version uint8, body []byte) (*VectorQuotient, error) {
@@ -538,7 +538,7 @@ func decodeVectorQuotient(version uint8, body []byte) (*VectorQuotient, error) {
 	return f, nil
 }
 
-// vqfCheckBlock checks V1 and returns the block's tag count.
+// vqfCheckBlock checks VQ1 and returns the block's tag count.
 func vqfCheckBlock(md md128, buckets, slots uint, i int) (uint, error) {
 	ones := uint(popcount128(md))
 	if ones != buckets {
