@@ -28,7 +28,7 @@ const fuseHeaderSize = 8 + 8 + 1 + 4 + 4
 
 // writeFuseHeader writes the fields every fuse body starts with (after the
 // general filter's arity and width bytes): seed u64, n u64, segLog u8,
-// segCount u32, size u32 (docs/format.md, "Binary fuse").
+// segCount u32, size u32 (docs/format.md, "Fuse header").
 func (g *fuseGeometry) writeHeader(w *bodyWriter) {
 	w.u64(g.seed)
 	w.u64(g.n)
@@ -154,7 +154,7 @@ func (f *BinaryFuse8) SizeInBytes() int {
 	return envelopeHeaderSize + fuseHeaderSize + len(f.fps) + envelopeTrailer
 }
 
-// MarshalBinary encodes the filter (docs/format.md, "Binary fuse").
+// MarshalBinary encodes the filter (docs/format.md, "BinaryFuse8 body").
 func (f *BinaryFuse8) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+len(f.fps))}
 	f.writeHeader(&w)
@@ -256,7 +256,8 @@ func (f *BinaryFuse16) SizeInBytes() int {
 	return envelopeHeaderSize + fuseHeaderSize + 2*len(f.fps) + envelopeTrailer
 }
 
-// MarshalBinary encodes the filter (docs/format.md, "Binary fuse").
+// MarshalBinary encodes the filter (docs/format.md, "BinaryFuse8 body (type
+// 6), BinaryFuse16 body (type 7)").
 func (f *BinaryFuse16) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+2*len(f.fps))}
 	f.writeHeader(&w)

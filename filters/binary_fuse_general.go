@@ -180,7 +180,8 @@ func (f *BinaryFuse) SizeInBytes() int {
 	return envelopeHeaderSize + 2 + fuseHeaderSize + int(packedFuseBytes(f.size, f.bits)) + envelopeTrailer
 }
 
-// MarshalBinary encodes the filter (docs/format.md, "Binary fuse").
+// MarshalBinary encodes the filter (docs/format.md, "BinaryFuse body (type
+// 8)").
 func (f *BinaryFuse) MarshalBinary() ([]byte, error) {
 	packed := f.data[:packedFuseBytes(f.size, f.bits)]
 	w := bodyWriter{buf: make([]byte, 0, 2+fuseHeaderSize+len(packed))}

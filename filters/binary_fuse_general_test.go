@@ -91,7 +91,7 @@ func TestBinaryFuseFPRateEveryWidth(t *testing.T) {
 }
 
 // TestBinaryFuse4x8Size: the 4-wise 8-bit filter stays at or under 8.7 bits
-// per key at n = 10^6 (the goal; [FUSE] reports 1.075x the bound).
+// per key at n = 10^6 (the space target; [FUSE] reports 1.075x the bound).
 func TestBinaryFuse4x8Size(t *testing.T) {
 	l := fuse4Layout(1_000_000)
 	if bpk := float64(l.size) * 8 / 1e6; bpk > 8.7 {

@@ -36,7 +36,8 @@ const blockedBloomVersion = 1
 // keys, and the overloaded ones dominate the false-positive rate. NewBlocked
 // Bloom buys it back with extra bits, chosen by numerically evaluating the
 // blocked FP rate (blockedBloomFPModel) rather than by the standard-Bloom formula;
-// docs/parts/filters-bloom.md lists the resulting bits per key. Not safe for
+// docs/filters.md, "Blocked Bloom: one cache line per key", lists the
+// resulting bits per key. Not safe for
 // concurrent mutation. The zero value answers "maybe" for every key.
 type BlockedBloom struct {
 	words  []uint64 // blocks·8 words; block b is words[8b : 8b+8]
@@ -195,7 +196,8 @@ func (b *BlockedBloom) MayContain(key []byte) bool { return b.MayContainHash(Has
 // the remaining probes cost a few cycles each, while stopping at the first
 // clear bit mispredicts about once per absent key and serialises the cache
 // misses of successive queries. Measured at n = 1M, p = 1%: absent queries
-// ~1.4x faster this way, present ones unchanged (docs/parts/filters-bloom.md).
+// ~1.4x faster this way, present ones unchanged (docs/filters.md, "Blocked
+// Bloom: one cache line per key").
 func (b *BlockedBloom) MayContainHash(h uint64) bool {
 	if b.k == 0 {
 		return true

@@ -2,7 +2,8 @@ package filters
 
 // Side-by-side benchmarks of the Bloom family against the anchor library
 // github.com/bits-and-blooms/bloom/v3 at n = 1M keys, p = 1%. Results and
-// the exact command are in docs/parts/filters-bloom.md. Compare ratios
+// the exact command are in docs/filters.md, "Benchmarks against
+// bits-and-blooms/bloom/v3". Compare ratios
 // within one run, never absolute times: the machine is shared and noisy.
 //
 //	go test ./filters -run '^$' -bench BloomFamily -benchmem -benchtime 200ms -bloom-bench-rounds=15
@@ -16,7 +17,7 @@ package filters
 // The ratios in the docs are computed from the output by pairing, per
 // round, each of ours with the bits-and-blooms sub-benchmark of the same op
 // (they run back to back), and by comparing medians and minimums over
-// rounds; the awk script is in docs/parts/filters-bloom.md.
+// rounds; the awk script is in the same section of docs/filters.md.
 
 import (
 	"flag"

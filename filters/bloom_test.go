@@ -304,7 +304,7 @@ func TestBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 
 // bloomGolden compares enc with testdata/golden/<name>.hex, or rewrites it
 // under -update-bloom-golden. The files pin the on-disk formats (STYLE.md,
-// "Pin the bytes"); docs/parts/format-bloom.md quotes them.
+// "Pin the bytes"); docs/format.md, "Bloom-family encodings", quotes them.
 func bloomGolden(t *testing.T, name string, enc []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name+".hex")

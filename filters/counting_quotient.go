@@ -50,13 +50,13 @@ import (
 //
 // Invariants (kept by Add and Remove; checked by the decoder):
 //
-//	C1 the k-th occupied quotient and the k-th runend pair up: run k spans
+//	CQ1 the k-th occupied quotient and the k-th runend pair up: run k spans
 //	   [max(q_k, end_{k−1}+1), end_k] with end_k ≥ q_k; no quotient in the
 //	   overflow blocks is occupied;
-//	C2 every run is a sequence of canonical counter groups with strictly
+//	CQ2 every run is a sequence of canonical counter groups with strictly
 //	   ascending remainders, and slots outside runs hold 0;
-//	C3 every offset byte is min(255, true offset);
-//	C4 the header's slot count and key count match the table, and the slot
+//	CQ3 every offset byte is min(255, true offset);
+//	CQ4 the header's slot count and key count match the table, and the slot
 //	   count is within the load limit.
 //
 // Remove must only be called for keys known to be members (package doc). A
@@ -95,7 +95,8 @@ const (
 	// cqfOffsetMax is the saturated offset value (see the type doc).
 	cqfOffsetMax = 255
 	// countingQuotientVersion is the body format version: 1 is the first
-	// (and only) layout, described in docs/parts/format-newdyn1.md.
+	// (and only) layout, described in docs/format.md, "Counting quotient
+	// filter (type 12)".
 	countingQuotientVersion = 1
 )
 
@@ -336,7 +337,7 @@ func (f *CountingQuotient) nextOcc(from, to uint64) (uint64, bool) {
 }
 
 // updateOffsets recomputes the offsets of blocks whose first slot lies in
-// [lo, hi], in order, each from the one before (keeps C3). Only those can
+// [lo, hi], in order, each from the one before (keeps CQ3). Only those can
 // change when the slots in [lo, hi] moved and lo is the quotient operated
 // on: runs of smaller quotients end before lo, and past hi nothing moved.
 func (f *CountingQuotient) updateOffsets(lo, hi uint64) {
@@ -363,7 +364,7 @@ func (f *CountingQuotient) updateOffsets(lo, hi uint64) {
 
 // groupAt decodes the counter group starting at pos in a run ending at end:
 // its length in slots and its count. ok is false for a group that is not
-// canonical (C2) or whose count overflows; only the decoder sees those.
+// canonical (CQ2) or whose count overflows; only the decoder sees those.
 func (f *CountingQuotient) groupAt(pos, end uint64) (length, count uint64, ok bool) {
 	x := f.rem(pos)
 	if pos == end {
@@ -728,7 +729,7 @@ func init() {
 }
 
 // decodeCountingQuotient checks the shape against the body length before
-// allocating, then C1-C4 over the whole table, so a decoded filter is one
+// allocating, then CQ1-CQ4 over the whole table, so a decoded filter is one
 // Add and Remove could have built and no later operation can loop, index
 // out of range or miscount (F3).
 func decodeCountingQuotient(version uint8, body []byte) (*CountingQuotient, error) {
@@ -771,9 +772,9 @@ func decodeCountingQuotient(version uint8, body []byte) (*CountingQuotient, erro
 	return f, nil
 }
 
-// validate checks C1-C4 against the header's slot and key counts.
+// validate checks CQ1-CQ4 against the header's slot and key counts.
 func (f *CountingQuotient) validate(used, total uint64) error {
-	// C1: pair occupied quotients with runends, in order.
+	// CQ1: pair occupied quotients with runends, in order.
 	for i := uint64(f.home); i < f.nblocks; i++ {
 		if f.occ(i) != 0 {
 			return corruptf("counting quotient: occupied quotient in overflow block %d", i)
@@ -793,7 +794,7 @@ func (f *CountingQuotient) validate(used, total uint64) error {
 		if end >= f.nslots || end < start {
 			return corruptf("counting quotient: run of quotient %d has no runend at or after slot %d", q, start)
 		}
-		// C2: canonical groups, ascending remainders; slots before the
+		// CQ2: canonical groups, ascending remainders; slots before the
 		// run (the gap after the previous one) hold 0.
 		for s := uint64(prevEnd + 1); s < start; s++ {
 			if f.rem(s) != 0 {
@@ -830,7 +831,7 @@ func (f *CountingQuotient) validate(used, total uint64) error {
 			return corruptf("counting quotient: unused slot %d holds a remainder", s)
 		}
 	}
-	// C3: offsets.
+	// CQ3: offsets.
 	prev := int64(-1)
 	for i := uint64(0); i < f.nblocks; i++ {
 		e := f.endFrom(i, prev)
@@ -843,7 +844,7 @@ func (f *CountingQuotient) validate(used, total uint64) error {
 		}
 		prev = e
 	}
-	// C4.
+	// CQ4.
 	if slots != used || keys != total {
 		return corruptf("counting quotient: header says %d slots and %d keys, table holds %d and %d", used, total, slots, keys)
 	}

@@ -16,7 +16,7 @@ func cqfHash(f *CountingQuotient, q, x uint64) uint64 {
 	return hi<<32 | x
 }
 
-// cqfMustValid checks C1-C4 on a live filter, offsets included.
+// cqfMustValid checks CQ1-CQ4 on a live filter, offsets included.
 func cqfMustValid(t testing.TB, f *CountingQuotient) {
 	t.Helper()
 	if err := f.validate(f.used, f.total); err != nil {
@@ -546,8 +546,8 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 	}
 }
 
-// TestCountingQuotientGolden pins the encoding (docs/parts/
-// format-newdyn1.md, worked example): "a" twice and "b" once.
+// TestCountingQuotientGolden pins the encoding (docs/format.md, "Counting
+// quotient filter (type 12)", worked example): "a" twice and "b" once.
 func TestCountingQuotientGolden(t *testing.T) {
 	f, err := NewCountingQuotient(2, 0.1)
 	if err != nil {
@@ -564,7 +564,7 @@ func TestCountingQuotientGolden(t *testing.T) {
 
 // FuzzCountingQuotientUnmarshal decodes the input as an encoding and as a
 // body under a valid envelope; whatever decodes must round-trip, answer and
-// take updates without panicking, and still satisfy C1-C4.
+// take updates without panicking, and still satisfy CQ1-CQ4.
 func FuzzCountingQuotientUnmarshal(f *testing.F) {
 	for _, r := range []uint{2, 4} {
 		g := newCountingQuotientShape(r, 1, 1)

@@ -56,7 +56,8 @@ const (
 	cuckooSlots = 4
 	// cuckooMaxLoad is the load the constructor sizes for. Fan et al. report
 	// 95.5% achievable load for b=4; our own fill-to-failure measurement is in
-	// docs/parts/filters-dyn.md.
+	// docs/filters.md, "Cuckoo and quotient against
+	// github.com/seiflotfy/cuckoofilter".
 	cuckooMaxLoad = 0.95
 	// cuckooMaxKicks bounds the random walk, as in the paper's reference
 	// implementation (500 displacements).
@@ -65,7 +66,7 @@ const (
 	// key hash, disjoint from the high 32 bits the fingerprint comes from.
 	cuckooMaxLogBuckets = 32
 	// cuckooVersion is the body format version: 1 is the first (and only)
-	// layout, described in docs/parts/format-dyn.md.
+	// layout, described in docs/format.md, "Cuckoo filter (type 9)".
 	cuckooVersion = 1
 	// cuckooSeed seeds the random walk of a new filter. Any constant works;
 	// a fixed one makes every run reproducible.
@@ -209,7 +210,8 @@ func (c *Cuckoo) MayContain(key []byte) bool {
 // Both buckets are loaded unconditionally: the two loads are independent, so
 // their cache misses overlap, and there is no branch to mispredict between
 // keys found in the first bucket and keys that are not (measured in
-// docs/parts/filters-dyn.md).
+// docs/filters.md, "Cuckoo and quotient against
+// github.com/seiflotfy/cuckoofilter").
 func (c *Cuckoo) MayContainHash(h uint64) bool {
 	fp, i1 := c.derive(h)
 	b1, b2 := c.bucket(i1), c.bucket(c.alt(i1, fp))

@@ -12,8 +12,8 @@ import (
 	seiflotfy "github.com/seiflotfy/cuckoofilter"
 )
 
-// The comparison with github.com/seiflotfy/cuckoofilter (docs/parts/
-// filters-dyn.md). seiflotfy.NewFilter(1_000_000) rounds up to 2^20 slots
+// The comparison with github.com/seiflotfy/cuckoofilter (docs/filters.md,
+// "Cuckoo and quotient against github.com/seiflotfy/cuckoofilter"). seiflotfy.NewFilter(1_000_000) rounds up to 2^20 slots
 // of 8-bit fingerprints. Both sides get a table of 2^20 slots: NewCuckoo is
 // asked for 0.95·2^20 = 996147 keys (its sizing rule keeps n/slots ≤ 0.95,
 // so n = 1,000,000 would double the table). Op timings are taken while
@@ -66,7 +66,7 @@ func cuckooImpls(eps float64) []cuckooImpl {
 			c := seiflotfy.NewFilter(1_000_000)
 			return c.Insert, c.Delete, c.Lookup
 		}},
-		// Not part of the comparison the issue asks for: our quotient filter
+		// Not part of the comparison with seiflotfy: our quotient filter
 		// on the same 2^20 slots (load limit 0.95), for the trade-off memo.
 		{name: "quotient95", eps: eps, fresh: func(b *testing.B) (func([]byte) bool, func([]byte) bool, func([]byte) bool) {
 			f, err := NewQuotientWithLoad(cuckooBenchN, eps, QuotientMaxLoad)

@@ -95,8 +95,8 @@ func mustMarshal(t testing.TB, f interface{ MarshalBinary() ([]byte, error) }) [
 	return b
 }
 
-// TestCuckooFailedAddRollsBack is the bug the seed page's first version had:
-// a walk that gives up must not drop the fingerprint it was carrying. The
+// TestCuckooFailedAddRollsBack: a walk that gives up must not drop the
+// fingerprint it was carrying, or a member would be lost. The
 // filter's bytes (table, count and random state) must be identical before and
 // after every failed Add, and every added key must stay present (F1, F2).
 func TestCuckooFailedAddRollsBack(t *testing.T) {
@@ -409,8 +409,8 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 	assertRejectsVersionAndType(t, typeCuckoo, typeBloom, body, new(Cuckoo))
 }
 
-// TestCuckooGolden pins the encoding (docs/parts/format-dyn.md, worked
-// example): one 12-bit bucket holding "a" and "b".
+// TestCuckooGolden pins the encoding (docs/format.md, "Cuckoo filter (type
+// 9)", worked example): one 12-bit bucket holding "a" and "b".
 func TestCuckooGolden(t *testing.T) {
 	c, err := NewCuckoo(2, 0.01)
 	if err != nil {

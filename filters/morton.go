@@ -77,7 +77,7 @@ const (
 	// physical slots). Blocks share their slots among 32 buckets and
 	// overflow to secondary buckets anywhere in the table, so a table fills
 	// almost completely: the first ErrFull came at 0.996-0.999 of the slots
-	// (docs/parts/filters-newdyn2.md); TestMortonReachesLoad asserts 0.97.
+	// (docs/filters.md, "Morton filter"); TestMortonReachesLoad asserts 0.97.
 	mortonMaxLoad = 0.97
 	// mortonCompared is the expected number of fingerprints an absent-key
 	// lookup compares, per unit of mean bucket occupancy S/32, in a table

@@ -14,8 +14,8 @@ import (
 )
 
 // Benchmarks for the Morton and vacuum filters against our cuckoo and
-// quotient filters and github.com/seiflotfy/cuckoofilter (docs/parts/
-// filters-newdyn2.md), at n = 1M and ε = 0.4% (seiflotfy has 8-bit
+// quotient filters and github.com/seiflotfy/cuckoofilter (docs/filters.md,
+// "Morton and vacuum (n = 1M, ε = 0.4%)"), at n = 1M and ε = 0.4% (seiflotfy has 8-bit
 // fingerprints only, ~3%).
 //
 //	go test -run '^$' -bench 'NewDynInterleaved' -benchtime 2x -count 5 ./filters/
@@ -24,7 +24,7 @@ import (
 const (
 	newdynEps = 0.004
 	// newdynHold is the load every filter holds while its lookups are
-	// timed: at least the 90% the issue asks about.
+	// timed: above 90%, the high-load regime these filters are built for.
 	newdynHold = 0.92
 )
 

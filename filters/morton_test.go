@@ -389,7 +389,7 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 	assertRejectsVersionAndType(t, typeMorton, typeVacuum, body, new(Morton))
 }
 
-// TestMortonGolden pins the encoding (docs/parts/format-newdyn2.md).
+// TestMortonGolden pins the encoding (docs/format.md, "Morton filter (type 14)").
 func TestMortonGolden(t *testing.T) {
 	m, err := NewMorton(3, 0.05)
 	if err != nil {

@@ -67,7 +67,7 @@ const (
 	// quotientMaxR keeps a slot (r+3 bits) within one packedArray entry.
 	quotientMaxR = 61
 	// quotientVersion is the body format version: 1 is the first (and only)
-	// layout, described in docs/parts/format-dyn.md.
+	// layout, described in docs/format.md, "Quotient filter (type 10)".
 	quotientVersion = 1
 )
 

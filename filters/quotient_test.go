@@ -656,8 +656,8 @@ func binaryF64(v float64) []byte {
 	return w.buf
 }
 
-// TestQuotientGolden pins the encoding (docs/parts/format-dyn.md, worked
-// example): a 4-slot filter holding "a" and "b".
+// TestQuotientGolden pins the encoding (docs/format.md, "Quotient filter
+// (type 10)", worked example): a 4-slot filter holding "a" and "b".
 func TestQuotientGolden(t *testing.T) {
 	f, err := NewQuotient(2, 0.1)
 	if err != nil {

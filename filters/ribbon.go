@@ -95,7 +95,7 @@ func (o RibbonOptions) withDefaults() (RibbonOptions, error) {
 // linear system solved once for the complete key set. Its false-positive
 // rate is 2^-ResultBits for any width from 1 to 16 (invariant F4), and at
 // n = 10^6 with the default 128-wide band it costs about 1.05 * ResultBits
-// bits per key (docs/parts/filters-ribbon.md has the measured figures).
+// bits per key (docs/filters.md, "Ribbon filter", has the measured figures).
 // Queries read one contiguous run of 2 or 3 blocks, allocate nothing and are
 // safe from many goroutines at once.
 type Ribbon struct {
@@ -135,7 +135,7 @@ func init() { registerDecoder(typeRibbon, decodeRibbon) }
 // are our own fits, eps = A + B*log2(n), to the smallest overhead at which
 // at least 90% of 20 to 40 random builds succeeded on the first seed,
 // measured by TestRibbonCalibrate (SIEVEKV_RIBBON_CALIBRATE=1) for n = 2^7
-// to 2^20 (docs/parts/filters-ribbon.md has the table): about 4% at 2^19
+// to 2^20 (docs/filters.md, "Ribbon filter", has the table): about 4% at 2^19
 // for w = 128 and 10.5% for w = 64. Below about 2^11 keys the edges of the
 // band dominate and the need is a constant 64 slots rather than a
 // fraction, hence the + 64.

@@ -10,7 +10,7 @@ import (
 // and FastFilter's (github.com/FastFilter/xorfilter v0.2.1, test code only),
 // rounds interleaved so machine noise hits every implementation alike.
 // Compare ratios, not absolute times. Commands and results:
-// docs/parts/filters-ribbon.md.
+// docs/filters.md, "Ribbon filter".
 
 // ribbonBenchImpls are the filters compared, ours and the anchors, at
 // n = 1M for 7, 8 and 10 bits of FP (the Ribbon result widths). Each

@@ -295,7 +295,7 @@ func TestRibbonInvalidOptions(t *testing.T) {
 // 2^-bits and inside a binomial band of five standard deviations around it.
 // At 16 bits 2M queries expect only 30.5 hits, for which [0.7, 1.3] is
 // under two standard deviations wide, so there the binomial band alone
-// applies (the issue allows this). The absent stream is independent of the
+// applies: the fixed window would fail correct filters by chance. The absent stream is independent of the
 // member stream (testRNG).
 func TestRibbonFPRate(t *testing.T) {
 	n := 1_000_000
@@ -353,7 +353,7 @@ func TestRibbonFirstSeedSucceedsUsually(t *testing.T) {
 
 // TestRibbonSizing pins the space properties of ribbonBlocks: enough slots
 // for every key and for at least 65 starts, whole blocks, and at n = 10^6
-// the issue's goal of at most 1.10x the information-theoretic bound for the
+// the space target of at most 1.10x the information-theoretic bound for the
 // 128-wide band (slots/n is that ratio: each slot costs exactly ResultBits
 // bits and the bound is ResultBits bits per key).
 func TestRibbonSizing(t *testing.T) {

@@ -9,8 +9,7 @@ import (
 // Scalable Bloom defaults. The scheme is Almeida, Baquero, Preguiça and
 // Hutchison, "Scalable Bloom Filters" (2007). Growth x2 is their s = 2 and
 // keeps the number of stages logarithmic in the number of keys. They favour
-// ratios of 0.8–0.9 for long chains; we default to 0.5 (as the issue asks),
-// which makes the first stages cheaper (stage 0 targets p/2 rather than
+// ratios of 0.8–0.9 for long chains; we default to 0.5, which makes the first stages cheaper (stage 0 targets p/2 rather than
 // p/10 at 0.9) and costs about one more probe per later stage.
 const (
 	DefaultScalableTighteningRatio = 0.5

@@ -16,7 +16,8 @@ import (
 // code only). Each benchmark interleaves the implementations round by round
 // (round1/sievekv, round1/fastfilter, round2/...) so machine noise hits both
 // alike; compare ratios, not absolute times. Rounds: SIEVEKV_BENCH_ROUNDS
-// (default 5). Command and results: docs/parts/filters-fuse.md.
+// (default 5). Command and results: docs/filters.md, "Wall-clock interleaved
+// rounds".
 
 const benchN = 1_000_000
 

@@ -17,7 +17,8 @@ import (
 // time the kernel accounted to it (CLOCK_PROCESS_CPUTIME_ID for builds, so
 // GC work on other threads counts; CLOCK_THREAD_CPUTIME_ID on a locked
 // thread for queries), so time spent descheduled is charged to neither. The
-// reported "ratio" metric is ours/anchor; docs/parts/filters-fuse.md quotes it.
+// reported "ratio" metric is ours/anchor; docs/filters.md ("Speed: paired
+// CPU-time ratios") quotes it.
 
 const (
 	clockProcessCPU = 2 // CLOCK_PROCESS_CPUTIME_ID

@@ -161,7 +161,7 @@ func xorLayout(n int) staticLayout {
 // size = (segCount+arity-1)*segLen. At n = 10^6 this gives 1.1305n slots for
 // arity 3 (9.04 bits/key at 8 bits) and 1.0772n for arity 4 (8.62 bits/key).
 // The growing factor at small n is the price of peelability on short
-// windows; docs/parts/filters-fuse.md tabulates it. n is treated as at least
+// windows; docs/filters.md, "Space and FP rate", tabulates it. n is treated as at least
 // 2 inside the logarithms (ln 1 = 0). n = 0 gives an empty layout.
 func fuseLayout(arity uint32, n int) staticLayout {
 	l := staticLayout{kind: layoutFuse3, arity: arity}

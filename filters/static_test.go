@@ -139,8 +139,8 @@ func roundTrip(t *testing.T, k staticKind, f staticFilter) []staticFilter {
 	return out
 }
 
-// TestStaticNoFalseNegatives checks F1 for random sets of every size the
-// issue names up to 10k, before and after a marshal round trip, and that
+// TestStaticNoFalseNegatives checks F1 for random sets of 0 to 10k keys
+// (the tiny sizes exercise the minimum layouts), before and after a marshal round trip, and that
 // absent keys get the same answers from the decoded filter. 1M keys is
 // TestStaticLargeSets.
 func TestStaticNoFalseNegatives(t *testing.T) {
@@ -381,7 +381,7 @@ func measureFP(f Filter, seed uint64, m int) int {
 }
 
 // TestStaticFPRate checks F4 for the fixed-width filters on 2M absent keys:
-// the issue's windows ([0.3%, 0.5%] at 8 bits, <= 0.003% at 16 bits) and a
+// the target windows ([0.3%, 0.5%] at 8 bits, <= 0.003% at 16 bits) and a
 // binomial band around 2^-bits. The absent stream is distinct from the
 // member stream (a 64-bit collision among 3M values has probability ~1e-7).
 func TestStaticFPRate(t *testing.T) {

@@ -49,7 +49,8 @@ const (
 	vacuumSlots = 4
 	// vacuumChunkLoad is the load one chunk is assumed to fill to; Fan et al. report 95.5% achievable
 	// load for 4-slot buckets, and our cuckoo filter reached 0.957-0.961
-	// (docs/parts/filters-dyn.md).
+	// (docs/filters.md, "Cuckoo and quotient against
+	// github.com/seiflotfy/cuckoofilter").
 	vacuumChunkLoad = 0.955
 	// vacuumSigmas is the safety margin on the most loaded chunk, in
 	// standard deviations of a Poisson chunk load: the maximum of k

@@ -423,7 +423,7 @@ func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 	assertRejectsVersionAndType(t, typeVacuum, typeCuckoo, body, new(Vacuum))
 }
 
-// TestVacuumGolden pins the encoding (docs/parts/format-newdyn2.md).
+// TestVacuumGolden pins the encoding (docs/format.md, "Vacuum filter (type 15)").
 func TestVacuumGolden(t *testing.T) {
 	v, err := NewVacuum(3, 0.05)
 	if err != nil {
@@ -505,7 +505,8 @@ func exerciseDynDecode(t *testing.T, data []byte) {
 // TestVacuumSmallerThanCuckoo: for key counts whose cuckoo table rounds up
 // to a power of two well above n, the vacuum table needs at most 0.8 of the
 // cuckoo filter's slots, and at most 0.8 of its bits at ε = 0.4% (the
-// issue's goal; measured fills in docs/parts/filters-newdyn2.md).
+// vacuum filter's reason to exist; measured fills in docs/filters.md, "Morton
+// and vacuum (n = 1M, ε = 0.4%)").
 func TestVacuumSmallerThanCuckoo(t *testing.T) {
 	for _, n := range []int{150_000, 1_100_000, 1_500_000, 3_000_000} {
 		v, err := NewVacuum(n, 0.004)

@@ -28,11 +28,11 @@ import (
 //
 // Invariants (kept by Add and Remove; checked by the decoder):
 //
-//	V1 every block's metadata has exactly `buckets` ones, tag count ≤ slots,
+//	VQ1 every block's metadata has exactly `buckets` ones, tag count ≤ slots,
 //	   and no bit set past position buckets + count − 1;
-//	V2 unused tag slots are zero;
-//	V3 the header count is the sum of the block counts;
-//	V4 the second block is (c − b1) mod B, with c a hash of the fingerprint
+//	VQ2 unused tag slots are zero;
+//	VQ3 the header count is the sum of the block counts;
+//	VQ4 the second block is (c − b1) mod B, with c a hash of the fingerprint
 //	   (bucket, tag) alone, so the map is its own inverse and two keys with
 //	   one fingerprint that share one candidate block share both. Removing
 //	   any stored copy of a fingerprint from the pair is then as good as
@@ -74,14 +74,16 @@ const (
 	// VectorQuotientLoad is the load the constructor sizes for: n keys fill
 	// n / (0.9·slots) blocks. With two choices the first failed Add comes
 	// at 0.93–0.95 load on tables of 2^10 to 2^20 slots (Pandey et al. report
-	// ~93%; our fill-to-failure measurement is in docs/parts/
-	// filters-newdyn1.md and TestVectorQuotientReachesLoad asserts ≥ 0.9).
+	// ~93%; our fill-to-failure measurement is in docs/filters.md, "Counting
+	// quotient and vector quotient at n = 1M, ε ≈ 0.4%", and
+	// TestVectorQuotientReachesLoad asserts ≥ 0.9).
 	VectorQuotientLoad = 0.9
 
 	// vqfMaxBlocks keeps block numbers within 32 bits (reduce32).
 	vqfMaxBlocks = 1<<32 - 1
 	// vectorQuotientVersion is the body format version: 1 is the first
-	// (and only) layout, described in docs/parts/format-newdyn1.md.
+	// (and only) layout, described in docs/format.md, "Vector quotient filter
+	// (type 13)".
 	vectorQuotientVersion = 1
 	// vqfBlockBytes is the encoded and in-memory size of a block.
 	vqfBlockBytes = 64
@@ -152,7 +154,7 @@ func newVectorQuotientShape(tagBits uint, nb uint32) *VectorQuotient {
 
 // derive splits a key hash into tag (bits 0..w-1), bucket (bits 16..31,
 // reduced onto the bucket count), first block (high 32 bits) and second
-// block (V4). The three fields come from disjoint hash bits.
+// block (VQ4). The three fields come from disjoint hash bits.
 func (f *VectorQuotient) derive(h uint64, buckets uint64) (tag, bucket uint64, b1, b2 uint32) {
 	tag = h & (1<<f.tagBits - 1)
 	bucket = (h >> 16 & 0xffff) * buckets >> 16
@@ -181,9 +183,10 @@ func (f *VectorQuotient) MayContain(key []byte) bool { return f.MayContainHash(H
 // all 48 tags of both blocks first, branch-free (SWAR, six words a block),
 // and only in a block where some tag matches (about 16% of blocks for an
 // absent key at load 0.9: 1 − (255/256)^(48·0.9)) pay for the select that
-// finds the bucket's range. Selecting first, as the first version did, cost
-// two selects, unpredictable branches and a variable-length loop on every
-// query: absent-key lookups went from 1.8x to 1.0–1.2x our cuckoo filter's time.
+// finds the bucket's range. Selecting first costs two selects,
+// unpredictable branches and a variable-length loop on every query: it
+// measured 1.8x our cuckoo filter's time on absent-key lookups, this order
+// 1.0–1.2x.
 func (f *VectorQuotient) MayContainHash(h uint64) bool {
 	if f.tagBits == 8 {
 		tag, bucket, b1, b2 := f.derive(h, vqf8Buckets)
@@ -463,7 +466,7 @@ func init() {
 }
 
 // decodeVectorQuotient checks the shape against the body length before
-// allocating, then V1-V3 block by block, so every decoded block is one Add
+// allocating, then VQ1-VQ3 block by block, so every decoded block is one Add
 // and Remove could have built and no later operation can index past a tag
 // array (F3).
 func decodeVectorQuotient(version uint8, body []byte) (*VectorQuotient, error) {
@@ -535,7 +538,7 @@ func decodeVectorQuotient(version uint8, body []byte) (*VectorQuotient, error) {
 	return f, nil
 }
 
-// vqfCheckBlock checks V1 and returns the block's tag count.
+// vqfCheckBlock checks VQ1 and returns the block's tag count.
 func vqfCheckBlock(md md128, buckets, slots uint, i int) (uint, error) {
 	ones := uint(popcount128(md))
 	if ones != buckets {

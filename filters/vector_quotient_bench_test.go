@@ -14,7 +14,8 @@ import (
 
 // The comparison of the counting and vector quotient filters with our
 // cuckoo and quotient filters and github.com/seiflotfy/cuckoofilter at
-// n = 1M, ε = 0.45% (docs/parts/filters-newdyn1.md). ε = 0.45% rather than
+// n = 1M, ε = 0.45% (docs/filters.md, "Counting quotient and vector quotient
+// at n = 1M, ε ≈ 0.4%"). ε = 0.45% rather than
 // 0.4%: it is where 8-bit VQF tags meet the target at the VQF's sizing load
 // (vqfFPModel(8, 0.9) = 0.42%); 0.4% would push the VQF to 16-bit tags. It
 // gives the same widths as 0.4% everywhere else (cuckoo 12 bits, quotient
@@ -99,8 +100,8 @@ func newDynImpls() []newDynImpl {
 // BenchmarkQuotientDescendantsFill fills each filter, as its constructor builds it for
 // n = 1M at ε = 0.45%, with distinct random keys until the first failed
 // insert and reports the load reached, the bits per key at that load, the
-// FP rate on 1M absent keys, and bits/key over log2(1/ε) (the issue's goal
-// is ≤ 1.35).
+// FP rate on 1M absent keys, and bits/key over log2(1/ε) (the space target
+// for these filters is ≤ 1.35).
 func BenchmarkQuotientDescendantsFill(b *testing.B) {
 	_, absent := cuckooBenchKeys()
 	for _, impl := range newDynImpls() {

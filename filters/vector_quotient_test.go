@@ -126,7 +126,7 @@ func vqfHash(f *VectorQuotient, b1 uint32, bucket, tag uint64) uint64 {
 	return hi<<32 | mid<<16 | tag
 }
 
-// vqfCheck verifies V1-V3 on a live filter through the decoder.
+// vqfCheck verifies VQ1-VQ3 on a live filter through the decoder.
 func vqfCheck(t testing.TB, f *VectorQuotient) {
 	t.Helper()
 	if _, err := Unmarshal(mustMarshal(t, f)); err != nil {
@@ -159,7 +159,7 @@ func TestVectorQuotientEdges(t *testing.T) {
 			}
 			return ops
 		}
-		// Copies of one fingerprint share both candidate blocks (V4); tag 7
+		// Copies of one fingerprint share both candidate blocks (VQ4); tag 7
 		// in bucket 5 of block 1 has its second block elsewhere in a
 		// 5-block filter (checked below), so 2·slots copies fit.
 		sameFP := func(n int) []op {
@@ -239,7 +239,7 @@ func TestVectorQuotientEdges(t *testing.T) {
 	}
 }
 
-// TestVectorQuotientSecondBlockInvolution checks V4 on random hashes and
+// TestVectorQuotientSecondBlockInvolution checks VQ4 on random hashes and
 // sizes: the second block of the second block is the first, for every
 // fingerprint, on block counts that are not powers of two.
 func TestVectorQuotientSecondBlockInvolution(t *testing.T) {
@@ -522,8 +522,8 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 	}
 }
 
-// TestVectorQuotientGolden pins the encoding (docs/parts/format-newdyn1.md,
-// worked example): one 8-bit block holding "a" and "b".
+// TestVectorQuotientGolden pins the encoding (docs/format.md, "Vector
+// quotient filter (type 13)", worked example): one 8-bit block holding "a" and "b".
 func TestVectorQuotientGolden(t *testing.T) {
 	f, err := NewVectorQuotient(2, 0.01)
 	if err != nil {
@@ -540,7 +540,7 @@ func TestVectorQuotientGolden(t *testing.T) {
 
 // FuzzVectorQuotientUnmarshal decodes the input as an encoding and as a
 // body under a valid envelope; whatever decodes must round-trip, answer and
-// take updates without panicking, and still satisfy V1-V3.
+// take updates without panicking, and still satisfy VQ1-VQ3.
 func FuzzVectorQuotientUnmarshal(f *testing.F) {
 	for _, w := range []uint{8, 16} {
 		g := newVectorQuotientShape(w, 2)

@@ -14,7 +14,8 @@ import (
 // the tombstones it writes; a compaction removes the ones it drops (each a
 // known member, so the cuckoo filter's removal hazard cannot strike). It
 // is rebuilt from the tables on Open, and rebuilt at double capacity if it
-// fills, so it never holds a false negative (T1 in docs/design.md).
+// fills, so it never holds a false negative (docs/design.md, "The tombstone
+// index").
 type tombstoneIndex struct {
 	mu sync.Mutex
 	f  *filters.Cuckoo // nil when disabled

@@ -15,17 +15,17 @@
 //
 // # Invariants
 //
-//	M1 (sorted, unique): the tree holds at most one entry per internal key,
+//	MT1 (sorted, unique): the tree holds at most one entry per internal key,
 //	   in base.Compare order; adding an existing internal key replaces it.
-//	M2 (owned bytes): keys and values are copied on insert; a slice returned
+//	MT2 (owned bytes): keys and values are copied on insert; a slice returned
 //	   by Get or an iterator is never modified afterwards and may be kept
 //	   (read-only) for the memtable's lifetime.
-//	M3 (newest visible): Get(k, s) returns the entry with user key k and the
+//	MT3 (newest visible): Get(k, s) returns the entry with user key k and the
 //	   largest seqnum <= s (base.Visible), tombstones included.
-//	M4 (honest size): ApproximateSize is the sum over entries of key bytes,
+//	MT4 (honest size): ApproximateSize is the sum over entries of key bytes,
 //	   value bytes, the trailer and a fixed per-entry overhead that covers
 //	   the entry struct, its share of btree node slack and the allocator's
 //	   rounding; tests check it against the Go heap within a factor.
-//	M5 (snapshot iterators): an iterator sees exactly the entries present
+//	MT5 (snapshot iterators): an iterator sees exactly the entries present
 //	   when NewIter returned, regardless of later writes.
 package memtable

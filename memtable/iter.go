@@ -144,7 +144,7 @@ func (it *Iter) Prev() bool {
 func (it *Iter) Valid() bool { return it.pos >= 0 }
 
 // Key implements base.InternalIterator. The key's bytes are owned by the
-// memtable and never change (M2).
+// memtable and never change (MT2).
 func (it *Iter) Key() base.InternalKey { return it.buf[it.pos].key }
 
 // Value implements base.InternalIterator.

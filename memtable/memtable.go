@@ -11,7 +11,7 @@ import (
 )
 
 // entry is one version of one user key. key.UserKey and value share one
-// allocation owned by the memtable (M2).
+// allocation owned by the memtable (MT2).
 type entry struct {
 	key   base.InternalKey
 	value []byte
@@ -25,7 +25,7 @@ func less(a, b entry) bool { return base.Compare(a.key, b.key) < 0 }
 const btreeDegree = 32
 
 // EntryOverhead is the bytes ApproximateSize charges per entry beyond key,
-// trailer and value (M4): the entry struct itself (56 bytes on 64-bit)
+// trailer and value (MT4): the entry struct itself (56 bytes on 64-bit)
 // divided by an assumed btree node fill of 60% (B-tree nodes settle near
 // 69% full under random inserts and 50% under sequential ones, which split
 // every node in half), one child pointer's share, and 24 bytes for the size
@@ -41,7 +41,7 @@ type MemTable struct {
 	// Cloned under Lock (Clone mutates the receiver's copy-on-write state).
 	tree *btree.BTreeG[entry]
 
-	size  atomic.Int64 // M4; readable without mu
+	size  atomic.Int64 // MT4; readable without mu
 	count atomic.Int64
 }
 
@@ -60,8 +60,8 @@ func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
 	m.Add(base.MakeInternalKey(userKey, seq, base.KindDelete), nil)
 }
 
-// Add inserts an internal key with its value, copying both (M2). An entry
-// with the same internal key is replaced (M1).
+// Add inserts an internal key with its value, copying both (MT2). An entry
+// with the same internal key is replaced (MT1).
 func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	buf := make([]byte, len(key.UserKey)+len(value))
 	n := copy(buf, key.UserKey)
@@ -85,10 +85,10 @@ func entrySize(e entry) int64 {
 	return int64(len(e.key.UserKey)+base.TrailerLen+len(e.value)) + EntryOverhead
 }
 
-// Get returns the newest version of userKey visible at seq (M3): its value
+// Get returns the newest version of userKey visible at seq (MT3): its value
 // and kind. found is false if no version is visible. A KindDelete result
 // means the key is deleted as of seq; the caller must stop looking in older
-// sources. The value must not be modified (M2).
+// sources. The value must not be modified (MT2).
 func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
 	pivot := entry{key: base.MakeSearchKey(userKey, seq)}
 	m.mu.RLock()
@@ -102,7 +102,7 @@ func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base
 	return value, kind, found
 }
 
-// ApproximateSize returns the memory the entries account for (M4). It
+// ApproximateSize returns the memory the entries account for (MT4). It
 // takes no lock.
 func (m *MemTable) ApproximateSize() int64 { return m.size.Load() }
 
@@ -112,7 +112,7 @@ func (m *MemTable) Len() int { return int(m.count.Load()) }
 // Empty reports whether the memtable holds no entry.
 func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
 
-// NewIter returns an iterator over a snapshot of the memtable (M5),
+// NewIter returns an iterator over a snapshot of the memtable (MT5),
 // restricted to user keys in [lower, upper); nil means unbounded. The
 // bounds are not copied and must stay unchanged while the iterator is used.
 func (m *MemTable) NewIter(lower, upper []byte) *Iter {

@@ -46,7 +46,7 @@ func randomMemtable(rng *rand.Rand, n, keySpace int) (*MemTable, []modelEntry) {
 	return m, model
 }
 
-// TestGetVisibility checks M3 against the model at every snapshot.
+// TestGetVisibility checks MT3 against the model at every snapshot.
 func TestGetVisibility(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n = 2000
@@ -152,7 +152,7 @@ func TestIterMatchesModel(t *testing.T) {
 	}
 }
 
-// TestIterSnapshot checks M5.
+// TestIterSnapshot checks MT5.
 func TestIterSnapshot(t *testing.T) {
 	m := New()
 	m.Set([]byte("a"), 1, []byte("1"))
@@ -168,7 +168,7 @@ func TestIterSnapshot(t *testing.T) {
 	}
 }
 
-// TestReplaceSameKey checks M1: re-adding an internal key replaces it.
+// TestReplaceSameKey checks MT1: re-adding an internal key replaces it.
 func TestReplaceSameKey(t *testing.T) {
 	m := New()
 	m.Set([]byte("a"), 1, []byte("old"))
@@ -181,7 +181,7 @@ func TestReplaceSameKey(t *testing.T) {
 	}
 }
 
-// TestCopiesInput checks M2: callers may reuse their buffers.
+// TestCopiesInput checks MT2: callers may reuse their buffers.
 func TestCopiesInput(t *testing.T) {
 	m := New()
 	k, v := []byte("key"), []byte("val")
@@ -254,7 +254,7 @@ func TestConcurrentReadersOneWriter(t *testing.T) {
 	}
 }
 
-// TestApproximateSizeTracksHeap checks M4: the charged size stays within a
+// TestApproximateSizeTracksHeap checks MT4: the charged size stays within a
 // factor of what the Go heap actually grew by.
 func TestApproximateSizeTracksHeap(t *testing.T) {
 	for _, vlen := range []int{0, 10, 100, 1000} {

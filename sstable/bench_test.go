@@ -23,7 +23,7 @@ import (
 // Benchmarks run side by side with goleveldb's table package (the anchor,
 // test code only) on the same keys: 16-byte user keys, 100-byte random
 // values, 4 KiB blocks, snappy, a 10 bits/key Bloom filter for goleveldb.
-// Compare ratios within one run; see docs/parts/engine-sstable.md.
+// Compare ratios within one run; see docs/engine.md, "Measurements".
 
 const benchN = 100000
 

@@ -1,7 +1,7 @@
 // Package sstable writes and reads sievekv's immutable sorted tables: data
 // blocks of prefix-compressed internal keys, one whole-table filter over
 // the user keys, an index, properties and a fixed footer (the byte layout
-// is in docs/parts/format-sstable.md). A Reader keeps index and filter in
+// is in docs/format.md, "Sorted table"). A Reader keeps index and filter in
 // memory so a Get for an absent key usually costs no I/O at all.
 //
 // # Concurrency

@@ -8,7 +8,7 @@ import (
 	"github.com/sievekv/sievekv/internal/base"
 )
 
-// Table layout (docs/parts/format-sstable.md has the byte diagrams):
+// Table layout (docs/format.md, "Sorted table", has the byte diagrams):
 //
 //	[data block 0] ... [data block n-1] [filter block]? [index block]
 //	[properties block] [footer]

@@ -17,7 +17,8 @@ type kv struct {
 	value []byte
 }
 
-// keyGen names a user-key shape from the list.
+// keyGen generates one user-key shape; keyGens holds the shapes that stress
+// prefix compression, separators and binary bytes.
 type keyGen func(rng *rand.Rand, i int) []byte
 
 var keyGens = map[string]keyGen{

@@ -53,7 +53,7 @@ const (
 	DefaultBloomBitsPerKey = 10
 	// DefaultRibbonBits gives FilterRibbon a 2^-7 = 0.78% FP rate, below
 	// the 10-bit Bloom filter's 0.82%, at ~7.4 bits/key
-	// (docs/parts/filters-ribbon.md).
+	// (docs/filters.md, "Ribbon filter").
 	DefaultRibbonBits = 7
 )
 

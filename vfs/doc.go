@@ -1,10 +1,16 @@
 // Package vfs is the file-system seam of sievekv: every byte the engine
 // reads or writes goes through an FS, so tests can swap in an in-memory file
-// system, count reads and (later) inject faults and simulate power loss.
+// system, count reads, inject faults and simulate power loss.
 //
 // Default is the operating system; NewMem is an in-memory FS that separates
-// synced from unsynced state; NewCounting wraps any FS and counts ReadAt
-// calls and bytes per file.
+// synced from unsynced state, and its CrashClone returns the state a power
+// loss would leave (V1), which tests/powerloss_test.go checks the engine
+// recovers from; NewCounting wraps any FS and counts ReadAt calls and bytes
+// per file. Package vfs/errorfs wraps any FS so that one chosen operation
+// (or every one from it on) fails with an injected error, which the
+// reliability tests (tests/faults_test.go, docs/reliability.md) use to fail
+// each read, write, sync, create, rename, remove and open of a workload in
+// turn.
 //
 // # Concurrency
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // Benchmarks run sievekv's log beside the two anchors' log framings in one
-// process, so only the ratios mean anything (docs/parts/engine-wal.md):
+// process, so only the ratios mean anything (docs/engine.md, "Benchmarks"):
 //
 //	go test -run '^$' -bench 'Write|Read' -count 6 ./wal
 

@@ -6,8 +6,9 @@
 // chunk carrying a CRC32C, its length, its position in the record
 // (FULL/FIRST/MIDDLE/LAST), the low 32 bits of the log's number and the
 // offset through which the writer had fsynced the file when the chunk was
-// written. The byte layout is in docs/parts/format-wal.md; the reasons for each
-// field are in docs/parts/engine-wal.md.
+// written. The byte layout is in docs/format.md, "Record log (WAL and
+// MANIFEST)"; the reasons for each field are in docs/engine.md, "Why each
+// chunk header field exists".
 //
 // # How a log ends
 //

@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 )
 
-// Chunk header layout (docs/parts/format-wal.md):
+// Chunk header layout (docs/format.md, "Chunk"):
 //
 //	offset size field
 //	0      4    masked CRC32C of bytes [4, HeaderSize) of the header and the payload

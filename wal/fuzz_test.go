@@ -9,7 +9,7 @@ import (
 )
 
 // oracleRead is a second, deliberately naive reading of the format spec
-// (docs/parts/format-wal.md): walk chunks from offset 0, stop at the first
+// (docs/format.md, "Record log (WAL and MANIFEST)"): walk chunks from offset 0, stop at the first
 // thing that is not a valid chunk of this log in the right sequence. It
 // returns the records and the end of the last one. Reader must agree with it
 // record for record (W2, W5).

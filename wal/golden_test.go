@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestGoldenBytes pins the on-disk format (docs/parts/format-wal.md, worked
-// example; its CRCs were checked with an independent bitwise CRC32C): log 5
+// TestGoldenBytes pins the on-disk format (docs/format.md, "Record log (WAL
+// and MANIFEST)", worked example; its CRCs were checked with an independent bitwise CRC32C): log 5
 // holding "" and "sievekv", a Sync, then "x". If this test
 // fails the format changed: that needs a new format, not a new constant.
 func TestGoldenBytes(t *testing.T) {
@@ -52,8 +52,8 @@ func TestGoldenMultiBlock(t *testing.T) {
 	}
 }
 
-// TestWorkedExampleClaims checks what docs/parts/format-wal.md says about
-// its worked example.
+// TestWorkedExampleClaims checks what docs/format.md ("Record log (WAL and
+// MANIFEST)") says about its worked example.
 func TestWorkedExampleClaims(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, &nopSyncer{}, 5)

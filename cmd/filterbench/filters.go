@@ -206,7 +206,8 @@ func specs() []spec {
 				return bfQ{f}, err
 			}})
 	}
-	// Ribbon at the widths its issue measures.
+	// Ribbon at 7 (the sstable default), 8 and 10 result bits, the widths
+	// docs/filters.md ("Ribbon filter") compares with binary fuse.
 	for _, bits := range []int{7, 8, 10} {
 		o := filters.RibbonOptions{ResultBits: bits}
 		out = append(out, spec{fmt.Sprintf("sievekv/ribbon-%d", bits), libSieve, 0, "hash",

@@ -65,8 +65,9 @@ func find(rs []result, filter string, n int) *result {
 	return nil
 }
 
-// goal is issue 10's filter goal for one pair: "within 1.0x of its anchor
-// library's speed at <= its bits per key", at the largest n measured.
+// goal is the speed target the report checks for one pair: "within 1.0x of
+// its anchor library's speed at <= its bits per key", at the largest n
+// measured.
 type goal struct {
 	Ours, Anchor string
 	N            int

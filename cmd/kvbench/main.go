@@ -42,8 +42,8 @@ var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", 
 	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
-// DisableTombstoneIndex, run on the workloads that write only (issue 7:
-// measure the tombstone index on and off, on deleterandom).
+// DisableTombstoneIndex, run on the workloads that write only, so that the
+// tombstone index's cost shows on and off (deleterandom).
 var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi"}
 
 // sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.

@@ -13,7 +13,7 @@ import (
 // TestKVBenchTinyRun runs the whole tool, every engine and workload and the
 // filter sweep, on a few thousand keys, so it cannot rot: every engine
 // loads and answers every Get correctly (measure fails on a wrong answer),
-// the JSON is well formed with the fields issue 10 names, the charts are
+// the JSON is well formed with the fields the report reads, the charts are
 // real PNGs, and the figures that must follow from the design do.
 func TestKVBenchTinyRun(t *testing.T) {
 	dir := t.TempDir()

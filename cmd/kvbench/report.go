@@ -113,7 +113,8 @@ func strAny(ss []string) []any {
 	return out
 }
 
-// goal is one target from issues 7 and 10 with what this run measured.
+// goal is one performance target, with the issue that set it (Issue) and
+// what this run measured.
 type goal struct {
 	Issue, Goal, Measured string
 	// Met is meaningful only when Known (both engines ran the workload).

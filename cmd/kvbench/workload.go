@@ -55,8 +55,8 @@ func bytesCompare(a, b []byte) int {
 	return len(a) - len(b)
 }
 
-// deleteFraction is the share of keys deleterandom deletes (issue 7: "load
-// 1M, delete 30%"). The deleted keys are the first 30% of present, which is
+// deleteFraction is the share of keys deleterandom deletes (it loads 1M keys
+// and deletes 30% of them). The deleted keys are the first 30% of present, which is
 // in random order.
 const deleteFraction = 0.3
 

@@ -9,7 +9,7 @@
 // The interpreter (Interp, interp.go and commands.go) knows nothing of
 // terminals: main.go wires the flags, readline (line editing, history,
 // completion) and scripting to it, so tests drive it directly. lex.go is
-// the command-line syntax and the output escaping. docs/parts/kvshell.md is
+// the command-line syntax and the output escaping. docs/kvshell.md is
 // the user guide.
 //
 // # Concurrency

@@ -4,7 +4,7 @@
 // encoded edits as records of a wal-framed MANIFEST and, on Open, replays
 // them through a BulkVersionEdit to rebuild the exact table set.
 //
-// The encoding is a sequence of tagged fields (docs/parts/format-wal.md,
+// The encoding is a sequence of tagged fields (docs/format.md,
 // "VersionEdit"); the CRC of the wal record that carries an edit is what
 // catches damaged bytes, so Decode's job is to reject anything that is not
 // a well-formed, self-consistent edit without panicking or over-allocating.

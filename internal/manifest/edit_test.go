@@ -237,7 +237,8 @@ func TestDecodeBoundedAllocation(t *testing.T) {
 	}
 }
 
-// TestGoldenEncoding pins the format (docs/parts/format-wal.md worked example).
+// TestGoldenEncoding pins the format (docs/format.md, "VersionEdit", worked
+// example).
 func TestGoldenEncoding(t *testing.T) {
 	e := &VersionEdit{
 		LogNumber: 4, HasLogNumber: true,
