@@ -308,6 +308,41 @@ func (c *Cuckoo) RemoveHash(h uint64) bool {
 	return false
 }
 
+// CopiesHash counts the stored copies of h's fingerprint in h's two
+// buckets. Keys with the same fingerprint and the same first bucket share
+// both buckets (the partner is a function of bucket and fingerprint alone),
+// so the count is that of h's whole alias class (see AliasHash): a caller
+// keeping a multiset can bound the copies per class and count the rest
+// elsewhere, since a bucket pair holds at most 8 copies of one fingerprint.
+func (c *Cuckoo) CopiesHash(h uint64) int {
+	fp, i1 := c.derive(h)
+	i2 := c.alt(i1, fp)
+	n := c.countLanes(c.bucket(i1), fp)
+	if i2 != i1 {
+		n += c.countLanes(c.bucket(i2), fp)
+	}
+	return n
+}
+
+// AliasHash names h's alias class: the keys this filter cannot tell apart
+// (same fingerprint, same bucket pair). Adding or removing any member of a
+// class adds or removes a copy visible to every member.
+func (c *Cuckoo) AliasHash(h uint64) uint64 {
+	fp, i1 := c.derive(h)
+	return fp<<cuckooMaxLogBuckets | min(i1, c.alt(i1, fp))
+}
+
+// countLanes counts the lanes of bucket b equal to fp.
+func (c *Cuckoo) countLanes(b, fp uint64) int {
+	n := 0
+	for lane := uint(0); lane < cuckooSlots; lane++ {
+		if b>>(lane*c.fpBits)&c.fpMax == fp {
+			n++
+		}
+	}
+	return n
+}
+
 // clear empties the lowest slot of bucket i holding fp, if any.
 func (c *Cuckoo) clear(i, fp uint64) bool {
 	b := c.bucket(i)

@@ -33,4 +33,9 @@
 //	   durable and no version in use still includes it.
 //	K6 (WALs outlive their memtables): a WAL file is deleted only once the
 //	   manifest's log number has passed it, i.e. its memtable is in a table.
+//	K7 (tombstone index has no false negative): every tombstone in a live
+//	   table is counted by the tombstone index, duplicates included; the
+//	   index answers "no tombstone" for a key only when no live table holds
+//	   one. Its growth is bounded, and when it cannot fit it saturates to
+//	   answering "may have" for every key (kv/tombstone_index.go).
 package kv

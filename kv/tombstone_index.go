@@ -10,39 +10,103 @@ import (
 )
 
 // tombstoneIndex is the engine-wide cuckoo filter of the user keys whose
-// tombstones live in tables, one fingerprint per tombstone. A flush adds
+// tombstones live in tables. It is a multiset: a key deleted and re-created
+// often has a tombstone in many tables (or several in one table, when
+// snapshots keep them apart), and every one of them counts. A flush adds
 // the tombstones it writes; a compaction removes the ones it drops (each a
-// known member, so the cuckoo filter's removal hazard cannot strike). It
-// is rebuilt from the tables on Open, and rebuilt at double capacity if it
-// fills, so it never holds a false negative (docs/design.md, "The tombstone
-// index").
+// known member, so the cuckoo filter's removal hazard cannot strike). It is
+// rebuilt from the tables on Open, and at a larger size when it fills.
+//
+// Duplicates. A bucket pair holds at most 8 copies of one fingerprint, so
+// the filter cannot hold a key's every copy. It holds at most
+// tombstoneIndexMaxCopies copies per alias class (the keys the filter
+// cannot tell apart: same fingerprint, same bucket pair) and counts the
+// rest in overflow. Adds fill the filter first and removes drain overflow
+// first, so a class with n live tombstones has min(n, maxCopies) copies in
+// the filter: at least one while n > 0, hence no false negative (keeps K7
+// in kv/doc.go; docs/design.md, "The tombstone index").
+//
+// Growth never loops: a rebuild tries a bounded number of sizes and, if
+// none fits, the index is saturated — it answers "may have" for every key,
+// which is correct — until the next rebuild.
 type tombstoneIndex struct {
 	mu sync.Mutex
 	f  *filters.Cuckoo // nil when disabled
-	// rebuild returns every tombstone key in the live tables.
+	// overflow counts, per alias class of f, the tombstones beyond the
+	// tombstoneIndexMaxCopies copies f holds; overflowTotal is their sum.
+	overflow      map[uint64]uint32
+	overflowTotal int
+	// saturated is set when no filter size fitted the tombstones; every
+	// lookup then answers true.
+	saturated bool
+	// rebuild returns every tombstone key in the live tables, one element
+	// per tombstone.
 	rebuild func() ([][]byte, error)
 
 	checks, negatives atomic.Uint64
 	rebuilds          atomic.Uint64
 }
 
-// tombstoneIndexFPRate is the index's target false-positive rate: 0.4%
-// gives 12-bit fingerprints (ceil(log2(2*4/0.004)) = 11, rounded up).
-const tombstoneIndexFPRate = 0.004
+const (
+	// tombstoneIndexFPRate is the index's target false-positive rate: 0.4%
+	// gives 12-bit fingerprints (ceil(log2(2*4/0.004)) = 11, rounded up).
+	tombstoneIndexFPRate = 0.004
+	// tombstoneIndexMaxCopies bounds the copies of one alias class in the
+	// filter. Two leave six of a bucket pair's eight slots to other keys,
+	// so repeated deletes of a key cost the filter no more load than a
+	// second key would.
+	tombstoneIndexMaxCopies = 2
+	// tombstoneIndexMaxGrowths bounds the sizes a rebuild tries: each
+	// doubles the last, so the final one has 64x room for the keys.
+	tombstoneIndexMaxGrowths = 6
+	// overflowEntryBytes estimates the memory of one overflow entry: an
+	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
+	overflowEntryBytes = 24
+)
 
 func newTombstoneIndex(capacity int) (*filters.Cuckoo, error) {
 	return filters.NewCuckoo(max(capacity, 1024), tombstoneIndexFPRate)
 }
 
-// addAll inserts keys; a full filter is rebuilt at twice the size.
+// addLocked records one tombstone of the key hashing to h. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) addLocked(h uint64) error {
+	if ti.f.CopiesHash(h) >= tombstoneIndexMaxCopies {
+		if ti.overflow == nil {
+			ti.overflow = make(map[uint64]uint32)
+		}
+		ti.overflow[ti.f.AliasHash(h)]++
+		ti.overflowTotal++
+		return nil
+	}
+	return ti.f.AddHash(h)
+}
+
+// removeLocked forgets one tombstone of the key hashing to h, a member.
+// REQUIRES: ti.mu.
+func (ti *tombstoneIndex) removeLocked(h uint64) {
+	a := ti.f.AliasHash(h)
+	if n := ti.overflow[a]; n > 0 {
+		if n == 1 {
+			delete(ti.overflow, a)
+		} else {
+			ti.overflow[a] = n - 1
+		}
+		ti.overflowTotal--
+		return
+	}
+	ti.f.RemoveHash(h)
+}
+
+// addAll records one tombstone per element of keys; a full filter is
+// rebuilt larger.
 func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.f == nil {
+	if ti.f == nil || ti.saturated {
 		return nil
 	}
 	for _, k := range keys {
-		if err := ti.f.AddHash(filters.Hash(k)); err != nil {
+		if err := ti.addLocked(filters.Hash(k)); err != nil {
 			if !errors.Is(err, filters.ErrFull) {
 				return err
 			}
@@ -55,19 +119,21 @@ func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 	return nil
 }
 
-// removeAll deletes one fingerprint per key: each key is a tombstone a
-// compaction dropped, so it is a member.
+// removeAll forgets one tombstone per element of keys: each is a
+// tombstone a compaction dropped, so it is a member.
 func (ti *tombstoneIndex) removeAll(keys [][]byte) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.f == nil {
+	if ti.f == nil || ti.saturated {
 		return
 	}
 	for _, k := range keys {
-		ti.f.RemoveHash(filters.Hash(k))
+		ti.removeLocked(filters.Hash(k))
 	}
 }
 
+// rebuildLocked builds the index anew from the tables' tombstones, trying
+// at most tombstoneIndexMaxGrowths+1 sizes. REQUIRES: ti.mu.
 func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 	keys, err := ti.rebuild()
 	if err != nil {
@@ -76,25 +142,30 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 	// Room for the keys at 80% load, so the next flushes fit before the
 	// next growth; NewCuckoo rounds the buckets up to a power of two.
 	capacity = max(capacity, len(keys)*5/4)
-	for {
+	ti.rebuilds.Add(1)
+	for try := 0; try <= tombstoneIndexMaxGrowths; try++ {
 		f, err := newTombstoneIndex(capacity)
 		if err != nil {
 			return err
 		}
+		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
 		full := false
 		for _, k := range keys {
-			if f.AddHash(filters.Hash(k)) != nil {
+			if err := ti.addLocked(filters.Hash(k)); err != nil {
 				full = true
 				break
 			}
 		}
 		if !full {
-			ti.f = f
-			ti.rebuilds.Add(1)
 			return nil
 		}
 		capacity *= 2
 	}
+	// With at most two copies per alias class the keys fit at a load far
+	// below the cuckoo filter's 95%, so this is only reached if the hash
+	// concentrates keys pathologically. Saturation stays correct.
+	ti.overflow, ti.overflowTotal, ti.saturated = nil, 0, true
+	return nil
 }
 
 // mayHaveTombstone reports whether some table may hold a tombstone for
@@ -102,7 +173,7 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.f == nil {
+	if ti.f == nil || ti.saturated {
 		return true
 	}
 	ti.checks.Add(1)
@@ -113,6 +184,9 @@ func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 	return ok
 }
 
+// stats reports the tombstones indexed (filter copies plus overflow) and
+// the index's memory: the filter's encoded size plus an estimate of the
+// overflow map's.
 func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -120,7 +194,7 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 		return 0, 0
 	}
 	enc, _ := ti.f.MarshalBinary()
-	return ti.f.Len(), uint64(len(enc))
+	return ti.f.Len() + ti.overflowTotal, uint64(len(enc) + len(ti.overflow)*overflowEntryBytes)
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).

@@ -1,0 +1,185 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// checkTombstoneIndex asserts K7 on d's current tables: every tombstone in
+// a live table is reported, and the index counts each one.
+func checkTombstoneIndex(t *testing.T, d *DB, step string) {
+	t.Helper()
+	// Holding the DB mutex stops flushes and compactions from installing
+	// a version (and updating the index) between reading the tables and
+	// asking the index.
+	d.mu.Lock()
+	keys, err := d.tombstoneKeys(d.current)
+	var missing []byte
+	for _, k := range keys {
+		if !d.tombstones.mayHaveTombstone(k) {
+			missing = k
+			break
+		}
+	}
+	entries, _ := d.tombstones.stats()
+	saturated := d.tombstones.saturated
+	d.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing != nil {
+		t.Fatalf("%s: tombstone for %q is in a table but the index says absent", step, missing)
+	}
+	if !saturated && entries != len(keys) {
+		t.Fatalf("%s: index counts %d tombstones, the tables hold %d", step, entries, len(keys))
+	}
+}
+
+// TestTombstoneIndexSurvivesOneKeyDeletedInManyTables: one key with a
+// tombstone in more live tables than a cuckoo bucket pair has slots (8)
+// used to make every rebuild double the filter forever (out of memory),
+// on the flush and again on every Open.
+func TestTombstoneIndexSurvivesOneKeyDeletedInManyTables(t *testing.T) {
+	fs := vfs.NewMem()
+	o := &Options{DisableAutomaticCompactions: true}
+	d := openMem(t, fs, o)
+	k := []byte("queue-head")
+	for round := 0; round < 20; round++ {
+		if err := d.Set(k, []byte(fmt.Sprint(round)), NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Delete(k, NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		checkTombstoneIndex(t, d, fmt.Sprintf("round %d", round))
+	}
+	if m := d.Metrics(); m.TombstoneIndex.Entries != 20 {
+		t.Fatalf("index counts %d tombstones, want 20: %+v", m.TombstoneIndex.Entries, m.TombstoneIndex)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openMem(t, fs, o)
+	defer d.Close()
+	checkTombstoneIndex(t, d, "reopened")
+	if _, err := d.Get(k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after reopen: %v", err)
+	}
+	// Compacting everything drops all but what the bottom level needs;
+	// the index must follow the removals through its overflow.
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkTombstoneIndex(t, d, "compacted")
+}
+
+// TestTombstoneIndexSurvivesSnapshotsAcrossDeletes: with automatic
+// compactions on, snapshots held across the rounds keep every tombstone of
+// the key alive (a compaction may not drop a version a snapshot can see),
+// which used to end the same way.
+func TestTombstoneIndexSurvivesSnapshotsAcrossDeletes(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, smallTree())
+	k := []byte("lock")
+	var snaps []*Snapshot
+	for round := 0; round < 24; round++ {
+		d.Set(k, []byte("held"), NoSync)
+		snaps = append(snaps, d.NewSnapshot())
+		d.Delete(k, NoSync)
+		snaps = append(snaps, d.NewSnapshot())
+		for i := 0; i < 40; i++ { // enough to fill a memtable or two
+			d.Set([]byte(fmt.Sprintf("pad%02d-%03d", round, i)), make([]byte, 100), NoSync)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	waitIdle(t, d)
+	checkTombstoneIndex(t, d, "with snapshots")
+	for i, s := range snaps {
+		_, err := s.Get(k)
+		if wantFound := i%2 == 0; wantFound != (err == nil) {
+			t.Fatalf("snapshot %d: Get = %v", i, err)
+		}
+		s.Close()
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openMem(t, fs, smallTree())
+	defer d.Close()
+	checkTombstoneIndex(t, d, "reopened")
+}
+
+// TestTombstoneIndexPropertyNoFalseNegatives: after any sequence of Set,
+// Delete, Flush, Compact, snapshot and reopen over a few hot keys and many
+// cold ones, every tombstone in a live table is reported and counted.
+func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 77))
+			fs := vfs.NewMem()
+			o := smallTree()
+			o.DisableAutomaticCompactions = seed%2 == 0
+			d := openMem(t, fs, o)
+			var snaps []*Snapshot
+			key := func() []byte {
+				if rng.IntN(3) == 0 {
+					return []byte(fmt.Sprintf("hot%d", rng.IntN(3)))
+				}
+				return []byte(fmt.Sprintf("cold%04d", rng.IntN(500)))
+			}
+			for step := 0; step < 300; step++ {
+				switch r := rng.IntN(100); {
+				case r < 45:
+					d.Set(key(), []byte("v"), NoSync)
+				case r < 85:
+					d.Delete(key(), NoSync)
+				case r < 91:
+					if err := d.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				case r < 94:
+					if err := d.Compact(nil, nil); err != nil {
+						t.Fatal(err)
+					}
+				case r < 98:
+					if len(snaps) > 0 && rng.IntN(2) == 0 {
+						i := rng.IntN(len(snaps))
+						snaps[i].Close()
+						snaps = append(snaps[:i], snaps[i+1:]...)
+					} else {
+						snaps = append(snaps, d.NewSnapshot())
+					}
+				default:
+					for _, s := range snaps {
+						s.Close()
+					}
+					snaps = nil
+					if err := d.Close(); err != nil {
+						t.Fatal(err)
+					}
+					d = openMem(t, fs, o)
+				}
+				if step%10 == 0 {
+					checkTombstoneIndex(t, d, fmt.Sprintf("seed %d step %d", seed, step))
+				}
+			}
+			checkTombstoneIndex(t, d, "end")
+			for _, s := range snaps {
+				s.Close()
+			}
+			d.Close()
+		})
+	}
+}
