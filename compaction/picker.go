@@ -8,11 +8,6 @@ import (
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
-// The picker chooses from the engine's own published manifest.Version and
-// its TableMetadata (manifest's V1: immutable, so read without a copy). It
-// uses each table's file number, size and user-key bounds; L0 may be in any
-// order, every deeper level is sorted and disjoint (manifest's V2).
-
 // Options tune the leveled policy.
 type Options struct {
 	// L0Trigger is the L0 table count that makes L0 due for compaction.
@@ -101,7 +96,11 @@ func Targets(v *manifest.Version, o Options) (baseLevel int, maxBytes [manifest.
 	return baseLevel, maxBytes
 }
 
-// Picker chooses compactions. It remembers, per level, where the last
+// Picker chooses compactions from the engine's own published
+// manifest.Version and its TableMetadata (manifest's V1: immutable, so read
+// without a copy). It uses each table's file number, size and user-key
+// bounds; L0 may be in any order, every deeper level is sorted and disjoint
+// (manifest's V2). It remembers, per level, where the last
 // compaction of that level ended, so successive compactions walk the key
 // space round-robin (LevelDB's compaction pointer). The pointers live only
 // in memory: after a restart each level's walk starts again at its first

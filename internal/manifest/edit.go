@@ -109,8 +109,8 @@ func (e *VersionEdit) Validate() error {
 	return nil
 }
 
-// Encode returns the edit's encoding (docs/parts/format-wal.md). Slices are
-// encoded in the order given.
+// Encode returns the edit's encoding (docs/format.md, "VersionEdit").
+// Slices are encoded in the order given.
 func (e *VersionEdit) Encode() []byte {
 	var out []byte
 	if e.HasLogNumber {
