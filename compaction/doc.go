@@ -5,7 +5,11 @@
 //
 // # Concurrency
 //
-// Values here are used by one goroutine at a time.
+// Values here are used by one goroutine at a time. The picker reads the
+// engine's published manifest.Version directly: versions are immutable once
+// published (manifest's V1), so the engine needs neither a copy nor to hold
+// its lock while the picker reads one (the Picker's own round-robin
+// pointers are guarded by the engine's DB.mu).
 //
 // # Invariants
 //

@@ -4,27 +4,9 @@ import (
 	"bytes"
 	"math"
 	"slices"
+
+	"github.com/sievekv/sievekv/internal/manifest"
 )
-
-// NumLevels is the depth of the tree, L0 through L6.
-const NumLevels = 7
-
-// Table is what the picker knows of one table.
-type Table struct {
-	FileNum           uint64
-	Size              uint64
-	Smallest, Largest []byte // user keys, inclusive
-}
-
-func (t Table) overlaps(lo, hi []byte) bool {
-	return bytes.Compare(t.Largest, lo) >= 0 && bytes.Compare(t.Smallest, hi) <= 0
-}
-
-// Version is the shape of the tree the picker chooses from. L0 may be in
-// any order; every deeper level is sorted by Smallest with no overlaps.
-type Version struct {
-	Levels [NumLevels][]Table
-}
 
 // Options tune the leveled policy.
 type Options struct {
@@ -60,10 +42,10 @@ func DefaultOptions() Options {
 // tables at OutputLevel.
 type Compaction struct {
 	Level, OutputLevel int
-	Inputs             [2][]Table
+	Inputs             [2][]*manifest.TableMetadata
 	// Grandparents are the tables of OutputLevel+1 overlapping the inputs;
 	// outputs are split so that none overlaps too many of them.
-	Grandparents []Table
+	Grandparents []*manifest.TableMetadata
 	// Score is how far over its target the level was (>= 1).
 	Score float64
 	// TrivialMove reports that the input tables (Inputs[0]; Inputs[1] is
@@ -75,11 +57,11 @@ type Compaction struct {
 // Targets computes the dynamic level targets (P1, P2 in the package doc):
 // the base level L0 compacts into, and each level's byte target, sized from
 // the data actually in the tree so the bottom level holds about 90% of it.
-func Targets(v *Version, o Options) (baseLevel int, maxBytes [NumLevels]uint64) {
+func Targets(v *manifest.Version, o Options) (baseLevel int, maxBytes [manifest.NumLevels]uint64) {
 	var dbSize uint64
-	firstNonEmpty := NumLevels - 1
-	for l := NumLevels - 1; l >= 1; l-- {
-		s := levelSize(v.Levels[l])
+	firstNonEmpty := manifest.NumLevels - 1
+	for l := manifest.NumLevels - 1; l >= 1; l-- {
+		s := v.LevelSize(l)
 		dbSize += s
 		if s > 0 {
 			firstNonEmpty = l
@@ -92,7 +74,7 @@ func Targets(v *Version, o Options) (baseLevel int, maxBytes [NumLevels]uint64) 
 	// shallowest level that already holds data.
 	bottom := float64(dbSize) * (1 - 1/mult)
 	size := bottom
-	baseLevel = NumLevels - 1
+	baseLevel = manifest.NumLevels - 1
 	for baseLevel > 1 && size/mult >= float64(o.BaseBytes) {
 		size /= mult
 		baseLevel--
@@ -100,56 +82,55 @@ func Targets(v *Version, o Options) (baseLevel int, maxBytes [NumLevels]uint64) 
 	baseLevel = min(baseLevel, firstNonEmpty)
 	// Spread the levels from the base target to the bottom evenly on a log
 	// scale, so every level's fan-out is the same.
-	levels := NumLevels - 1 - baseLevel
+	levels := manifest.NumLevels - 1 - baseLevel
 	ratio := mult
 	if levels > 0 && bottom > float64(o.BaseBytes) {
 		ratio = math.Pow(bottom/float64(o.BaseBytes), 1/float64(levels))
 	}
 	t := float64(o.BaseBytes)
-	for l := baseLevel; l < NumLevels; l++ {
+	for l := baseLevel; l < manifest.NumLevels; l++ {
 		maxBytes[l] = uint64(t)
 		t *= ratio
 	}
-	maxBytes[NumLevels-1] = math.MaxUint64 // the bottom is never "too big"
+	maxBytes[manifest.NumLevels-1] = math.MaxUint64 // the bottom is never "too big"
 	return baseLevel, maxBytes
 }
 
-func levelSize(ts []Table) uint64 {
-	var n uint64
-	for _, t := range ts {
-		n += t.Size
-	}
-	return n
-}
-
-// Picker chooses compactions. It remembers, per level, where the last
+// Picker chooses compactions from the engine's own published
+// manifest.Version and its TableMetadata (manifest's V1: immutable, so read
+// without a copy). It uses each table's file number, size and user-key
+// bounds; L0 may be in any order, every deeper level is sorted and disjoint
+// (manifest's V2). It remembers, per level, where the last
 // compaction of that level ended, so successive compactions walk the key
-// space round-robin (LevelDB's compaction pointer).
+// space round-robin (LevelDB's compaction pointer). The pointers live only
+// in memory: after a restart each level's walk starts again at its first
+// table, which costs nothing in correctness (the MANIFEST format has no
+// field for them; docs/format.md, "VersionEdit").
 type Picker struct {
 	Opts     Options
-	pointers [NumLevels][]byte
+	pointers [manifest.NumLevels][]byte
 }
 
 // Scores returns each level's compaction score: L0 by table count against
 // L0Trigger, deeper levels by size against their target. A level with a
 // score >= 1 is due.
-func (p *Picker) Scores(v *Version) [NumLevels]float64 {
-	var s [NumLevels]float64
+func (p *Picker) Scores(v *manifest.Version) [manifest.NumLevels]float64 {
+	var s [manifest.NumLevels]float64
 	s[0] = float64(len(v.Levels[0])) / float64(p.Opts.L0Trigger)
 	_, maxBytes := Targets(v, p.Opts)
-	for l := 1; l < NumLevels-1; l++ {
+	for l := 1; l < manifest.NumLevels-1; l++ {
 		if maxBytes[l] > 0 {
-			s[l] = float64(levelSize(v.Levels[l])) / float64(maxBytes[l])
+			s[l] = float64(v.LevelSize(l)) / float64(maxBytes[l])
 		}
 	}
 	return s
 }
 
 // Pick returns the most urgent compaction, or nil if no level is due.
-func (p *Picker) Pick(v *Version) *Compaction {
+func (p *Picker) Pick(v *manifest.Version) *Compaction {
 	scores := p.Scores(v)
 	best := -1
-	for l := 0; l < NumLevels-1; l++ {
+	for l := 0; l < manifest.NumLevels-1; l++ {
 		if scores[l] >= 1 && (best < 0 || scores[l] > scores[best]) {
 			best = l
 		}
@@ -170,25 +151,25 @@ func (p *Picker) Pick(v *Version) *Compaction {
 
 // pickL0 compacts every L0 table (they may all overlap one another) with
 // the overlapping tables of the base level.
-func (p *Picker) pickL0(v *Version, baseLevel int) *Compaction {
+func (p *Picker) pickL0(v *manifest.Version, baseLevel int) *Compaction {
 	c := &Compaction{Level: 0, OutputLevel: baseLevel}
-	c.Inputs[0] = append([]Table(nil), v.Levels[0]...)
+	c.Inputs[0] = slices.Clone(v.Levels[0])
 	lo, hi := keyRange(c.Inputs[0])
 	c.Inputs[1] = overlapping(v.Levels[baseLevel], lo, hi)
 	p.setGrandparents(v, c)
 	// Sequential loads flush L0 tables that overlap nothing: they can
 	// move down by a manifest edit instead of being rewritten.
 	c.TrivialMove = len(c.Inputs[1]) == 0 && !anyOverlap(c.Inputs[0]) &&
-		levelSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
+		manifest.TotalSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
 	return c
 }
 
 // anyOverlap reports whether any two of ts share a user key.
-func anyOverlap(ts []Table) bool {
-	sorted := append([]Table(nil), ts...)
-	slices.SortFunc(sorted, func(a, b Table) int { return bytes.Compare(a.Smallest, b.Smallest) })
+func anyOverlap(ts []*manifest.TableMetadata) bool {
+	sorted := slices.Clone(ts)
+	slices.SortFunc(sorted, func(a, b *manifest.TableMetadata) int { return bytes.Compare(a.Smallest.UserKey, b.Smallest.UserKey) })
 	for i := 1; i < len(sorted); i++ {
-		if bytes.Compare(sorted[i-1].Largest, sorted[i].Smallest) >= 0 {
+		if bytes.Compare(sorted[i-1].Largest.UserKey, sorted[i].Smallest.UserKey) >= 0 {
 			return true
 		}
 	}
@@ -197,11 +178,11 @@ func anyOverlap(ts []Table) bool {
 
 // pickLevel compacts one table of level l, the first after the level's
 // compaction pointer, with its overlaps in l+1.
-func (p *Picker) pickLevel(v *Version, l int) *Compaction {
+func (p *Picker) pickLevel(v *manifest.Version, l int) *Compaction {
 	ts := v.Levels[l]
 	i := 0
 	if ptr := p.pointers[l]; ptr != nil {
-		for i < len(ts) && bytes.Compare(ts[i].Smallest, ptr) <= 0 {
+		for i < len(ts) && bytes.Compare(ts[i].Smallest.UserKey, ptr) <= 0 {
 			i++
 		}
 		if i == len(ts) {
@@ -209,16 +190,16 @@ func (p *Picker) pickLevel(v *Version, l int) *Compaction {
 		}
 	}
 	c := &Compaction{Level: l, OutputLevel: l + 1}
-	c.Inputs[0] = []Table{ts[i]}
-	c.Inputs[1] = overlapping(v.Levels[l+1], ts[i].Smallest, ts[i].Largest)
+	c.Inputs[0] = []*manifest.TableMetadata{ts[i]}
+	c.Inputs[1] = overlapping(v.Levels[l+1], ts[i].Smallest.UserKey, ts[i].Largest.UserKey)
 	p.setGrandparents(v, c)
-	c.TrivialMove = len(c.Inputs[1]) == 0 && levelSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
+	c.TrivialMove = len(c.Inputs[1]) == 0 && manifest.TotalSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
 	return c
 }
 
-func (p *Picker) setGrandparents(v *Version, c *Compaction) {
-	if c.OutputLevel+1 < NumLevels {
-		lo, hi := keyRange(append(append([]Table(nil), c.Inputs[0]...), c.Inputs[1]...))
+func (p *Picker) setGrandparents(v *manifest.Version, c *Compaction) {
+	if c.OutputLevel+1 < manifest.NumLevels {
+		lo, hi := keyRange(slices.Concat(c.Inputs[0], c.Inputs[1]))
 		c.Grandparents = overlapping(v.Levels[c.OutputLevel+1], lo, hi)
 	}
 }
@@ -230,33 +211,23 @@ func (p *Picker) Done(c *Compaction) {
 }
 
 // keyRange returns the smallest and largest user keys of ts.
-func keyRange(ts []Table) (lo, hi []byte) {
+func keyRange(ts []*manifest.TableMetadata) (lo, hi []byte) {
 	for i, t := range ts {
-		if i == 0 || bytes.Compare(t.Smallest, lo) < 0 {
-			lo = t.Smallest
+		if i == 0 || bytes.Compare(t.Smallest.UserKey, lo) < 0 {
+			lo = t.Smallest.UserKey
 		}
-		if i == 0 || bytes.Compare(t.Largest, hi) > 0 {
-			hi = t.Largest
+		if i == 0 || bytes.Compare(t.Largest.UserKey, hi) > 0 {
+			hi = t.Largest.UserKey
 		}
 	}
 	return lo, hi
-}
-
-func overlapping(ts []Table, lo, hi []byte) []Table {
-	var out []Table
-	for _, t := range ts {
-		if t.overlaps(lo, hi) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // Splitter decides where a compaction's output tables end: at the target
 // file size, and before a key that would make the current output overlap
 // more than MaxGrandparentOverlap bytes of grandparent tables.
 type Splitter struct {
-	grandparents []Table
+	grandparents []*manifest.TableMetadata
 	maxOverlap   uint64
 	target       uint64
 	gi           int    // first grandparent not yet passed
@@ -274,7 +245,7 @@ func NewSplitter(c *Compaction, o Options) *Splitter {
 // output before this key. Keys must come in increasing order.
 func (s *Splitter) ShouldSplit(userKey []byte, outputSize uint64) bool {
 	// Count the grandparents wholly before userKey that the output spans.
-	for s.gi < len(s.grandparents) && bytes.Compare(s.grandparents[s.gi].Largest, userKey) < 0 {
+	for s.gi < len(s.grandparents) && bytes.Compare(s.grandparents[s.gi].Largest.UserKey, userKey) < 0 {
 		if s.seenKey {
 			s.overlap += s.grandparents[s.gi].Size
 		}
@@ -289,4 +260,16 @@ func (s *Splitter) ShouldSplit(userKey []byte, outputSize uint64) bool {
 		return true
 	}
 	return false
+}
+
+// overlapping returns the tables of ts whose user-key range meets [lo, hi]
+// (inclusive; the bounds are keys, never "unbounded").
+func overlapping(ts []*manifest.TableMetadata, lo, hi []byte) []*manifest.TableMetadata {
+	var out []*manifest.TableMetadata
+	for _, t := range ts {
+		if bytes.Compare(t.Largest.UserKey, lo) >= 0 && bytes.Compare(t.Smallest.UserKey, hi) <= 0 {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -2,146 +2,287 @@ package compaction
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/datadriven"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
-func table(num uint64, size uint64, lo, hi string) Table {
-	return Table{FileNum: num, Size: size, Smallest: []byte(lo), Largest: []byte(hi)}
+func table(num uint64, size uint64, lo, hi string) *manifest.TableMetadata {
+	return &manifest.TableMetadata{FileNum: num, Size: size,
+		Smallest: base.MakeInternalKey([]byte(lo), base.SeqNum(num), base.KindSet),
+		Largest:  base.MakeInternalKey([]byte(hi), base.SeqNum(num), base.KindSet)}
 }
 
-// sortedLevel makes n adjacent non-overlapping tables of size bytes each.
-func sortedLevel(first uint64, n int, size uint64) []Table {
-	var ts []Table
+// sortedLevel makes n adjacent non-overlapping tables of size bytes each,
+// the i-th holding keys k(i*10)..k(i*10+9).
+func sortedLevel(first uint64, n int, size uint64) []*manifest.TableMetadata {
+	var ts []*manifest.TableMetadata
 	for i := 0; i < n; i++ {
 		ts = append(ts, table(first+uint64(i), size, fmt.Sprintf("k%06d", i*10), fmt.Sprintf("k%06d", i*10+9)))
 	}
 	return ts
 }
 
-func TestTargetsPutNinetyPercentAtTheBottom(t *testing.T) {
-	o := DefaultOptions()
-	o.BaseBytes = 1 << 20
-	for _, total := range []uint64{1 << 20, 50 << 20, 1 << 30, 200 << 30} {
-		v := &Version{}
-		v.Levels[6] = sortedLevel(1, 100, total/100)
-		base, maxBytes := Targets(v, o)
-		if base < 1 || base > 6 {
-			t.Fatalf("total %d: base level %d", total, base)
-		}
-		if maxBytes[base] < o.BaseBytes {
-			t.Fatalf("total %d: base target %d below BaseBytes", total, maxBytes[base])
-		}
-		// The levels between base and bottom hold about 1/mult of the
-		// data together when every level is full (P1).
-		var above uint64
-		for l := base; l < 6; l++ {
-			above += maxBytes[l]
-		}
-		if base < 6 && float64(above) > 0.2*float64(total) {
-			t.Fatalf("total %d: upper levels' targets %d exceed 20%% of the data (base L%d, %v)", total, above, base, maxBytes)
-		}
-	}
-	// An empty tree compacts L0 straight to the bottom.
-	if base, _ := Targets(&Version{}, o); base != 6 {
-		t.Fatalf("empty tree: base level %d, want 6", base)
-	}
-	// Data at L3 pins the base level at or above L3.
-	v := &Version{}
-	v.Levels[3] = sortedLevel(1, 2, 1<<20)
-	if base, _ := Targets(v, o); base > 3 {
-		t.Fatalf("base level %d skips data at L3", base)
+// TestPickerScenarios runs testdata/compaction_picker_*: level targets,
+// scores, picks (with round-robin and trivial moves) and output splitting,
+// on trees described in the files. Regenerate with -update after a
+// deliberate policy change, and review the diff.
+func TestPickerScenarios(t *testing.T) {
+	for _, name := range []string{"targets", "pick", "split"} {
+		t.Run(name, func(t *testing.T) {
+			env := &pickerEnv{opts: DefaultOptions()}
+			env.reset()
+			datadriven.RunTest(t, "testdata/compaction_picker_"+name, env.run)
+		})
 	}
 }
 
-func TestPickL0ByCountAndWithOverlaps(t *testing.T) {
-	p := &Picker{Opts: DefaultOptions()}
-	v := &Version{}
-	v.Levels[6] = sortedLevel(100, 10, 1<<20)
-	for i := 0; i < 3; i++ {
-		v.Levels[0] = append(v.Levels[0], table(uint64(i+1), 1<<20, "k000015", "k000035"))
+// pickerEnv is the state one testdata file builds up: options, a tree and
+// a picker (whose round-robin pointers carry from one pick to the next
+// until the next define).
+type pickerEnv struct {
+	opts Options
+	v    *manifest.Version
+	p    *Picker
+}
+
+func (e *pickerEnv) reset() {
+	e.v = &manifest.Version{}
+	e.p = &Picker{Opts: e.opts}
+}
+
+func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
+	switch d.Cmd {
+	case "options":
+		// Defaults, then the arguments given.
+		e.opts = DefaultOptions()
+		for _, a := range d.Args {
+			if len(a.Vals) != 1 {
+				d.Fatalf(t, "option %s needs one value", a.Key)
+			}
+			n := parseSize(t, d, a.Vals[0])
+			switch a.Key {
+			case "l0-trigger":
+				e.opts.L0Trigger = int(n)
+			case "base-bytes":
+				e.opts.BaseBytes = n
+			case "target-file-size":
+				e.opts.TargetFileSize = n
+			case "max-grandparent-overlap":
+				e.opts.MaxGrandparentOverlap = n
+			default:
+				d.Fatalf(t, "unknown option %s", a.Key)
+			}
+		}
+		e.reset()
+		return ""
+	case "define":
+		e.reset()
+		e.define(t, d)
+		return e.describe()
+	case "targets":
+		return e.targets(d.HasArg("check-share"))
+	case "scores":
+		scores := e.p.Scores(e.v)
+		var b strings.Builder
+		for l := 0; l < manifest.NumLevels-1; l++ {
+			fmt.Fprintf(&b, "L%d %.3f\n", l, scores[l])
+		}
+		return b.String()
+	case "pick":
+		n, err := strconv.Atoi(d.ScanArg(t, "repeat", "1"))
+		if err != nil {
+			d.Fatalf(t, "repeat: %v", err)
+		}
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			c := e.p.Pick(e.v)
+			b.WriteString(describeCompaction(c))
+			if c != nil && d.HasArg("done") {
+				e.p.Done(c)
+			}
+		}
+		return b.String()
+	case "split":
+		return e.split(t, d)
 	}
-	if c := p.Pick(v); c != nil {
-		t.Fatalf("3 L0 tables (trigger 4) picked %+v", c)
-	}
-	v.Levels[0] = append(v.Levels[0], table(4, 1<<20, "k000000", "k000012"))
-	c := p.Pick(v)
-	if c == nil || c.Level != 0 || len(c.Inputs[0]) != 4 {
-		t.Fatalf("4 L0 tables: picked %+v", c)
-	}
-	if c.OutputLevel != 6 {
-		t.Fatalf("output level %d, want the base level 6", c.OutputLevel)
-	}
-	// k000000..k000035 meets the first four L6 tables.
-	if len(c.Inputs[1]) != 4 {
-		t.Fatalf("%d overlapping L6 inputs, want 4", len(c.Inputs[1]))
+	d.Fatalf(t, "unknown command %q", d.Cmd)
+	return ""
+}
+
+// define reads one table or run of tables per input line:
+//
+//	L<level> <file>:<smallest>-<largest> <size>
+//	L<level> sorted first=<file> count=<n> size=<size>
+func (e *pickerEnv) define(t *testing.T, d *datadriven.TestData) {
+	for _, line := range strings.Split(d.Input, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue // an empty tree
+		}
+		if len(f) < 2 || !strings.HasPrefix(f[0], "L") {
+			d.Fatalf(t, "bad table line %q", line)
+		}
+		l, err := strconv.Atoi(f[0][1:])
+		if err != nil || l < 0 || l >= manifest.NumLevels {
+			d.Fatalf(t, "bad level in %q", line)
+		}
+		if f[1] == "sorted" {
+			kv := map[string]string{}
+			for _, a := range f[2:] {
+				k, v, _ := strings.Cut(a, "=")
+				kv[k] = v
+			}
+			first := parseSize(t, d, kv["first"])
+			count := parseSize(t, d, kv["count"])
+			e.v.Levels[l] = append(e.v.Levels[l], sortedLevel(first, int(count), parseSize(t, d, kv["size"]))...)
+			continue
+		}
+		num, rng, ok := strings.Cut(f[1], ":")
+		lo, hi, ok2 := strings.Cut(rng, "-")
+		if !ok || !ok2 || len(f) != 3 {
+			d.Fatalf(t, "bad table line %q", line)
+		}
+		e.v.Levels[l] = append(e.v.Levels[l], table(parseSize(t, d, num), parseSize(t, d, f[2]), lo, hi))
 	}
 }
 
-func TestPickLevelRoundRobinAndTrivialMove(t *testing.T) {
-	o := DefaultOptions()
-	o.BaseBytes = 1 << 20
-	p := &Picker{Opts: o}
-	v := &Version{}
-	v.Levels[5] = sortedLevel(1, 8, 1<<20) // 8 MiB against a ~1 MiB target
-	v.Levels[6] = []Table{table(100, 50<<20, "k000035", "k000036")}
-	var seen []uint64
-	for i := 0; i < 8; i++ {
-		c := p.Pick(v)
-		if c == nil || c.Level != 5 || len(c.Inputs[0]) != 1 {
-			t.Fatalf("pick %d: %+v", i, c)
-		}
-		in := c.Inputs[0][0]
-		seen = append(seen, in.FileNum)
-		wantMove := in.FileNum != 4 // table 4 (k000030..k000039) overlaps L6
-		if c.TrivialMove != wantMove {
-			t.Fatalf("table %d: trivial move %v, want %v", in.FileNum, c.TrivialMove, wantMove)
-		}
-		p.Done(c)
-	}
-	for i, n := range seen {
-		if n != uint64(i+1) {
-			t.Fatalf("picks %v are not round-robin over the level", seen)
+func (e *pickerEnv) describe() string {
+	var b strings.Builder
+	for l, ts := range e.v.Levels {
+		if len(ts) > 0 {
+			fmt.Fprintf(&b, "L%d: %d tables, %d bytes\n", l, len(ts), e.v.LevelSize(l))
 		}
 	}
+	return b.String()
 }
 
-func TestPickPrefersHighestScore(t *testing.T) {
-	o := DefaultOptions()
-	o.BaseBytes = 1 << 20
-	p := &Picker{Opts: o}
-	v := &Version{}
-	v.Levels[6] = sortedLevel(1000, 10, 100<<20)
-	v.Levels[0] = sortedLevel(1, 5, 1<<10) // score 5/4
-	v.Levels[5] = sortedLevel(100, 10, 30<<20)
-	scores := p.Scores(v)
-	c := p.Pick(v)
-	want := 0
-	if scores[5] > scores[0] {
-		want = 5
+// targets prints the base level and the targets from it down, and checks
+// P1's bounds. With checkShare (for a tree whose data is all at the
+// bottom) it also checks that, with every level at its target, the levels
+// above the bottom would hold at most 20% of the data (about 1/multiplier).
+func (e *pickerEnv) targets(checkShare bool) string {
+	base, maxBytes := Targets(e.v, e.opts)
+	var b strings.Builder
+	fmt.Fprintf(&b, "base L%d\n", base)
+	var total, above uint64
+	for l := 1; l < manifest.NumLevels; l++ {
+		total += e.v.LevelSize(l)
 	}
-	if c == nil || c.Level != want {
-		t.Fatalf("scores %v: picked level %d, want %d", scores, c.Level, want)
+	for l := base; l < manifest.NumLevels; l++ {
+		if maxBytes[l] == math.MaxUint64 {
+			fmt.Fprintf(&b, "L%d unbounded\n", l)
+			continue
+		}
+		fmt.Fprintf(&b, "L%d %d\n", l, maxBytes[l])
+		above += maxBytes[l]
 	}
-}
-
-func TestSplitterCutsAtTargetAndGrandparentOverlap(t *testing.T) {
-	c := &Compaction{Grandparents: sortedLevel(1, 100, 1<<20)}
-	s := NewSplitter(c, Options{TargetFileSize: 1 << 30, MaxGrandparentOverlap: 5 << 20})
-	splits := 0
-	for i := 0; i < 1000; i++ {
-		if s.ShouldSplit([]byte(fmt.Sprintf("k%06d", i)), 100) {
-			splits++
+	if base < 1 || base >= manifest.NumLevels {
+		fmt.Fprintf(&b, "BAD: base level out of range\n")
+	}
+	if maxBytes[base] < e.opts.BaseBytes {
+		fmt.Fprintf(&b, "BAD: base target below BaseBytes\n")
+	}
+	if checkShare && base < manifest.NumLevels-1 && float64(above) > 0.2*float64(total) {
+		fmt.Fprintf(&b, "BAD: upper levels' targets %d exceed 20%% of the data %d\n", above, total)
+	}
+	for l := 1; l < base; l++ {
+		if len(e.v.Levels[l]) > 0 {
+			fmt.Fprintf(&b, "BAD: base level skips data at L%d\n", l)
 		}
 	}
-	// 1000 keys span 100 grandparents of 1 MiB: a split every ~6 of them.
-	if splits < 10 || splits > 20 {
-		t.Fatalf("%d splits across 100 MiB of grandparents with a 5 MiB limit", splits)
+	return b.String()
+}
+
+// split feeds keys to a splitter over the grandparents in level
+// grandparents=L<n> of the tree, printing where it cuts: either the input's
+// "<key> <output size>" lines, or keys=<n> generated keys k000000.. each
+// with output size size=<n>.
+func (e *pickerEnv) split(t *testing.T, d *datadriven.TestData) string {
+	c := &Compaction{}
+	if g := d.ScanArg(t, "grandparents", ""); g != "" {
+		l, err := strconv.Atoi(strings.TrimPrefix(g, "L"))
+		if err != nil || l < 0 || l >= manifest.NumLevels {
+			d.Fatalf(t, "bad grandparents level %q", g)
+		}
+		c.Grandparents = e.v.Levels[l]
 	}
-	s = NewSplitter(&Compaction{}, Options{TargetFileSize: 1000})
-	if s.ShouldSplit([]byte("a"), 999) || !s.ShouldSplit([]byte("b"), 1000) {
-		t.Fatal("target size split is off")
+	s := NewSplitter(c, e.opts)
+	var b strings.Builder
+	if n := d.ScanArg(t, "keys", ""); n != "" {
+		size := parseSize(t, d, d.ScanArg(t, "size", "0"))
+		var cuts []string
+		for i := 0; i < int(parseSize(t, d, n)); i++ {
+			k := fmt.Sprintf("k%06d", i)
+			if s.ShouldSplit([]byte(k), size) {
+				cuts = append(cuts, k)
+			}
+		}
+		fmt.Fprintf(&b, "%d splits\n", len(cuts))
+		for i := 0; i < len(cuts); i += 8 {
+			fmt.Fprintf(&b, "%s\n", strings.Join(cuts[i:min(i+8, len(cuts))], " "))
+		}
+		return b.String()
 	}
+	for _, line := range strings.Split(d.Input, "\n") {
+		k, sz, ok := strings.Cut(line, " ")
+		if !ok {
+			d.Fatalf(t, "bad split line %q", line)
+		}
+		verdict := "continue"
+		if s.ShouldSplit([]byte(k), parseSize(t, d, sz)) {
+			verdict = "split"
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", k, sz, verdict)
+	}
+	return b.String()
+}
+
+func describeCompaction(c *Compaction) string {
+	if c == nil {
+		return "none\n"
+	}
+	nums := func(ts []*manifest.TableMetadata) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, fmt.Sprintf("%06d", t.FileNum))
+		}
+		return "(" + strings.Join(s, " ") + ")"
+	}
+	move := ""
+	if c.TrivialMove {
+		move = " trivial-move"
+	}
+	return fmt.Sprintf("L%d -> L%d score=%.3f inputs=%s+%s grandparents=%s%s\n",
+		c.Level, c.OutputLevel, c.Score, nums(c.Inputs[0]), nums(c.Inputs[1]), nums(c.Grandparents), move)
+}
+
+// parseSize reads a count or byte size with an optional K, M or G suffix
+// (powers of two).
+func parseSize(t *testing.T, d *datadriven.TestData, s string) uint64 {
+	shift := 0
+	switch {
+	case strings.HasSuffix(s, "K"):
+		shift = 10
+	case strings.HasSuffix(s, "M"):
+		shift = 20
+	case strings.HasSuffix(s, "G"):
+		shift = 30
+	}
+	if shift > 0 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		d.Fatalf(t, "bad number %q", s)
+	}
+	return n << shift
 }
 
 func TestPickerOnRandomShapesStaysConsistent(t *testing.T) {
@@ -150,9 +291,9 @@ func TestPickerOnRandomShapesStaysConsistent(t *testing.T) {
 		o := DefaultOptions()
 		o.BaseBytes = 1 << 20
 		p := &Picker{Opts: o}
-		v := &Version{}
+		v := &manifest.Version{}
 		num := uint64(1)
-		for l := 0; l < NumLevels; l++ {
+		for l := 0; l < manifest.NumLevels; l++ {
 			n := rng.IntN(6)
 			if l > 0 {
 				v.Levels[l] = sortedLevel(num, n, uint64(rng.IntN(8<<20)+1))
@@ -181,28 +322,5 @@ func TestPickerOnRandomShapesStaysConsistent(t *testing.T) {
 		if got, want := len(c.Inputs[1]), len(overlapping(v.Levels[c.OutputLevel], lo, hi)); got != want {
 			t.Fatalf("%d output-level inputs, %d overlap", got, want)
 		}
-	}
-}
-
-func TestPickL0MovesNonOverlappingTablesTrivially(t *testing.T) {
-	p := &Picker{Opts: DefaultOptions()}
-	v := &Version{}
-	// A sequential load: four L0 tables in disjoint ranges, nothing below.
-	for i := 0; i < 4; i++ {
-		v.Levels[0] = append(v.Levels[0], table(uint64(i+1), 1<<20, fmt.Sprintf("k%06d", i*10), fmt.Sprintf("k%06d", i*10+9)))
-	}
-	if c := p.Pick(v); c == nil || !c.TrivialMove || len(c.Inputs[0]) != 4 {
-		t.Fatalf("disjoint L0 tables: %+v", c)
-	}
-	// Two overlapping L0 tables must be merged.
-	v.Levels[0][1].Smallest = []byte("k000005")
-	if c := p.Pick(v); c == nil || c.TrivialMove {
-		t.Fatalf("overlapping L0 tables moved trivially: %+v", c)
-	}
-	// Disjoint again, but the base level overlaps: merge.
-	v.Levels[0][1].Smallest = []byte("k000010")
-	v.Levels[6] = []Table{table(100, 1<<20, "k000015", "k000016")}
-	if c := p.Pick(v); c == nil || c.TrivialMove {
-		t.Fatalf("L0 tables overlapping the base level moved trivially: %+v", c)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/wal"
 )
@@ -123,14 +124,14 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 		// Without a version there are no tables to check against; the
 		// WALs can still be checked.
 		problem(err)
-		v = &version{}
+		v = &manifest.Version{}
 	}
 	rep.LastSeq = uint64(d.lastSeq)
 
 	live := map[fileNum]bool{}
-	for l, ts := range v.levels {
+	for l, ts := range v.Levels {
 		for _, t := range ts {
-			live[t.fileNum] = true
+			live[fileNum(t.FileNum)] = true
 			rep.Tables++
 			rep.Levels[l]++
 			for _, p := range d.checkTable(l, t, rep) {
@@ -165,17 +166,17 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 }
 
 // checkTable iterates table t of level l and returns what is wrong with it.
-func (d *DB) checkTable(level int, t *tableMeta, rep *CheckReport) []error {
-	name := fileName(fileKindTable, t.fileNum)
-	f, err := d.fs.Open(d.path(fileKindTable, t.fileNum))
+func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) []error {
+	name := fileName(fileKindTable, fileNum(t.FileNum))
+	f, err := d.fs.Open(d.path(fileKindTable, fileNum(t.FileNum)))
 	if err != nil {
 		return []error{base.CorruptionErrorf("kv: table %s (L%d) named by the manifest cannot be opened: %w", name, level, err)}
 	}
-	if st, err := f.Stat(); err == nil && uint64(st.Size()) != t.size {
+	if st, err := f.Stat(); err == nil && uint64(st.Size()) != t.Size {
 		f.Close()
-		return []error{base.CorruptionErrorf("kv: table %s: size %d, the manifest says %d", name, st.Size(), t.size)}
+		return []error{base.CorruptionErrorf("kv: table %s: size %d, the manifest says %d", name, st.Size(), t.Size)}
 	}
-	r, err := sstable.Open(f, int64(t.size), sstable.ReaderOptions{FileNum: uint64(t.fileNum), Name: name})
+	r, err := sstable.Open(f, int64(t.Size), sstable.ReaderOptions{FileNum: t.FileNum, Name: name})
 	if err != nil {
 		f.Close()
 		return []error{fmt.Errorf("kv: table %s: %w", name, err)}
@@ -194,17 +195,17 @@ func (d *DB) checkTable(level int, t *tableMeta, rep *CheckReport) []error {
 		if n > 0 && base.Compare(prev, k) >= 0 {
 			bad("entry %d: key %s is not after %s", n, k, prev)
 		}
-		if base.Compare(k, t.smallest) < 0 || base.Compare(k, t.largest) > 0 {
-			bad("entry %d: key %s is outside the manifest's bounds [%s, %s]", n, k, t.smallest, t.largest)
+		if base.Compare(k, t.Smallest) < 0 || base.Compare(k, t.Largest) > 0 {
+			bad("entry %d: key %s is outside the manifest's bounds [%s, %s]", n, k, t.Smallest, t.Largest)
 		}
-		if s := k.SeqNum(); s < t.smallestSeq || s > t.largestSeq {
-			bad("entry %d: key %s has a sequence number outside the manifest's [%d, %d]", n, k, t.smallestSeq, t.largestSeq)
+		if s := k.SeqNum(); s < t.SmallestSeq || s > t.LargestSeq {
+			bad("entry %d: key %s has a sequence number outside the manifest's [%d, %d]", n, k, t.SmallestSeq, t.LargestSeq)
 		}
 		if !k.Kind().Valid() {
 			bad("entry %d: key %s has an invalid kind", n, k)
 		}
-		if n == 0 && base.Compare(k, t.smallest) != 0 {
-			bad("first key %s is not the manifest's smallest %s", k, t.smallest)
+		if n == 0 && base.Compare(k, t.Smallest) != 0 {
+			bad("first key %s is not the manifest's smallest %s", k, t.Smallest)
 		}
 		prev = k.Clone()
 		n++
@@ -215,11 +216,11 @@ func (d *DB) checkTable(level int, t *tableMeta, rep *CheckReport) []error {
 		if n != p.NumEntries {
 			bad("iterated %d entries, its properties say %d", n, p.NumEntries)
 		}
-		if n > 0 && base.Compare(prev, t.largest) != 0 {
-			bad("last key %s is not the manifest's largest %s", prev, t.largest)
+		if n > 0 && base.Compare(prev, t.Largest) != 0 {
+			bad("last key %s is not the manifest's largest %s", prev, t.Largest)
 		}
-		if uint64(t.largestSeq) > uint64(d.lastSeq) {
-			bad("holds sequence number %d beyond the manifest's last %d", t.largestSeq, d.lastSeq)
+		if uint64(t.LargestSeq) > uint64(d.lastSeq) {
+			bad("holds sequence number %d beyond the manifest's last %d", t.LargestSeq, d.lastSeq)
 		}
 	}
 	rep.Entries += n

@@ -211,7 +211,7 @@ func (d *DB) makeRoomForWriteLocked() error {
 		if err := d.writableLocked(); err != nil {
 			return err
 		}
-		l0 := len(d.current.levels[0])
+		l0 := len(d.current.Levels[0])
 		canCompact := !d.opts.DisableAutomaticCompactions
 		switch {
 		case canCompact && l0 >= d.opts.L0StopWritesThreshold:

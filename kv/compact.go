@@ -5,6 +5,7 @@ import (
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
 // Compact flushes the memtables, then merges every table whose key range
@@ -27,10 +28,10 @@ func (d *DB) Compact(start, end []byte) error {
 		return err
 	}
 	v := d.current
-	v.ref()
+	v.Ref()
 	snaps := d.snapshots.seqs()
 	d.mu.Unlock()
-	defer v.unref()
+	defer v.Unref()
 
 	job := &compactionJob{inputs: pickManualInputs(v, start, end), outputLevel: NumLevels - 1}
 	if len(job.inputs) == 0 {
@@ -62,20 +63,20 @@ type compactionJob struct {
 
 type levelTable struct {
 	level int
-	meta  *tableMeta
+	meta  *manifest.TableMetadata
 }
 
 // runCompaction executes job: merge, write outputs, log the edit that swaps
 // inputs for outputs, and update the tombstone index.
 // REQUIRES: d.compactMu held; the inputs are in d.current.
 func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
-	edit := &versionEdit{}
+	edit := &manifest.VersionEdit{}
 	for _, in := range job.inputs {
-		edit.deleted = append(edit.deleted, deletedTable{level: in.level, num: in.meta.fileNum})
+		edit.DeletedTables = append(edit.DeletedTables, manifest.DeletedTable{Level: in.level, FileNum: in.meta.FileNum})
 	}
 	if job.trivialMove {
 		for _, in := range job.inputs {
-			edit.added = append(edit.added, newTable{level: job.outputLevel, meta: in.meta})
+			edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: job.outputLevel, Meta: in.meta})
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -98,7 +99,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 			return err
 		}
 		children = append(children, r.NewIter(nil, nil))
-		bytesIn += in.meta.size
+		bytesIn += in.meta.Size
 	}
 	merged := newMergingIter(children)
 	src := compaction.NewIter(merged, snaps, job.elide)
@@ -112,7 +113,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		return err
 	}
 	for _, t := range outputs {
-		edit.added = append(edit.added, newTable{level: job.outputLevel, meta: t})
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: job.outputLevel, Meta: t})
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -133,24 +134,24 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 // pickManualInputs returns every table meeting [start, end], widened to a
 // fixed point: a table overlapping any chosen table's range is chosen too,
 // so no version of a chosen key stays behind in an older table.
-func pickManualInputs(v *version, start, end []byte) []levelTable {
-	chosen := map[fileNum]bool{}
+func pickManualInputs(v *manifest.Version, start, end []byte) []levelTable {
+	chosen := map[uint64]bool{}
 	var out []levelTable
 	lo, hi := start, end
 	for changed := true; changed; {
 		changed = false
-		for l := range v.levels {
-			for _, t := range v.levels[l] {
-				if chosen[t.fileNum] || !t.overlaps(lo, hi) {
+		for l := range v.Levels {
+			for _, t := range v.Levels[l] {
+				if chosen[t.FileNum] || !t.Overlaps(lo, hi) {
 					continue
 				}
-				chosen[t.fileNum] = true
+				chosen[t.FileNum] = true
 				out = append(out, levelTable{level: l, meta: t})
-				if lo != nil && base.CompareUserKeys(t.smallest.UserKey, lo) < 0 {
-					lo = t.smallest.UserKey
+				if lo != nil && base.CompareUserKeys(t.Smallest.UserKey, lo) < 0 {
+					lo = t.Smallest.UserKey
 				}
-				if hi != nil && base.CompareUserKeys(t.largest.UserKey, hi) > 0 {
-					hi = t.largest.UserKey
+				if hi != nil && base.CompareUserKeys(t.Largest.UserKey, hi) > 0 {
+					hi = t.Largest.UserKey
 				}
 				changed = true
 			}

@@ -2,31 +2,20 @@ package kv
 
 import (
 	"github.com/sievekv/sievekv/compaction"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
-
-// pickerVersion describes v the way the compaction picker sees it.
-func (v *version) pickerVersion() *compaction.Version {
-	pv := &compaction.Version{}
-	for l, ts := range v.levels {
-		for _, t := range ts {
-			pv.Levels[l] = append(pv.Levels[l], compaction.Table{
-				FileNum: uint64(t.fileNum), Size: t.size,
-				Smallest: t.smallest.UserKey, Largest: t.largest.UserKey,
-			})
-		}
-	}
-	return pv
-}
 
 // maybeScheduleCompactionLocked starts the compaction goroutine when the
 // picker finds a level due and none is running. At most one background
 // compaction runs at a time (the right number for two cores; manual
-// compactions queue behind it on compactMu). REQUIRES: d.mu held.
+// compactions queue behind it on compactMu). The picker reads the published
+// current version itself (manifest's V1: immutable, nothing to copy).
+// REQUIRES: d.mu held (for d.current and the picker's pointers).
 func (d *DB) maybeScheduleCompactionLocked() {
 	if d.compacting || d.closed || d.bgErr != nil || d.opts.ReadOnly || d.opts.DisableAutomaticCompactions {
 		return
 	}
-	if d.picker.Pick(d.current.pickerVersion()) == nil {
+	if d.picker.Pick(d.current) == nil {
 		return
 	}
 	d.compacting = true
@@ -43,7 +32,7 @@ func (d *DB) compactLoop() {
 		d.mu.Lock()
 		var c *compaction.Compaction
 		if !d.closed && d.bgErr == nil {
-			c = d.picker.Pick(d.current.pickerVersion())
+			c = d.picker.Pick(d.current)
 		}
 		if c == nil {
 			d.compacting = false
@@ -52,13 +41,13 @@ func (d *DB) compactLoop() {
 			return
 		}
 		v := d.current
-		v.ref()
+		v.Ref()
 		job := d.jobFor(v, c)
 		snaps := d.snapshots.seqs()
 		d.mu.Unlock()
 
 		err := d.runCompaction(job, snaps)
-		v.unref()
+		v.Unref()
 
 		d.mu.Lock()
 		if err != nil && !d.closed {
@@ -70,19 +59,13 @@ func (d *DB) compactLoop() {
 	}
 }
 
-// jobFor turns the picker's choice into a job over v's tables.
-// REQUIRES: d.mu held.
-func (d *DB) jobFor(v *version, c *compaction.Compaction) *compactionJob {
-	byNum := map[uint64]*tableMeta{}
-	for _, ts := range v.levels {
-		for _, t := range ts {
-			byNum[uint64(t.fileNum)] = t
-		}
-	}
+// jobFor turns the picker's choice, made on v, into a job over v's tables
+// (the picker's inputs are v's own TableMetadata).
+func (d *DB) jobFor(v *manifest.Version, c *compaction.Compaction) *compactionJob {
 	job := &compactionJob{outputLevel: c.OutputLevel, trivialMove: c.TrivialMove, picked: c}
 	for i, level := range [2]int{c.Level, c.OutputLevel} {
 		for _, t := range c.Inputs[i] {
-			job.inputs = append(job.inputs, levelTable{level: level, meta: byNum[t.FileNum]})
+			job.inputs = append(job.inputs, levelTable{level: level, meta: t})
 		}
 	}
 	// A tombstone can go when no table below the output level may hold

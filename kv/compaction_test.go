@@ -71,7 +71,7 @@ func TestBackgroundCompactionKeepsTheTreeShaped(t *testing.T) {
 	d = openMem(t, fs, smallTree())
 	defer d.Close()
 	check(d)
-	if err := d.current.checkOrdering(); err != nil {
+	if err := d.current.CheckOrdering(); err != nil {
 		t.Fatal(err)
 	}
 }

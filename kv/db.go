@@ -9,6 +9,7 @@ import (
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
@@ -44,7 +45,7 @@ type DB struct {
 	closed    bool
 	mem       *memTable   // the mutable memtable; only the commit leader writes it
 	imm       []*memTable // immutable memtables awaiting flush, oldest first
-	current   *version
+	current   *manifest.Version
 	lastSeq   base.SeqNum // last sequence number assigned to a committed write
 	writers   []*pendingWrite
 	snapshots snapshotList
@@ -214,7 +215,7 @@ func (d *DB) Close() error {
 	keep(d.mem.closeWAL())
 	keep(d.manifest.close())
 	if d.current != nil {
-		d.current.unref()
+		d.current.Unref()
 	}
 	keep(d.tables.closeAll())
 	keep(d.lock.Close())

@@ -13,7 +13,12 @@
 // batches and snapshots are each for one goroutine at a time. DB.mu guards
 // the DB's mutable state (named on each field); the commit queue makes one
 // writer at a time (the leader) the only writer of the mutable memtable and
-// its WAL.
+// its WAL. The table set is a manifest.Version of manifest.TableMetadata,
+// the one model the compaction picker and the MANIFEST share; a version is
+// immutable once published (manifest's V1), so a read takes a reference to
+// d.current under DB.mu and then reads it without the lock, and every change
+// goes through one fold (manifest.BulkVersionEdit) that MANIFEST replay uses
+// too.
 //
 // # Invariants
 //

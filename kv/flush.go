@@ -3,23 +3,8 @@ package kv
 import (
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/sstable"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
-
-func metaFromSSTable(num fileNum, md sstable.Metadata) *tableMeta {
-	p := md.Properties
-	return &tableMeta{
-		fileNum:     num,
-		size:        md.Size,
-		smallest:    p.SmallestKey.Clone(),
-		largest:     p.LargestKey.Clone(),
-		smallestSeq: p.SmallestSeqNum,
-		largestSeq:  p.LargestSeqNum,
-		entries:     p.NumEntries,
-		filterType:  p.FilterType,
-		filterBytes: p.FilterSize,
-	}
-}
 
 // maybeScheduleFlushLocked starts the flush goroutine if memtables wait.
 // REQUIRES: d.mu held.
@@ -42,18 +27,21 @@ func (d *DB) flushLoop() {
 		m := d.imm[0]
 		snaps := d.snapshots.seqs()
 		v := d.current
-		v.ref()
+		v.Ref()
 		d.mu.Unlock()
 		var tombstones [][]byte
 		tables, elided, err := d.flushMemTable(m, v, snaps, &tombstones)
-		v.unref()
+		v.Unref()
 		d.mu.Lock()
 		if err == nil {
 			// Every entry of m is now in a table: the WAL needed next is
 			// the one of the following memtable (K6).
-			edit := &versionEdit{logNum: d.logNumAfterLocked(m)}
+			edit := &manifest.VersionEdit{}
+			if next := d.logNumAfterLocked(m); next != 0 {
+				edit.LogNumber, edit.HasLogNumber = uint64(next), true
+			}
 			for _, t := range tables {
-				edit.added = append(edit.added, newTable{level: 0, meta: t})
+				edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: t})
 			}
 			err = d.logAndApplyLocked(edit)
 			if err != nil {
@@ -90,7 +78,7 @@ func (d *DB) flushLoop() {
 // filters as the proof); v is the version whose tables are older than m.
 // tombstones receives the keys of the tombstones written, for the
 // tombstone index.
-func (d *DB) flushMemTable(m *memTable, v *version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*tableMeta, uint64, error) {
+func (d *DB) flushMemTable(m *memTable, v *manifest.Version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*manifest.TableMetadata, uint64, error) {
 	it := m.NewIter(nil, nil)
 	defer it.Close()
 	var elide func([]byte) bool
@@ -124,12 +112,12 @@ func (d *DB) logNumAfterLocked(m *memTable) fileNum {
 // MANIFEST update itself failed, its record may still be read back by the
 // next Open, so the tables are kept: Open deletes them if the MANIFEST
 // does not name them (K5). REQUIRES: d.mu held.
-func (d *DB) removeFiles(tables []*tableMeta) {
+func (d *DB) removeFiles(tables []*manifest.TableMetadata) {
 	if d.manifest.failed {
 		return
 	}
 	for _, t := range tables {
-		d.fs.Remove(d.path(fileKindTable, t.fileNum))
+		d.fs.Remove(d.path(fileKindTable, fileNum(t.FileNum)))
 	}
 }
 

@@ -59,13 +59,13 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		it.lower = cloneOrNil(o.LowerBound)
 		it.upper = cloneOrNil(o.UpperBound)
 	}
-	children := make([]base.InternalIterator, 0, 2+len(rs.imm)+len(rs.v.levels[0])+NumLevels)
+	children := make([]base.InternalIterator, 0, 2+len(rs.imm)+len(rs.v.Levels[0])+NumLevels)
 	children = append(children, rs.mem.NewIter(it.lower, it.upper))
 	for i := len(rs.imm) - 1; i >= 0; i-- {
 		children = append(children, rs.imm[i].NewIter(it.lower, it.upper))
 	}
-	for _, t := range rs.v.levels[0] {
-		if !t.overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.smallest.UserKey, it.upper) >= 0) {
+	for _, t := range rs.v.Levels[0] {
+		if !t.Overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.Smallest.UserKey, it.upper) >= 0) {
 			continue
 		}
 		r, err := d.tables.get(t)
@@ -76,8 +76,8 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		children = append(children, r.NewIter(it.lower, it.upper))
 	}
 	for l := 1; l < NumLevels; l++ {
-		if len(rs.v.levels[l]) > 0 {
-			children = append(children, newLevelIter(d, rs.v.levels[l], it.lower, it.upper))
+		if len(rs.v.Levels[l]) > 0 {
+			children = append(children, newLevelIter(d, rs.v.Levels[l], it.lower, it.upper))
 		}
 	}
 	it.iter = newMergingIter(children)

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 )
 
@@ -12,7 +13,7 @@ import (
 // tables wholly outside [lower, upper).
 type levelIter struct {
 	d            *DB
-	tables       []*tableMeta // sorted by smallest key, non-overlapping
+	tables       []*manifest.TableMetadata // sorted by smallest key, non-overlapping
 	lower, upper []byte
 	idx          int // index of the table cur iterates; -1 or len = none
 	cur          *sstable.Iter
@@ -21,17 +22,17 @@ type levelIter struct {
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
-func newLevelIter(d *DB, tables []*tableMeta, lower, upper []byte) *levelIter {
+func newLevelIter(d *DB, tables []*manifest.TableMetadata, lower, upper []byte) *levelIter {
 	return &levelIter{d: d, tables: tables, lower: lower, upper: upper, idx: -1}
 }
 
 // inBounds reports whether table i may hold keys in [lower, upper).
 func (l *levelIter) inBounds(i int) bool {
 	t := l.tables[i]
-	if l.lower != nil && base.CompareUserKeys(t.largest.UserKey, l.lower) < 0 {
+	if l.lower != nil && base.CompareUserKeys(t.Largest.UserKey, l.lower) < 0 {
 		return false
 	}
-	if l.upper != nil && base.CompareUserKeys(t.smallest.UserKey, l.upper) >= 0 {
+	if l.upper != nil && base.CompareUserKeys(t.Smallest.UserKey, l.upper) >= 0 {
 		return false
 	}
 	return true
@@ -93,7 +94,7 @@ func (l *levelIter) settle(ok bool, forward bool) bool {
 func (l *levelIter) SeekGE(key base.InternalKey) bool {
 	// The first table whose largest key is >= key.
 	i := sort.Search(len(l.tables), func(i int) bool {
-		return base.Compare(l.tables[i].largest, key) >= 0
+		return base.Compare(l.tables[i].Largest, key) >= 0
 	})
 	if i >= len(l.tables) || !l.inBounds(i) {
 		l.open(-1)
@@ -108,7 +109,7 @@ func (l *levelIter) SeekGE(key base.InternalKey) bool {
 func (l *levelIter) SeekLT(key base.InternalKey) bool {
 	// The last table whose smallest key is < key.
 	i := sort.Search(len(l.tables), func(i int) bool {
-		return base.Compare(l.tables[i].smallest, key) >= 0
+		return base.Compare(l.tables[i].Smallest, key) >= 0
 	}) - 1
 	if i < 0 || !l.inBounds(i) {
 		l.open(-1)

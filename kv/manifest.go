@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
-	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/wal"
 )
@@ -50,95 +48,30 @@ func (m *manifestState) close() error {
 	return err
 }
 
-// versionEdit is the engine's form of a manifest edit.
-type versionEdit struct {
-	logNum  fileNum // 0 = unchanged
-	added   []newTable
-	deleted []deletedTable
-}
-
-type newTable struct {
-	level int
-	meta  *tableMeta
-}
-
-type deletedTable struct {
-	level int
-	num   fileNum
-}
-
-func (e *versionEdit) toManifest(nextFileNum uint64, lastSeq base.SeqNum) *manifest.VersionEdit {
-	me := &manifest.VersionEdit{
-		NextFileNumber: nextFileNum, HasNextFileNumber: true,
-		LastSequence: uint64(lastSeq), HasLastSequence: true,
+// logAndApplyLocked makes e durable in the MANIFEST, then installs the
+// version it produces (K5). The edit is folded onto the current version
+// first, so an edit inconsistent with it never reaches the MANIFEST. On
+// error nothing is installed; the caller decides whether the failure is
+// sticky. REQUIRES: d.mu held.
+func (d *DB) logAndApplyLocked(e *manifest.VersionEdit) error {
+	if e.HasLogNumber && e.LogNumber < uint64(d.manifest.logNum) {
+		e.LogNumber = uint64(d.manifest.logNum)
 	}
-	if e.logNum != 0 {
-		me.LogNumber, me.HasLogNumber = uint64(e.logNum), true
-	}
-	for _, dt := range e.deleted {
-		me.DeletedTables = append(me.DeletedTables, manifest.DeletedTable{Level: dt.level, FileNum: uint64(dt.num)})
-	}
-	for _, nt := range e.added {
-		t := nt.meta
-		me.NewTables = append(me.NewTables, manifest.NewTable{Level: nt.level, Meta: manifest.TableMeta{
-			FileNum:     uint64(t.fileNum),
-			Size:        t.size,
-			Smallest:    t.smallest.Encode(nil),
-			Largest:     t.largest.Encode(nil),
-			SmallestSeq: uint64(t.smallestSeq),
-			LargestSeq:  uint64(t.largestSeq),
-			FilterType:  byte(t.filterType),
-		}})
-	}
-	return me
-}
-
-// fromManifest converts a decoded edit, validating the internal keys.
-func fromManifest(me *manifest.VersionEdit) (*versionEdit, error) {
-	e := &versionEdit{}
-	if me.HasLogNumber {
-		e.logNum = fileNum(me.LogNumber)
-	}
-	for _, dt := range me.DeletedTables {
-		e.deleted = append(e.deleted, deletedTable{level: dt.Level, num: fileNum(dt.FileNum)})
-	}
-	for _, nt := range me.NewTables {
-		m := nt.Meta
-		smallest, ok1 := base.DecodeInternalKey(m.Smallest)
-		largest, ok2 := base.DecodeInternalKey(m.Largest)
-		if !ok1 || !ok2 || base.Compare(smallest, largest) > 0 {
-			return nil, base.CorruptionErrorf("kv: manifest: table %06d has invalid key bounds", m.FileNum)
-		}
-		e.added = append(e.added, newTable{level: nt.Level, meta: &tableMeta{
-			fileNum:     fileNum(m.FileNum),
-			size:        m.Size,
-			smallest:    smallest.Clone(),
-			largest:     largest.Clone(),
-			smallestSeq: base.SeqNum(m.SmallestSeq),
-			largestSeq:  base.SeqNum(m.LargestSeq),
-			filterType:  sstable.FilterType(m.FilterType),
-		}})
-	}
-	return e, nil
-}
-
-// logAndApplyLocked makes edit durable in the MANIFEST, then installs the
-// version it produces (K5). On error nothing is installed; the caller
-// decides whether the failure is sticky. REQUIRES: d.mu held.
-func (d *DB) logAndApplyLocked(e *versionEdit) error {
-	if e.logNum != 0 && e.logNum < d.manifest.logNum {
-		e.logNum = d.manifest.logNum
-	}
-	me := e.toManifest(d.manifest.nextFileNum.Load(), d.lastSeq)
-	if err := me.Validate(); err != nil {
+	e.NextFileNumber, e.HasNextFileNumber = d.manifest.nextFileNum.Load(), true
+	e.LastSequence, e.HasLastSequence = uint64(d.lastSeq), true
+	if err := e.Validate(); err != nil {
 		return fmt.Errorf("kv: refusing to log an invalid version edit: %w", err)
+	}
+	nv, err := d.foldLocked(e)
+	if err != nil {
+		return err
 	}
 	if d.manifest.failed {
 		// An earlier record's fate is unknown; nothing may follow it.
 		return d.bgErr
 	}
-	err := func() error {
-		if _, err := d.manifest.w.WriteRecord(me.Encode()); err != nil {
+	err = func() error {
+		if _, err := d.manifest.w.WriteRecord(e.Encode()); err != nil {
 			return fmt.Errorf("kv: write MANIFEST-%06d: %w", d.manifest.num, err)
 		}
 		if err := d.manifest.w.Sync(); err != nil {
@@ -154,113 +87,89 @@ func (d *DB) logAndApplyLocked(e *versionEdit) error {
 		d.setBackgroundErrorLocked("kv: MANIFEST update", err)
 		return err
 	}
-	return d.applyEditLocked(e)
+	d.installEditLocked(e, nv)
+	return nil
 }
 
-// applyEdit returns the version old+e without touching reference counts.
-// It rejects an edit inconsistent with old (deleting a table that is not
-// there, adding one twice, overlapping tables in a sorted level) as
-// corruption, so MANIFEST replay can use it too.
-func applyEdit(old *version, e *versionEdit) (*version, error) {
-	nv := &version{}
-	deleted := map[fileNum]bool{}
-	for _, dt := range e.deleted {
-		deleted[dt.num] = true
-		found := false
-		for _, t := range old.levels[dt.level] {
-			found = found || t.fileNum == dt.num
-		}
-		if !found {
-			return nil, base.CorruptionErrorf("kv: version edit deletes table %06d, which is not in L%d", dt.num, dt.level)
-		}
-	}
-	present := map[fileNum]bool{}
-	for l := range old.levels {
-		for _, t := range old.levels[l] {
-			if !deleted[t.fileNum] {
-				nv.levels[l] = append(nv.levels[l], t)
-				present[t.fileNum] = true
-			}
-		}
-	}
-	for _, nt := range e.added {
-		if present[nt.meta.fileNum] {
-			return nil, base.CorruptionErrorf("kv: version edit adds table %06d twice", nt.meta.fileNum)
-		}
-		present[nt.meta.fileNum] = true
-		nv.levels[nt.level] = append(nv.levels[nt.level], nt.meta)
-	}
-	nv.sortLevels()
-	if err := nv.checkOrdering(); err != nil {
-		return nil, err
-	}
-	return nv, nil
-}
-
-// applyEditLocked makes current+e the current version: the new version
-// references its tables, tables the edit removed are marked obsolete, and
-// the old version is released (its removed tables' files go once no read
-// holds them, K5). REQUIRES: d.mu held.
-func (d *DB) applyEditLocked(e *versionEdit) error {
-	old := d.current
-	nv, err := applyEdit(old, e)
+// applyEditLocked installs current+e without logging it (Open's recovery
+// flush, which the fresh MANIFEST Open writes next records). REQUIRES: d.mu
+// held.
+func (d *DB) applyEditLocked(e *manifest.VersionEdit) error {
+	nv, err := d.foldLocked(e)
 	if err != nil {
 		return err
 	}
-	if e.logNum > d.manifest.logNum {
-		d.manifest.logNum = e.logNum
+	d.installEditLocked(e, nv)
+	return nil
+}
+
+// foldLocked returns the version current+e, with the same fold MANIFEST
+// replay uses: an edit inconsistent with the current version (deleting a
+// table that is not there, adding one twice, overlapping tables in a
+// sorted level) is corruption. REQUIRES: d.mu held.
+func (d *DB) foldLocked(e *manifest.VersionEdit) (*manifest.Version, error) {
+	b := manifest.NewBulkVersionEdit(d.current)
+	if err := b.Accumulate(e); err != nil {
+		return nil, base.CorruptionErrorf("kv: version edit: %w", err)
 	}
-	readded := map[fileNum]bool{} // a trivial move deletes and re-adds
-	for _, nt := range e.added {
-		readded[nt.meta.fileNum] = true
+	s, err := b.Apply()
+	if err != nil {
+		return nil, base.CorruptionErrorf("kv: version edit: %w", err)
 	}
-	for _, dt := range e.deleted {
-		for _, t := range old.levels[dt.level] {
-			if t.fileNum == dt.num && !readded[t.fileNum] {
-				t.obsolete.Store(true)
+	return s.Version, nil
+}
+
+// installEditLocked makes nv (current+e) the current version: tables the
+// edit removed are marked obsolete, and the old version is released (its
+// removed tables' files go once no read holds them, K5). REQUIRES: d.mu
+// held.
+func (d *DB) installEditLocked(e *manifest.VersionEdit, nv *manifest.Version) {
+	old := d.current
+	if e.HasLogNumber && fileNum(e.LogNumber) > d.manifest.logNum {
+		d.manifest.logNum = fileNum(e.LogNumber)
+	}
+	readded := map[uint64]bool{} // a trivial move deletes and re-adds
+	for _, nt := range e.NewTables {
+		readded[nt.Meta.FileNum] = true
+	}
+	for _, dt := range e.DeletedTables {
+		for _, t := range old.Levels[dt.Level] {
+			if t.FileNum == dt.FileNum && !readded[t.FileNum] {
+				t.MarkObsolete()
 			}
 		}
 	}
 	d.installVersionLocked(nv)
-	old.unref()
-	return nil
+	old.Unref()
 }
 
-// installVersionLocked makes v current, holding one reference to it and,
-// through it, to each of its tables. REQUIRES: d.mu held.
-func (d *DB) installVersionLocked(v *version) {
-	v.onZero = d.releaseVersion
-	v.refs.Store(1)
-	for _, l := range v.levels {
-		for _, t := range l {
-			t.refs.Add(1)
-		}
-	}
+// installVersionLocked publishes v as current, holding one reference to it
+// and, through it, to each of its tables. REQUIRES: d.mu held.
+func (d *DB) installVersionLocked(v *manifest.Version) {
+	v.Publish(d.releaseTable)
 	d.current = v
 }
 
-// releaseVersion drops a dead version's references to its tables and
-// deletes the files of tables that an edit removed and no version still
-// includes (K5).
-func (d *DB) releaseVersion(v *version) {
-	for _, l := range v.levels {
-		for _, t := range l {
-			if t.refs.Add(-1) == 0 && t.obsolete.Load() {
-				d.tables.evict(t.fileNum)
-				if err := d.fs.Remove(d.path(fileKindTable, t.fileNum)); err != nil {
-					d.opts.Logger("kv: remove obsolete table %06d: %v", t.fileNum, err)
-				}
-			}
-		}
+// releaseTable deletes the file of a table that no published version
+// includes any more, if an edit removed it (K5).
+func (d *DB) releaseTable(t *manifest.TableMetadata) {
+	if !t.Obsolete() {
+		return
+	}
+	num := fileNum(t.FileNum)
+	d.tables.evict(num)
+	if err := d.fs.Remove(d.path(fileKindTable, num)); err != nil {
+		d.opts.Logger("kv: remove obsolete table %06d: %v", num, err)
 	}
 }
 
 // replayManifest folds the MANIFEST that CURRENT names (with the manifest
-// package's BulkVersionEdit, which checks every edit against the ones
-// before it) into a version, and restores the scalars it records. A torn
+// package's BulkVersionEdit, the fold every version change uses, which
+// checks every edit against the ones before it) into a version, and
+// restores the scalars it records. A torn
 // last record is ignored: an edit is applied only after its record is
 // synced, so a torn one never took effect.
-func (d *DB) replayManifest() (*version, error) {
+func (d *DB) replayManifest() (*manifest.Version, error) {
 	current, err := d.readCurrent()
 	if err != nil {
 		return nil, err
@@ -305,18 +214,9 @@ func (d *DB) replayManifest() (*version, error) {
 	if records == 0 {
 		return nil, base.CorruptionErrorf("kv: %s holds no version edit", current)
 	}
-	state, err := fold.Apply(compareEncodedKeys)
+	state, err := fold.Apply()
 	if err != nil {
 		return nil, base.CorruptionErrorf("kv: %s: %w", current, err)
-	}
-	// One edit that adds every live table, converted like any other.
-	e, err := fromManifest(state.Edit())
-	if err != nil {
-		return nil, err
-	}
-	v, err := applyEdit(&version{}, e)
-	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, current)
 	}
 	// The WAL the manifest names as the oldest needed was created and
 	// synced into the directory before any edit named it, and is deleted
@@ -337,18 +237,7 @@ func (d *DB) replayManifest() (*version, error) {
 	d.lastSeq = base.SeqNum(state.LastSequence)
 	d.manifest.bumpNextFileNum(fileNum(state.NextFileNumber))
 	d.manifest.bumpNextFileNum(num + 1)
-	return v, nil
-}
-
-// compareEncodedKeys orders encoded internal keys for the manifest fold;
-// keys that do not decode sort by bytes (fromManifest rejects them later).
-func compareEncodedKeys(a, b []byte) int {
-	ka, ok1 := base.DecodeInternalKey(a)
-	kb, ok2 := base.DecodeInternalKey(b)
-	if !ok1 || !ok2 {
-		return bytes.Compare(a, b)
-	}
-	return base.Compare(ka, kb)
+	return state.Version, nil
 }
 
 // readCurrent returns the manifest name CURRENT holds.
@@ -382,13 +271,14 @@ func (d *DB) createManifestLocked(logNum fileNum) error {
 		return fmt.Errorf("kv: create %s: %w", name, err)
 	}
 	w := wal.NewWriter(f, f, uint64(num))
-	snap := &versionEdit{logNum: logNum}
-	for l, ts := range d.current.levels {
-		for _, t := range ts {
-			snap.added = append(snap.added, newTable{level: l, meta: t})
-		}
+	snap := &manifest.State{
+		LogNumber:      uint64(logNum),
+		NextFileNumber: d.manifest.nextFileNum.Load(),
+		LastSequence:   uint64(d.lastSeq),
+		Version:        d.current,
 	}
-	me := snap.toManifest(d.manifest.nextFileNum.Load(), d.lastSeq)
+	me := snap.Edit()
+	me.HasLogNumber = logNum != 0
 	err = me.Validate()
 	if err == nil {
 		_, err = w.WriteRecord(me.Encode())
@@ -450,9 +340,9 @@ func (d *DB) deleteObsoleteFilesLocked() {
 		return
 	}
 	live := map[fileNum]bool{}
-	for _, l := range d.current.levels {
+	for _, l := range d.current.Levels {
 		for _, t := range l {
-			live[t.fileNum] = true
+			live[fileNum(t.FileNum)] = true
 		}
 	}
 	for _, n := range names {

@@ -3,10 +3,13 @@ package kv
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
-// NumLevels is the number of LSM levels, L0 through L6.
-const NumLevels = 7
+// NumLevels is the number of LSM levels, L0 through L6: the engine's one
+// definition (manifest.NumLevels), exported for Metrics.Levels.
+const NumLevels = manifest.NumLevels
 
 // Metrics is a point-in-time snapshot of the DB's counters, returned by
 // DB.Metrics. Counters are cumulative since Open.
@@ -231,12 +234,12 @@ func (d *DB) Metrics() Metrics {
 		m.BackgroundError = d.bgErr.Error()
 	}
 	if d.current != nil {
-		for l, ts := range d.current.levels {
+		for l, ts := range d.current.Levels {
 			for _, t := range ts {
 				m.Levels[l].Tables++
-				m.Levels[l].Bytes += t.size
-				m.Levels[l].Entries += t.entries
-				m.Filter.Bytes += t.filterBytes
+				m.Levels[l].Bytes += t.Size
+				m.Levels[l].Entries += t.Entries()
+				m.Filter.Bytes += t.FilterBytes()
 			}
 		}
 	}

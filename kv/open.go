@@ -9,6 +9,7 @@ import (
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
@@ -104,17 +105,17 @@ func (d *DB) recover() error {
 		}
 	}
 
-	v := &version{}
+	v := &manifest.Version{}
 	if hasCurrent {
 		if v, err = d.replayManifest(); err != nil {
 			return err
 		}
 	}
-	d.installVersionLocked(v)
 	// Open every live table now: a missing or damaged table is reported
-	// by Open rather than by some later read, and the tables' properties
-	// fill in what the manifest does not record.
-	for _, l := range v.levels {
+	// by Open rather than by some later read, and each table's property
+	// block, which the manifest does not repeat, joins its metadata before
+	// the version is published (manifest's V1).
+	for _, l := range v.Levels {
 		for _, t := range l {
 			r, err := d.tables.get(t)
 			if err != nil {
@@ -123,9 +124,10 @@ func (d *DB) recover() error {
 				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
 			p := r.Properties()
-			t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
+			t.Props = &p
 		}
 	}
+	d.installVersionLocked(v)
 
 	// Every file number in the directory is taken, even those the manifest
 	// does not know (orphans), so new files never reuse one.
@@ -198,9 +200,9 @@ func (d *DB) flushRecoveredLocked() error {
 	if err != nil {
 		return err
 	}
-	edit := &versionEdit{}
+	edit := &manifest.VersionEdit{}
 	for _, t := range tables {
-		edit.added = append(edit.added, newTable{level: 0, meta: t})
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: t})
 	}
 	if err := d.applyEditLocked(edit); err != nil {
 		return err

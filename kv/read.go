@@ -2,6 +2,7 @@ package kv
 
 import (
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
 // readState pins what a read needs: the memtables and the version current
@@ -10,10 +11,10 @@ import (
 type readState struct {
 	mem *memTable
 	imm []*memTable // oldest first
-	v   *version
+	v   *manifest.Version
 }
 
-func (rs *readState) unref() { rs.v.unref() }
+func (rs *readState) unref() { rs.v.Unref() }
 
 // loadReadState pins the current state for one read. It returns a value,
 // not a pointer, so a Get allocates nothing for it. The imm slice header
@@ -25,7 +26,7 @@ func (d *DB) loadReadState() (readState, error) {
 	if d.closed {
 		return readState{}, ErrClosed
 	}
-	d.current.ref()
+	d.current.Ref()
 	return readState{mem: d.mem, imm: d.imm, v: d.current}, nil
 }
 
@@ -61,10 +62,10 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 		}
 		trace.memtable("immutable memtable", false)
 	}
-	for level, tables := range rs.v.levels {
+	for level, tables := range rs.v.Levels {
 		if level == 0 {
 			for _, t := range tables {
-				if !t.containsUserKey(key) {
+				if !t.ContainsUserKey(key) {
 					continue
 				}
 				v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
@@ -74,7 +75,7 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 			}
 			continue
 		}
-		t := tableFor(tables, key)
+		t := rs.v.TableFor(level, key)
 		if t == nil {
 			continue
 		}
@@ -86,7 +87,7 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 	return nil, ErrNotFound
 }
 
-func (d *DB) getFromTable(t *tableMeta, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
+func (d *DB) getFromTable(t *manifest.TableMetadata, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
 	r, err := d.tables.get(t)
 	if err != nil {
 		return nil, 0, false, err

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -39,12 +40,13 @@ func newTableCache(fs vfs.FS, dirname string, cache *sstable.Cache, stats *sstab
 }
 
 // get returns the reader of t, opening the file if needed.
-func (c *tableCache) get(t *tableMeta) (*sstable.Reader, error) {
+func (c *tableCache) get(t *manifest.TableMetadata) (*sstable.Reader, error) {
+	num := fileNum(t.FileNum)
 	c.mu.Lock()
-	h, ok := c.readers[t.fileNum]
+	h, ok := c.readers[num]
 	if !ok {
 		h = &tableHandle{}
-		c.readers[t.fileNum] = h
+		c.readers[num] = h
 	}
 	c.mu.Unlock()
 	h.once.Do(func() { h.r, h.err = c.open(t) })
@@ -52,16 +54,16 @@ func (c *tableCache) get(t *tableMeta) (*sstable.Reader, error) {
 		// Let a later call retry (the failure may be transient), unless
 		// another goroutine already replaced the handle.
 		c.mu.Lock()
-		if c.readers[t.fileNum] == h {
-			delete(c.readers, t.fileNum)
+		if c.readers[num] == h {
+			delete(c.readers, num)
 		}
 		c.mu.Unlock()
 	}
 	return h.r, h.err
 }
 
-func (c *tableCache) open(t *tableMeta) (*sstable.Reader, error) {
-	name := fileName(fileKindTable, t.fileNum)
+func (c *tableCache) open(t *manifest.TableMetadata) (*sstable.Reader, error) {
+	name := fileName(fileKindTable, fileNum(t.FileNum))
 	f, err := c.fs.Open(c.fs.PathJoin(c.dirname, name))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -73,9 +75,9 @@ func (c *tableCache) open(t *tableMeta) (*sstable.Reader, error) {
 		return nil, fmt.Errorf("kv: open table %s: %w", name, err)
 	}
 	opts := c.opts
-	opts.FileNum = uint64(t.fileNum)
+	opts.FileNum = t.FileNum
 	opts.Name = name
-	r, err := sstable.Open(f, int64(t.size), opts)
+	r, err := sstable.Open(f, int64(t.Size), opts)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("kv: open table %s: %w", name, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 )
 
@@ -29,16 +30,16 @@ type outputSpec struct {
 // between two user keys, never inside one key's versions, so tables of a
 // sorted level never share a user key. Created files are removed on error;
 // orphans left by a crash are removed by the next Open.
-func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*tableMeta, error) {
+func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMetadata, error) {
 	var (
-		out     []*tableMeta
+		out     []*manifest.TableMetadata
 		w       *sstable.Writer
 		num     fileNum
 		lastKey []byte
 		created []fileNum
 		started bool
 	)
-	fail := func(err error) ([]*tableMeta, error) {
+	fail := func(err error) ([]*manifest.TableMetadata, error) {
 		if w != nil {
 			w.Abort()
 		}
@@ -54,7 +55,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*tableMeta, error)
 			return fmt.Errorf("kv: write table %06d: %w", num, err)
 		}
 		d.counters.tableBytesWritten.Add(md.Size)
-		out = append(out, metaFromSSTable(num, md))
+		out = append(out, manifest.NewTableMetadata(uint64(num), md))
 		return nil
 	}
 	for src.Next() {
@@ -106,10 +107,10 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*tableMeta, error)
 // noOlderVersion reports whether no table of v at level fromLevel or
 // deeper can hold userKey: every such table's key range excludes it or its
 // filter rules it out. Tables without a filter count as "may hold".
-func (d *DB) noOlderVersion(v *version, fromLevel int, userKey []byte) bool {
+func (d *DB) noOlderVersion(v *manifest.Version, fromLevel int, userKey []byte) bool {
 	for l := fromLevel; l < NumLevels; l++ {
-		for _, t := range v.levels[l] {
-			if !t.containsUserKey(userKey) {
+		for _, t := range v.Levels[l] {
+			if !t.ContainsUserKey(userKey) {
 				continue
 			}
 			r, err := d.tables.get(t)

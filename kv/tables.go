@@ -1,8 +1,14 @@
 package kv
 
-import "slices"
+import (
+	"slices"
 
-// TableInfo describes one live table, for tools (kvshell's "tables").
+	"github.com/sievekv/sievekv/internal/manifest"
+)
+
+// TableInfo describes one live table, for tools (kvshell's "tables"). It is
+// a view of the engine's manifest.TableMetadata, built when Tables is
+// called; the engine keeps no TableInfo of its own.
 type TableInfo struct {
 	Level       int
 	FileNum     uint64
@@ -14,6 +20,19 @@ type TableInfo struct {
 	FilterBytes uint64
 }
 
+func tableInfo(level int, t *manifest.TableMetadata) TableInfo {
+	return TableInfo{
+		Level:       level,
+		FileNum:     t.FileNum,
+		Smallest:    slices.Clone(t.Smallest.UserKey),
+		Largest:     slices.Clone(t.Largest.UserKey),
+		Size:        t.Size,
+		Entries:     t.Entries(),
+		Filter:      filterName(t.FilterType),
+		FilterBytes: t.FilterBytes(),
+	}
+}
+
 // Tables lists the live tables, L0 first (newest first), then each deeper
 // level in key order.
 func (d *DB) Tables() ([]TableInfo, error) {
@@ -23,18 +42,9 @@ func (d *DB) Tables() ([]TableInfo, error) {
 		return nil, ErrClosed
 	}
 	var out []TableInfo
-	for l, ts := range d.current.levels {
+	for l, ts := range d.current.Levels {
 		for _, t := range ts {
-			out = append(out, TableInfo{
-				Level:       l,
-				FileNum:     uint64(t.fileNum),
-				Smallest:    slices.Clone(t.smallest.UserKey),
-				Largest:     slices.Clone(t.largest.UserKey),
-				Size:        t.size,
-				Entries:     t.entries,
-				Filter:      filterName(t.filterType),
-				FilterBytes: t.filterBytes,
-			})
+			out = append(out, tableInfo(l, t))
 		}
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
 // tombstoneIndex is the engine-wide cuckoo filter of the user keys whose
@@ -199,9 +200,9 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).
 // Tables whose properties record no deletions are skipped unread.
-func (d *DB) tombstoneKeys(v *version) ([][]byte, error) {
+func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	var keys [][]byte
-	for _, ts := range v.levels {
+	for _, ts := range v.Levels {
 		for _, t := range ts {
 			r, err := d.tables.get(t)
 			if err != nil {

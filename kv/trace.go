@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
 // GetTrace explains one Get: every source it consulted, in order, and what
@@ -61,14 +62,14 @@ func (t *GetTrace) memtable(name string, hit bool) {
 	t.Steps = append(t.Steps, TraceStep{Source: name, Hit: hit})
 }
 
-func (t *GetTrace) table(level int, tm *tableMeta, before, after tableStats, found bool, err error) {
+func (t *GetTrace) table(level int, tm *manifest.TableMetadata, before, after tableStats, found bool, err error) {
 	if t == nil {
 		return
 	}
 	t.Steps = append(t.Steps, TraceStep{
 		Source:          "table",
 		Level:           level,
-		Table:           uint64(tm.fileNum),
+		Table:           tm.FileNum,
 		FilterChecked:   after.filterChecks > before.filterChecks,
 		FilterNegative:  after.filterNegatives > before.filterNegatives,
 		DataBlockReads:  after.dataReads - before.dataReads,

@@ -2,49 +2,22 @@ package manifest
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/sievekv/sievekv/internal/base"
 )
 
-// State is the table set and scalar fields a sequence of edits describes.
-// Scalars are zero if no edit set them.
-type State struct {
-	LogNumber      uint64
-	NextFileNumber uint64
-	LastSequence   uint64
-	// CompactionPointers holds the latest pointer per level, nil if none.
-	CompactionPointers [NumLevels][]byte
-	// Levels holds each level's tables: L0 by increasing file number (so
-	// newest last), deeper levels by increasing smallest key (M5).
-	Levels [NumLevels][]TableMeta
-}
-
-// Edit returns one edit that recreates s from nothing: what the engine
-// writes first into a fresh MANIFEST.
-func (s *State) Edit() *VersionEdit {
-	e := &VersionEdit{
-		LogNumber: s.LogNumber, HasLogNumber: true,
-		NextFileNumber: s.NextFileNumber, HasNextFileNumber: true,
-		LastSequence: s.LastSequence, HasLastSequence: true,
-	}
-	for level, key := range s.CompactionPointers {
-		if key != nil {
-			e.CompactionPointers = append(e.CompactionPointers, CompactionPointer{Level: level, Key: key})
-		}
-	}
-	for level, tables := range s.Levels {
-		for _, m := range tables {
-			e.NewTables = append(e.NewTables, NewTable{Level: level, Meta: m})
-		}
-	}
-	return e
-}
-
-// BulkVersionEdit folds edits, in MANIFEST order, into the table set they
-// describe. The zero value is an empty fold ready for use. Not safe for
-// concurrent use.
+// BulkVersionEdit folds edits, in MANIFEST order, onto a base Version: the
+// one fold both MANIFEST replay (base empty, every record) and the engine's
+// installation of a new version (base current, one edit) use. The zero
+// value folds onto an empty version. Not safe for concurrent use.
+//
+// The fold shares the TableMetadata of its base and of the edits it is
+// given: once a version built by Apply is published, those tables are the
+// version's and must not change (V1).
 type BulkVersionEdit struct {
-	tables   map[uint64]placed // every live table by file number
-	state    State             // scalars and compaction pointers so far
+	base     *Version
+	tables   map[uint64]placed // every live table by file number, once started
+	state    State             // scalars so far
 	hasLog   bool
 	hasNext  bool
 	hasSeq   bool
@@ -53,18 +26,37 @@ type BulkVersionEdit struct {
 
 type placed struct {
 	level int
-	meta  TableMeta
+	meta  *TableMetadata
+}
+
+// NewBulkVersionEdit returns a fold starting from the tables of base (nil
+// is empty). base is only read.
+func NewBulkVersionEdit(base *Version) *BulkVersionEdit {
+	return &BulkVersionEdit{base: base}
+}
+
+func (b *BulkVersionEdit) start() {
+	if b.tables != nil {
+		return
+	}
+	b.tables = make(map[uint64]placed)
+	if b.base == nil {
+		return
+	}
+	for l, ts := range b.base.Levels {
+		for _, t := range ts {
+			b.tables[t.FileNum] = placed{level: l, meta: t}
+		}
+	}
 }
 
 // Accumulate folds e into b. It returns an error wrapping ErrCorruption if e
-// is invalid or inconsistent with the edits before it (M4); b is then
+// is invalid or inconsistent with the tables before it (M4); b is then
 // unchanged, so the caller may report the error and stop.
 func (b *BulkVersionEdit) Accumulate(e *VersionEdit) error {
+	b.start()
 	if err := b.check(e); err != nil {
 		return fmt.Errorf("manifest: edit %d: %w", b.accepted, err)
-	}
-	if b.tables == nil {
-		b.tables = make(map[uint64]placed)
 	}
 	if e.HasLogNumber {
 		b.state.LogNumber, b.hasLog = e.LogNumber, true
@@ -75,16 +67,11 @@ func (b *BulkVersionEdit) Accumulate(e *VersionEdit) error {
 	if e.HasLastSequence {
 		b.state.LastSequence, b.hasSeq = e.LastSequence, true
 	}
-	for _, cp := range e.CompactionPointers {
-		b.state.CompactionPointers[cp.Level] = slices.Clone(cp.Key)
-	}
 	for _, d := range e.DeletedTables {
 		delete(b.tables, d.FileNum)
 	}
 	for _, n := range e.NewTables {
-		m := n.Meta
-		m.Smallest, m.Largest = slices.Clone(m.Smallest), slices.Clone(m.Largest) // e stays the caller's
-		b.tables[m.FileNum] = placed{level: n.Level, meta: m}
+		b.tables[n.Meta.FileNum] = placed{level: n.Level, meta: n.Meta}
 	}
 	b.accepted++
 	return nil
@@ -109,32 +96,32 @@ func (b *BulkVersionEdit) check(e *VersionEdit) error {
 	for _, d := range e.DeletedTables {
 		p, ok := b.tables[d.FileNum]
 		if !ok {
-			return corruptf("deletes table %d from level %d, but no such table exists", d.FileNum, d.Level)
+			return corruptf("deletes table %06d from L%d, but no such table exists", d.FileNum, d.Level)
 		}
 		if p.level != d.Level {
-			return corruptf("deletes table %d from level %d, but it is in level %d", d.FileNum, d.Level, p.level)
+			return corruptf("deletes table %06d from L%d, but it is in L%d", d.FileNum, d.Level, p.level)
 		}
 		deleted[d.FileNum] = true
 	}
 	for _, n := range e.NewTables {
 		if p, ok := b.tables[n.Meta.FileNum]; ok && !deleted[n.Meta.FileNum] {
-			return corruptf("adds table %d to level %d, but it is already in level %d", n.Meta.FileNum, n.Level, p.level)
+			return corruptf("adds table %06d to L%d, but it is already in L%d", n.Meta.FileNum, n.Level, p.level)
 		}
 	}
 	return nil
 }
 
-// Apply returns the State the folded edits describe, with levels ordered and
-// checked by cmp, which orders the tables' internal keys (M5). It returns an
-// error wrapping ErrCorruption if a table's smallest key is above its
-// largest, two tables of a level >= 1 overlap, a file number is not below
-// NextFileNumber, or a table holds sequence numbers above LastSequence. b is
-// not changed and may keep accumulating.
-func (b *BulkVersionEdit) Apply(cmp func(a, b []byte) int) (*State, error) {
+// Apply returns the State the base and the folded edits describe: a new,
+// unpublished Version with its levels ordered (V2) and checked (M5). It
+// returns an error wrapping ErrCorruption if a table's smallest key is above
+// its largest, two tables of a level >= 1 overlap, a file number is not
+// below NextFileNumber, or a table holds sequence numbers above
+// LastSequence (the last two only when the folded edits set those scalars).
+// b is not changed and may keep accumulating.
+func (b *BulkVersionEdit) Apply() (*State, error) {
+	b.start()
 	s := b.state
-	for level := range s.CompactionPointers {
-		s.CompactionPointers[level] = slices.Clone(s.CompactionPointers[level])
-	}
+	s.Version = &Version{}
 	for _, p := range b.tables {
 		s.Levels[p.level] = append(s.Levels[p.level], p.meta)
 	}
@@ -143,43 +130,20 @@ func (b *BulkVersionEdit) Apply(cmp func(a, b []byte) int) (*State, error) {
 	}
 	for level, tables := range s.Levels {
 		for _, m := range tables {
-			if cmp(m.Smallest, m.Largest) > 0 {
-				return nil, corruptf("manifest: table %d in level %d: smallest key %q above largest %q", m.FileNum, level, m.Smallest, m.Largest)
+			if base.Compare(m.Smallest, m.Largest) > 0 {
+				return nil, corruptf("manifest: table %06d in L%d: smallest key %s above largest %s", m.FileNum, level, m.Smallest, m.Largest)
 			}
 			if b.hasNext && m.FileNum >= s.NextFileNumber {
-				return nil, corruptf("manifest: table %d in level %d: file number not below next file number %d", m.FileNum, level, s.NextFileNumber)
+				return nil, corruptf("manifest: table %06d in L%d: file number not below next file number %d", m.FileNum, level, s.NextFileNumber)
 			}
-			if b.hasSeq && m.LargestSeq > s.LastSequence {
-				return nil, corruptf("manifest: table %d in level %d: sequence %d above last sequence %d", m.FileNum, level, m.LargestSeq, s.LastSequence)
-			}
-		}
-		if level == 0 {
-			slices.SortFunc(tables, func(x, y TableMeta) int { return cmpUint(x.FileNum, y.FileNum) })
-			continue
-		}
-		slices.SortFunc(tables, func(x, y TableMeta) int {
-			if c := cmp(x.Smallest, y.Smallest); c != 0 {
-				return c
-			}
-			return cmpUint(x.FileNum, y.FileNum) // deterministic even when overlap is about to be reported
-		})
-		for i := 1; i < len(tables); i++ {
-			if cmp(tables[i-1].Largest, tables[i].Smallest) >= 0 {
-				return nil, corruptf("manifest: level %d: tables %d [%q, %q] and %d [%q, %q] overlap", level,
-					tables[i-1].FileNum, tables[i-1].Smallest, tables[i-1].Largest,
-					tables[i].FileNum, tables[i].Smallest, tables[i].Largest)
+			if b.hasSeq && uint64(m.LargestSeq) > s.LastSequence {
+				return nil, corruptf("manifest: table %06d in L%d: sequence %d above last sequence %d", m.FileNum, level, m.LargestSeq, s.LastSequence)
 			}
 		}
+	}
+	s.sortLevels()
+	if err := s.CheckOrdering(); err != nil {
+		return nil, err
 	}
 	return &s, nil
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

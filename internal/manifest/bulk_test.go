@@ -1,20 +1,25 @@
 package manifest
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/base"
 )
 
 func key(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
-func meta(fileNum, lo, hi uint64) TableMeta {
-	return TableMeta{FileNum: fileNum, Size: 1000 + fileNum, Smallest: key(lo), Largest: key(hi),
-		SmallestSeq: fileNum, LargestSeq: fileNum + 1, FilterType: 1}
+// meta describes table fileNum holding user keys lo..hi at sequence numbers
+// fileNum..fileNum+1.
+func meta(fileNum, lo, hi uint64) *TableMetadata {
+	return &TableMetadata{FileNum: fileNum, Size: 1000 + fileNum,
+		Smallest:    base.MakeInternalKey(key(lo), base.SeqNum(fileNum+1), base.KindSet),
+		Largest:     base.MakeInternalKey(key(hi), base.SeqNum(fileNum), base.KindSet),
+		SmallestSeq: base.SeqNum(fileNum), LargestSeq: base.SeqNum(fileNum + 1), FilterType: 1}
 }
 
 // replay encodes and decodes each edit (as the MANIFEST does) and folds it.
@@ -34,14 +39,14 @@ func replay(t *testing.T, b *BulkVersionEdit, edits ...*VersionEdit) error {
 
 func mustApply(t *testing.T, b *BulkVersionEdit) *State {
 	t.Helper()
-	s, err := b.Apply(bytes.Compare)
+	s, err := b.Apply()
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	return s
 }
 
-func fileNums(tables []TableMeta) []uint64 {
+func fileNums(tables []*TableMetadata) []uint64 {
 	var out []uint64
 	for _, m := range tables {
 		out = append(out, m.FileNum)
@@ -60,9 +65,8 @@ func TestApplyFlushCompactMove(t *testing.T) {
 		&VersionEdit{NextFileNumber: 9, HasNextFileNumber: true,
 			DeletedTables: []DeletedTable{{0, 3}, {0, 4}},
 			NewTables:     []NewTable{{1, meta(8, 60, 90)}, {1, meta(7, 0, 50)}}},
-		// Move table 8 down a level, and record a compaction pointer.
-		&VersionEdit{DeletedTables: []DeletedTable{{1, 8}}, NewTables: []NewTable{{2, meta(8, 60, 90)}},
-			CompactionPointers: []CompactionPointer{{1, key(50)}}},
+		// Move table 8 down a level.
+		&VersionEdit{DeletedTables: []DeletedTable{{1, 8}}, NewTables: []NewTable{{2, meta(8, 60, 90)}}},
 		&VersionEdit{LogNumber: 5, HasLogNumber: true, NextFileNumber: 10, HasNextFileNumber: true, LastSequence: 120, HasLastSequence: true,
 			NewTables: []NewTable{{0, meta(9, 5, 6)}, {1, meta(6, 70, 80)}}},
 	)
@@ -78,9 +82,6 @@ func TestApplyFlushCompactMove(t *testing.T) {
 		if got := fileNums(s.Levels[level]); !slices.Equal(got, want[level]) {
 			t.Fatalf("level %d holds %v, want %v", level, got, want[level])
 		}
-	}
-	if !bytes.Equal(s.CompactionPointers[1], key(50)) || s.CompactionPointers[0] != nil {
-		t.Fatalf("compaction pointers %v", s.CompactionPointers)
 	}
 	// The snapshot edit rebuilds exactly this state.
 	var again BulkVersionEdit
@@ -143,7 +144,7 @@ func TestApplyRejectsInconsistentState(t *testing.T) {
 		if err := replay(t, &b, e); err != nil {
 			t.Fatalf("%s: Accumulate: %v", name, err)
 		}
-		if _, err := b.Apply(bytes.Compare); !errors.Is(err, ErrCorruption) {
+		if _, err := b.Apply(); !errors.Is(err, ErrCorruption) {
 			t.Errorf("%s: Apply = %v, want ErrCorruption", name, err)
 		}
 	}
@@ -165,7 +166,7 @@ func TestApplyMatchesModel(t *testing.T) {
 		// so tables of a level never overlap.
 		slot := func(level int, s uint64) bool {
 			for _, p := range model {
-				if p.level == level && binary.BigEndian.Uint64(p.meta.Smallest) == s*100 {
+				if p.level == level && binary.BigEndian.Uint64(p.meta.Smallest.UserKey) == s*100 {
 					return true
 				}
 			}
@@ -195,7 +196,7 @@ func TestApplyMatchesModel(t *testing.T) {
 				}
 			case op < 8 && len(model) > 0: // move down if the slot is free
 				for fn, p := range model {
-					s := binary.BigEndian.Uint64(p.meta.Smallest) / 100
+					s := binary.BigEndian.Uint64(p.meta.Smallest.UserKey) / 100
 					if p.level+1 < NumLevels && !slot(p.level+1, s) {
 						e.DeletedTables = []DeletedTable{{p.level, fn}}
 						e.NewTables = []NewTable{{p.level + 1, p.meta}}
@@ -215,15 +216,17 @@ func TestApplyMatchesModel(t *testing.T) {
 			}
 		}
 		s := mustApply(t, &b)
-		var want [NumLevels][]TableMeta
+		var want [NumLevels][]*TableMetadata
 		for _, p := range model {
 			want[p.level] = append(want[p.level], p.meta)
 		}
 		for level := range want {
 			if level == 0 {
-				slices.SortFunc(want[level], func(x, y TableMeta) int { return cmpUint(x.FileNum, y.FileNum) })
+				// Newest first (V2): meta's sequence numbers grow with the
+				// file number.
+				slices.SortFunc(want[level], func(x, y *TableMetadata) int { return cmpUint(y.FileNum, x.FileNum) })
 			} else {
-				slices.SortFunc(want[level], func(x, y TableMeta) int { return bytes.Compare(x.Smallest, y.Smallest) })
+				slices.SortFunc(want[level], func(x, y *TableMetadata) int { return base.Compare(x.Smallest, y.Smallest) })
 			}
 			if !reflect.DeepEqual(s.Levels[level], want[level]) {
 				t.Fatalf("seed %d: level %d holds %v, model %v", seed, level, fileNums(s.Levels[level]), fileNums(want[level]))
@@ -232,15 +235,50 @@ func TestApplyMatchesModel(t *testing.T) {
 	}
 }
 
-// TestAccumulateCopiesKeys: the fold must not alias the caller's edit.
-func TestAccumulateCopiesKeys(t *testing.T) {
-	e := &VersionEdit{NewTables: []NewTable{{0, meta(5, 1, 2)}}}
-	var b BulkVersionEdit
-	if err := b.Accumulate(e); err != nil {
+// TestFoldDoesNotAliasDecodeInput: the tables a replayed fold holds own
+// their keys, so the record buffer the MANIFEST reader reuses cannot change
+// them. (The fold itself shares the edits' TableMetadata: V1 makes them
+// immutable once published.)
+func TestFoldDoesNotAliasDecodeInput(t *testing.T) {
+	rec := (&VersionEdit{NewTables: []NewTable{{0, meta(5, 1, 2)}}}).Encode()
+	var e VersionEdit
+	if err := e.Decode(rec); err != nil {
 		t.Fatal(err)
 	}
-	e.NewTables[0].Meta.Smallest[7] = 0xff
-	if s := mustApply(t, &b); !bytes.Equal(s.Levels[0][0].Smallest, key(1)) {
-		t.Fatal("Accumulate kept a reference to the caller's key")
+	var b BulkVersionEdit
+	if err := b.Accumulate(&e); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rec {
+		rec[i] = 0xff
+	}
+	if s := mustApply(t, &b); !slices.Equal(s.Levels[0][0].Smallest.UserKey, key(1)) {
+		t.Fatal("the fold kept a reference to the decoded record's bytes")
+	}
+}
+
+// TestFoldOntoBase: an edit folded onto a published version's tables (what
+// the engine does for every flush and compaction) checks against them and
+// shares them with the new version.
+func TestFoldOntoBase(t *testing.T) {
+	var first BulkVersionEdit
+	if err := replay(t, &first, &VersionEdit{NewTables: []NewTable{{0, meta(5, 0, 9)}, {1, meta(6, 0, 9)}}}); err != nil {
+		t.Fatal(err)
+	}
+	v := mustApply(t, &first).Version
+	b := NewBulkVersionEdit(v)
+	if err := b.Accumulate(&VersionEdit{DeletedTables: []DeletedTable{{0, 7}}}); !errors.Is(err, ErrCorruption) {
+		t.Fatalf("deleting a table the base lacks: %v", err)
+	}
+	moved := v.Levels[1][0]
+	if err := b.Accumulate(&VersionEdit{DeletedTables: []DeletedTable{{1, 6}}, NewTables: []NewTable{{2, moved}}}); err != nil {
+		t.Fatal(err)
+	}
+	nv := mustApply(t, b)
+	if nv.Levels[2][0] != moved || nv.Levels[0][0] != v.Levels[0][0] || len(nv.Levels[1]) != 0 {
+		t.Fatalf("fold onto base: %v %v %v", fileNums(nv.Levels[0]), fileNums(nv.Levels[1]), fileNums(nv.Levels[2]))
+	}
+	if len(v.Levels[1]) != 1 {
+		t.Fatal("the fold changed its base version")
 	}
 }

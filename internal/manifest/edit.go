@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-)
 
-// NumLevels is the number of LSM levels, L0 to L6 (LevelDB's and Pebble's
-// default depth; with a 10x fanout it covers terabytes).
-const NumLevels = 7
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/sstable"
+)
 
 // ErrCorruption is wrapped by every error Decode, Validate, Accumulate and
 // Apply return: the MANIFEST is damaged or describes an impossible table set.
@@ -17,41 +16,24 @@ var ErrCorruption = errors.New("manifest: corruption")
 // Field tags. Do not renumber: on disk. Fields are encoded in increasing tag
 // order (M1), so a new field takes the next free number.
 const (
-	tagLogNumber         = 1 // uvarint
-	tagNextFileNumber    = 2 // uvarint
-	tagLastSequence      = 3 // uvarint
-	tagCompactionPointer = 4 // uvarint level, uvarint len, key
-	tagDeletedTable      = 5 // uvarint level, uvarint file number
-	tagNewTable          = 6 // see TableMeta encoding in appendNewTable
-	tagMax               = tagNewTable
+	tagLogNumber      = 1 // uvarint
+	tagNextFileNumber = 2 // uvarint
+	tagLastSequence   = 3 // uvarint
+	// Tag 4 was reserved for a compaction pointer (level, key) that no
+	// writer ever produced; the picker keeps its round-robin pointers in
+	// memory. Decode rejects it as an unknown tag; do not reuse the number.
+	tagReserved4    = 4
+	tagDeletedTable = 5 // uvarint level, uvarint file number
+	tagNewTable     = 6 // uvarint level, then the TableMetadata fields (see Encode)
+	tagMax          = tagNewTable
 )
 
 var tagNames = [...]string{
-	tagLogNumber:         "log number",
-	tagNextFileNumber:    "next file number",
-	tagLastSequence:      "last sequence",
-	tagCompactionPointer: "compaction pointer",
-	tagDeletedTable:      "deleted table",
-	tagNewTable:          "new table",
-}
-
-// TableMeta describes one sorted table. The keys are internal keys (user key
-// and trailer) in the engine's encoding; this package treats them as opaque
-// and only orders them with the comparison Apply is given.
-type TableMeta struct {
-	FileNum     uint64 // never 0
-	Size        uint64 // bytes on disk
-	Smallest    []byte // smallest internal key in the table
-	Largest     []byte // largest internal key in the table
-	SmallestSeq uint64 // smallest sequence number of an entry
-	LargestSeq  uint64 // largest sequence number of an entry
-	FilterType  byte   // the table's filter kind, as the sstable package numbers it
-}
-
-// CompactionPointer records where the next compaction of a level should start.
-type CompactionPointer struct {
-	Level int
-	Key   []byte
+	tagLogNumber:      "log number",
+	tagNextFileNumber: "next file number",
+	tagLastSequence:   "last sequence",
+	tagDeletedTable:   "deleted table",
+	tagNewTable:       "new table",
 }
 
 // DeletedTable names a table removed from a level.
@@ -63,7 +45,7 @@ type DeletedTable struct {
 // NewTable places a table in a level.
 type NewTable struct {
 	Level int
-	Meta  TableMeta
+	Meta  *TableMetadata
 }
 
 // VersionEdit is one change to the table set: scalar fields that are set
@@ -78,9 +60,8 @@ type VersionEdit struct {
 	LastSequence      uint64 // the last sequence number assigned
 	HasLastSequence   bool
 
-	CompactionPointers []CompactionPointer
-	DeletedTables      []DeletedTable
-	NewTables          []NewTable
+	DeletedTables []DeletedTable
+	NewTables     []NewTable
 }
 
 func corruptf(format string, args ...any) error {
@@ -92,16 +73,6 @@ func corruptf(format string, args ...any) error {
 // an edit, because an invalid edit in the MANIFEST makes the database
 // unopenable.
 func (e *VersionEdit) Validate() error {
-	cps := [NumLevels]bool{}
-	for _, cp := range e.CompactionPointers {
-		if cp.Level < 0 || cp.Level >= NumLevels {
-			return corruptf("compaction pointer at level %d, want 0..%d", cp.Level, NumLevels-1)
-		}
-		if cps[cp.Level] {
-			return corruptf("two compaction pointers for level %d", cp.Level)
-		}
-		cps[cp.Level] = true
-	}
 	deleted := make(map[uint64]bool, len(e.DeletedTables))
 	for _, d := range e.DeletedTables {
 		if d.Level < 0 || d.Level >= NumLevels {
@@ -117,7 +88,10 @@ func (e *VersionEdit) Validate() error {
 	}
 	added := make(map[uint64]bool, len(e.NewTables))
 	for _, n := range e.NewTables {
-		m := &n.Meta
+		m := n.Meta
+		if m == nil {
+			return corruptf("new table at level %d without metadata", n.Level)
+		}
 		if n.Level < 0 || n.Level >= NumLevels {
 			return corruptf("new table %d at level %d, want 0..%d", m.FileNum, n.Level, NumLevels-1)
 		}
@@ -151,11 +125,6 @@ func (e *VersionEdit) Encode() []byte {
 		out = binary.AppendUvarint(out, tagLastSequence)
 		out = binary.AppendUvarint(out, e.LastSequence)
 	}
-	for _, cp := range e.CompactionPointers {
-		out = binary.AppendUvarint(out, tagCompactionPointer)
-		out = binary.AppendUvarint(out, uint64(cp.Level))
-		out = appendBytes(out, cp.Key)
-	}
 	for _, d := range e.DeletedTables {
 		out = binary.AppendUvarint(out, tagDeletedTable)
 		out = binary.AppendUvarint(out, uint64(d.Level))
@@ -164,21 +133,21 @@ func (e *VersionEdit) Encode() []byte {
 	for _, n := range e.NewTables {
 		out = binary.AppendUvarint(out, tagNewTable)
 		out = binary.AppendUvarint(out, uint64(n.Level))
-		m := &n.Meta
+		m := n.Meta
 		out = binary.AppendUvarint(out, m.FileNum)
 		out = binary.AppendUvarint(out, m.Size)
-		out = appendBytes(out, m.Smallest)
-		out = appendBytes(out, m.Largest)
-		out = binary.AppendUvarint(out, m.SmallestSeq)
-		out = binary.AppendUvarint(out, m.LargestSeq)
-		out = append(out, m.FilterType)
+		out = appendKey(out, m.Smallest)
+		out = appendKey(out, m.Largest)
+		out = binary.AppendUvarint(out, uint64(m.SmallestSeq))
+		out = binary.AppendUvarint(out, uint64(m.LargestSeq))
+		out = append(out, byte(m.FilterType))
 	}
 	return out
 }
 
-func appendBytes(out, b []byte) []byte {
-	out = binary.AppendUvarint(out, uint64(len(b)))
-	return append(out, b...)
+func appendKey(out []byte, k base.InternalKey) []byte {
+	out = binary.AppendUvarint(out, uint64(k.Size()))
+	return k.Encode(out)
 }
 
 // decoder walks an encoding; off is for error messages.
@@ -280,12 +249,9 @@ func (e *VersionEdit) decode(b []byte) error {
 		case tagLastSequence:
 			e.LastSequence, err = d.uvarint()
 			e.HasLastSequence = true
-		case tagCompactionPointer:
-			var cp CompactionPointer
-			if cp.Level, err = d.level(); err == nil {
-				cp.Key, err = d.bytes()
-			}
-			e.CompactionPointers = append(e.CompactionPointers, cp)
+		case tagReserved4:
+			d.tag = 0
+			return d.errf("unknown tag %d (reserved: compaction pointers were never written)", tag)
 		case tagDeletedTable:
 			var dt DeletedTable
 			if dt.Level, err = d.level(); err == nil {
@@ -304,10 +270,23 @@ func (e *VersionEdit) decode(b []byte) error {
 	return e.Validate()
 }
 
+// key reads a length-prefixed internal key (user key and trailer).
+func (d *decoder) key() (base.InternalKey, error) {
+	b, err := d.bytes()
+	if err != nil {
+		return base.InternalKey{}, err
+	}
+	k, ok := base.DecodeInternalKey(b)
+	if !ok {
+		return base.InternalKey{}, d.errf("key of %d bytes is shorter than the %d-byte trailer", len(b), base.TrailerLen)
+	}
+	return k, nil
+}
+
 func (d *decoder) newTable() (NewTable, error) {
-	var nt NewTable
+	nt := NewTable{Meta: &TableMetadata{}}
 	var err error
-	m := &nt.Meta
+	m := nt.Meta
 	if nt.Level, err = d.level(); err != nil {
 		return nt, err
 	}
@@ -316,21 +295,23 @@ func (d *decoder) newTable() (NewTable, error) {
 			return nt, err
 		}
 	}
-	if m.Smallest, err = d.bytes(); err != nil {
+	if m.Smallest, err = d.key(); err != nil {
 		return nt, err
 	}
-	if m.Largest, err = d.bytes(); err != nil {
+	if m.Largest, err = d.key(); err != nil {
 		return nt, err
 	}
-	for _, p := range []*uint64{&m.SmallestSeq, &m.LargestSeq} {
-		if *p, err = d.uvarint(); err != nil {
+	for _, p := range []*base.SeqNum{&m.SmallestSeq, &m.LargestSeq} {
+		var v uint64
+		if v, err = d.uvarint(); err != nil {
 			return nt, err
 		}
+		*p = base.SeqNum(v)
 	}
 	if d.off >= len(d.b) {
 		return nt, d.errf("truncated before the filter type")
 	}
-	m.FilterType = d.b[d.off]
+	m.FilterType = sstable.FilterType(d.b[d.off])
 	d.off++
 	return nt, nil
 }

@@ -10,6 +10,9 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 func randKey(rng *rand.Rand) []byte {
@@ -18,6 +21,10 @@ func randKey(rng *rand.Rand) []byte {
 		k[i] = byte(rng.Uint32())
 	}
 	return k
+}
+
+func randInternalKey(rng *rand.Rand) base.InternalKey {
+	return base.InternalKey{UserKey: randKey(rng), Trailer: rng.Uint64()}
 }
 
 // randUint mixes small and huge values so every varint length is exercised.
@@ -37,9 +44,6 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 	if rng.IntN(2) == 0 {
 		e.LastSequence, e.HasLastSequence = randUint(rng), true
 	}
-	for _, level := range rng.Perm(NumLevels)[:rng.IntN(3)] {
-		e.CompactionPointers = append(e.CompactionPointers, CompactionPointer{Level: level, Key: randKey(rng)})
-	}
 	used := map[uint64]bool{}
 	fileNum := func() uint64 {
 		for {
@@ -56,16 +60,16 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 	for i := rng.IntN(5); i > 0; i-- {
 		lo, hi := randUint(rng), randUint(rng)
 		lo, hi = min(lo, hi), max(lo, hi)
-		e.NewTables = append(e.NewTables, NewTable{Level: rng.IntN(NumLevels), Meta: TableMeta{
-			FileNum: fileNum(), Size: randUint(rng), Smallest: randKey(rng), Largest: randKey(rng),
-			SmallestSeq: lo, LargestSeq: hi, FilterType: byte(rng.Uint32()),
+		e.NewTables = append(e.NewTables, NewTable{Level: rng.IntN(NumLevels), Meta: &TableMetadata{
+			FileNum: fileNum(), Size: randUint(rng), Smallest: randInternalKey(rng), Largest: randInternalKey(rng),
+			SmallestSeq: base.SeqNum(lo), LargestSeq: base.SeqNum(hi), FilterType: sstable.FilterType(rng.Uint32()),
 		}})
 	}
 	return e
 }
 
 func fieldCount(e *VersionEdit) int {
-	n := len(e.CompactionPointers) + len(e.DeletedTables) + len(e.NewTables)
+	n := len(e.DeletedTables) + len(e.NewTables)
 	for _, has := range []bool{e.HasLogNumber, e.HasNextFileNumber, e.HasLastSequence} {
 		if has {
 			n++
@@ -175,8 +179,9 @@ func uv(v ...uint64) []byte {
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 func TestDecodeRejects(t *testing.T) {
+	trailer := make([]byte, base.TrailerLen)
 	table := func(level, fileNum, lo, hi uint64) []byte {
-		return cat(uv(tagNewTable, level, fileNum, 100, 1), []byte("a"), uv(1), []byte("b"), uv(lo, hi), []byte{2})
+		return cat(uv(tagNewTable, level, fileNum, 100, 9), []byte("a"), trailer, uv(9), []byte("b"), trailer, uv(lo, hi), []byte{2})
 	}
 	cases := []struct {
 		name string
@@ -200,9 +205,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"added file 0", table(1, 0, 1, 2)},
 		{"seqs reversed", table(1, 5, 3, 2)},
 		{"new table level 9", table(9, 5, 1, 2)},
-		{"two compaction pointers", cat(uv(tagCompactionPointer, 3, 1), []byte("k"), uv(tagCompactionPointer, 3, 0))},
-		{"key longer than input", cat(uv(tagCompactionPointer, 3, 1<<60), []byte("k"))},
-		{"key length max", cat(uv(tagCompactionPointer, 3, ^uint64(0)))},
+		{"tag 4, never written", cat(uv(tagReserved4, 3, 1), []byte("k"))},
+		{"key longer than input", cat(uv(tagNewTable, 1, 5, 100, 1<<60), []byte("k"))},
+		{"key length max", cat(uv(tagNewTable, 1, 5, 100, ^uint64(0)))},
+		{"key shorter than a trailer", cat(uv(tagNewTable, 1, 5, 100, 7), trailer[:7], uv(9), []byte("b"), trailer, uv(1, 2), []byte{2})},
 		{"missing filter type", table(1, 5, 1, 2)[:len(table(1, 5, 1, 2))-1]},
 	}
 	for _, c := range cases {
@@ -222,7 +228,7 @@ func TestDecodeRejects(t *testing.T) {
 // TestDecodeBoundedAllocation: a length field claiming far more than the
 // input holds must not be allocated (M3).
 func TestDecodeBoundedAllocation(t *testing.T) {
-	b := cat(uv(tagCompactionPointer, 3, 1<<40), bytes.Repeat([]byte("k"), 100))
+	b := cat(uv(tagNewTable, 1, 5, 100, 1<<40), bytes.Repeat([]byte("k"), 100))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for i := 0; i < 10; i++ {
@@ -245,13 +251,18 @@ func TestGoldenEncoding(t *testing.T) {
 		NextFileNumber: 300, HasNextFileNumber: true,
 		LastSequence: 1000, HasLastSequence: true,
 		DeletedTables: []DeletedTable{{Level: 0, FileNum: 7}},
-		NewTables: []NewTable{{Level: 1, Meta: TableMeta{
-			FileNum: 9, Size: 4096, Smallest: []byte("apple"), Largest: []byte("pear"),
+		NewTables: []NewTable{{Level: 1, Meta: &TableMetadata{
+			FileNum: 9, Size: 4096,
+			Smallest:    base.MakeInternalKey([]byte("apple"), 999, base.KindSet),
+			Largest:     base.MakeInternalKey([]byte("pear"), 10, base.KindDelete),
 			SmallestSeq: 10, LargestSeq: 999, FilterType: 5,
 		}}},
 	}
 	const want = "0104" + "02ac02" + "03e807" + "050007" +
-		"06" + "01" + "09" + "8020" + "05" + "6170706c65" + "04" + "70656172" + "0a" + "e707" + "05"
+		"06" + "01" + "09" + "8020" +
+		"0d" + "6170706c65" + "01e7030000000000" + // "apple" #999 SET: trailer 999<<8|1, little-endian
+		"0c" + "70656172" + "000a000000000000" + // "pear" #10 DEL: trailer 10<<8|0
+		"0a" + "e707" + "05"
 	if got := hex.EncodeToString(e.Encode()); got != want {
 		t.Fatalf("golden encoding changed:\n got %s\nwant %s", got, want)
 	}

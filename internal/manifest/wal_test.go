@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/wal"
 )
 
@@ -58,7 +59,7 @@ func replayManifest(data []byte) (*State, int, error) {
 		}
 		n++
 	}
-	s, err := b.Apply(bytes.Compare)
+	s, err := b.Apply()
 	return s, n, err
 }
 
@@ -74,8 +75,10 @@ func TestManifestThroughWAL(t *testing.T) {
 		edits = append(edits, &VersionEdit{
 			LogNumber: fn, HasLogNumber: true, NextFileNumber: fn + 1, HasNextFileNumber: true,
 			LastSequence: 10 * (i + 1), HasLastSequence: true,
-			NewTables: []NewTable{{1, TableMeta{FileNum: fn, Size: 100, Smallest: key(i * 10), Largest: key(i*10 + 9),
-				SmallestSeq: 10 * i, LargestSeq: 10*i + 9, FilterType: 3}}},
+			NewTables: []NewTable{{1, &TableMetadata{FileNum: fn, Size: 100,
+				Smallest:    base.MakeInternalKey(key(i*10), base.SeqNum(10*i+9), base.KindSet),
+				Largest:     base.MakeInternalKey(key(i*10+9), base.SeqNum(10*i), base.KindSet),
+				SmallestSeq: base.SeqNum(10 * i), LargestSeq: base.SeqNum(10*i + 9), FilterType: 3}}},
 		})
 	}
 	data := writeManifest(t, edits)
