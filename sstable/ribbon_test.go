@@ -7,6 +7,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
 )
 
 // TestRibbonFilterTable writes tables with FilterRibbon at a few result
@@ -56,7 +57,16 @@ func TestRibbonFilterTable(t *testing.T) {
 		})
 	}
 	// An out-of-range width is refused when the table is finished.
-	if _, _, err := buildFilter(WriterOptions{Filter: FilterRibbon, RibbonBits: 17}.withDefaults(), []uint64{1, 2}); err == nil {
+	fs := vfs.NewMem()
+	f, err := fs.Create("/bad.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, WriterOptions{Filter: FilterRibbon, RibbonBits: 17})
+	if err := w.Add(base.MakeInternalKey([]byte("k"), 1, base.KindSet), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err == nil {
 		t.Fatal("RibbonBits 17 accepted")
 	}
 }
