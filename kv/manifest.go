@@ -11,7 +11,6 @@ import (
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
-	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/wal"
 )
@@ -87,7 +86,7 @@ func (e *versionEdit) toManifest(nextFileNum uint64, lastSeq base.SeqNum) *manif
 			Largest:     t.largest.Encode(nil),
 			SmallestSeq: uint64(t.smallestSeq),
 			LargestSeq:  uint64(t.largestSeq),
-			FilterType:  byte(t.filterType),
+			FilterType:  filterTableCode(t.filterType),
 		}})
 	}
 	return me
@@ -116,7 +115,7 @@ func fromManifest(me *manifest.VersionEdit) (*versionEdit, error) {
 			largest:     largest.Clone(),
 			smallestSeq: base.SeqNum(m.SmallestSeq),
 			largestSeq:  base.SeqNum(m.LargestSeq),
-			filterType:  sstable.FilterType(m.FilterType),
+			filterType:  filterTypeFromTableCode(m.FilterType),
 		}})
 	}
 	return e, nil

@@ -32,7 +32,7 @@ func (d *DB) Tables() ([]TableInfo, error) {
 				Largest:     slices.Clone(t.largest.UserKey),
 				Size:        t.size,
 				Entries:     t.entries,
-				Filter:      filterName(t.filterType),
+				Filter:      t.filterType.String(),
 				FilterBytes: t.filterBytes,
 			})
 		}
