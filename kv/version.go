@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/sstable"
 )
 
 // tableMeta describes one live table. It is immutable once published in a
@@ -18,7 +17,7 @@ type tableMeta struct {
 	// smallestSeq and largestSeq bound the sequence numbers inside.
 	smallestSeq, largestSeq base.SeqNum
 	entries                 uint64
-	filterType              sstable.FilterType
+	filterType              FilterType
 	filterBytes             uint64
 
 	// refs counts the versions that include the table (K5). When it drops

@@ -8,14 +8,14 @@ import (
 
 // filterPolicy returns the policy a writer builds its filter with:
 // o.FilterPolicy when set, else the registered policy of o.Filter sized by
-// o's knobs; nil for FilterNone. The table format knows nothing else of the
+// o's knobs; nil for filters.TypeNone. The table format knows nothing else of the
 // filter: the policy turns key hashes into bytes, filters.Unmarshal turns
 // them into a prober.
 func (o WriterOptions) filterPolicy() (filters.Policy, error) {
 	if o.FilterPolicy != nil {
 		return o.FilterPolicy, nil
 	}
-	if o.Filter == FilterNone {
+	if o.Filter == filters.TypeNone {
 		return nil, nil
 	}
 	return filters.NewPolicy(o.Filter, filters.PolicyParams{BloomBitsPerKey: o.BloomBitsPerKey, RibbonBits: o.RibbonBits})

@@ -39,7 +39,7 @@ func (e *FilterMismatchError) Unwrap() error { return base.ErrCorruption }
 // encoded is the envelope's type, zero when the footer has no filter block.
 func (r *Reader) checkFilterAgreement(encoded filters.Type) error {
 	hasBlock := r.footer.filter.length > 0
-	wantBlock := r.props.FilterType != FilterNone && r.props.NumEntries > 0
+	wantBlock := r.props.FilterType != filters.TypeNone && r.props.NumEntries > 0
 	if hasBlock == wantBlock && (!hasBlock || encoded == r.props.FilterType) {
 		return nil
 	}

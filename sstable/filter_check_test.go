@@ -39,15 +39,15 @@ func setPropertiesFilterCode(t *testing.T, table []byte, code uint8) []byte {
 	return out
 }
 
-// openBytes opens a table held in memory.
-func openBytes(t *testing.T, table []byte) (*Reader, error) {
+// openBytes opens a table held in memory, naming it name in errors.
+func openBytes(t *testing.T, table []byte, name string) (*Reader, error) {
 	t.Helper()
 	fs := vfs.NewMem()
-	f, _ := fs.Create("/x.sst")
+	f, _ := fs.Create("/" + name)
 	f.Write(table)
 	f.Close()
-	rf, _ := fs.Open("/x.sst")
-	return Open(rf, int64(len(table)), ReaderOptions{Name: "000042.sst"})
+	rf, _ := fs.Open("/" + name)
+	return Open(rf, int64(len(table)), ReaderOptions{Name: name})
 }
 
 // tableBytes writes a table and returns its bytes, without opening it.
@@ -67,7 +67,7 @@ func tableBytes(t *testing.T, entries []kv, opts WriterOptions) []byte {
 	return b
 }
 
-func code(t *testing.T, ft FilterType) uint8 {
+func code(t *testing.T, ft filters.Type) uint8 {
 	c, ok := ft.TableCode()
 	if !ok {
 		t.Fatalf("%s has no table code", ft)
@@ -92,8 +92,8 @@ func (p lyingPolicy) Build(hs []uint64) ([]byte, error) { return p.builds.Build(
 // filter, or from none.
 func TestFilterTypeDisagreementIsCorruption(t *testing.T) {
 	entries := makeEntries(rand.New(rand.NewPCG(9, 9)), 300, keyGens["plain"], func() int { return 8 })
-	bloom := tableBytes(t, entries, WriterOptions{Filter: FilterBloom})
-	blocked, err := filters.NewPolicy(FilterBlockedBloom, filters.PolicyParams{BloomBitsPerKey: 10})
+	bloom := tableBytes(t, entries, WriterOptions{Filter: filters.TypeBloom})
+	blocked, err := filters.NewPolicy(filters.TypeBlockedBloom, filters.PolicyParams{BloomBitsPerKey: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,19 +101,19 @@ func TestFilterTypeDisagreementIsCorruption(t *testing.T) {
 		name  string
 		table []byte
 	}{
-		{"properties say binary-fuse-8 over a bloom block", setPropertiesFilterCode(t, bloom, code(t, FilterBinaryFuse8))},
-		{"properties say none over a bloom block", setPropertiesFilterCode(t, bloom, code(t, FilterNone))},
+		{"properties say binary-fuse-8 over a bloom block", setPropertiesFilterCode(t, bloom, code(t, filters.TypeBinaryFuse8))},
+		{"properties say none over a bloom block", setPropertiesFilterCode(t, bloom, code(t, filters.TypeNone))},
 		{"properties say bloom without a filter block",
-			setPropertiesFilterCode(t, tableBytes(t, entries, WriterOptions{Filter: FilterNone}), code(t, FilterBloom))},
+			setPropertiesFilterCode(t, tableBytes(t, entries, WriterOptions{Filter: filters.TypeNone}), code(t, filters.TypeBloom))},
 		{"envelope says blocked-bloom under bloom properties",
-			tableBytes(t, entries, WriterOptions{FilterPolicy: lyingPolicy{FilterBloom, blocked}})},
+			tableBytes(t, entries, WriterOptions{FilterPolicy: lyingPolicy{filters.TypeBloom, blocked}})},
 	}
-	if _, err := openBytes(t, bloom); err != nil {
+	if _, err := openBytes(t, bloom, "000042.sst"); err != nil {
 		t.Fatalf("pristine table: %v", err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := openBytes(t, c.table)
+			_, err := openBytes(t, c.table, "000042.sst")
 			var mm *FilterMismatchError
 			if !errors.As(err, &mm) || !errors.Is(err, base.ErrCorruption) || mm.File != "000042.sst" {
 				t.Fatalf("Open = %v, want a *FilterMismatchError for 000042.sst wrapping ErrCorruption", err)
@@ -125,11 +125,11 @@ func TestFilterTypeDisagreementIsCorruption(t *testing.T) {
 // TestEmptyTableHasNoFilterBlock pins the other half of T9: a table without
 // keys records its filter type but carries no block, and opens.
 func TestEmptyTableHasNoFilterBlock(t *testing.T) {
-	r, err := openBytes(t, tableBytes(t, nil, WriterOptions{Filter: FilterRibbon}))
+	r, err := openBytes(t, tableBytes(t, nil, WriterOptions{Filter: filters.TypeRibbon}), "000043.sst")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.HasFilter() || r.Properties().FilterType != FilterRibbon {
+	if r.HasFilter() || r.Properties().FilterType != filters.TypeRibbon {
 		t.Fatalf("empty table: filter %v, properties %s", r.HasFilter(), r.Properties().FilterType)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 
-	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 )
 
@@ -42,31 +41,6 @@ const (
 const (
 	tagNone   byte = 0
 	tagSnappy byte = 1
-)
-
-// FilterType is the filter vocabulary of package filters; a table's
-// properties record it as its filters.Type.TableCode.
-type FilterType = filters.Type
-
-// The filters a table may embed, named for writers of this package. The
-// values are filters.Type's; see its TableCode for the bytes on disk.
-const (
-	// FilterBinaryFuse8 is the default: ~9 bits/key at a 0.39% FP rate.
-	FilterBinaryFuse8 = filters.TypeBinaryFuse8
-	// FilterBinaryFuse16 costs ~18 bits/key for a 0.0015% FP rate.
-	FilterBinaryFuse16 = filters.TypeBinaryFuse16
-	// FilterXor8 costs ~9.8 bits/key at a 0.39% FP rate.
-	FilterXor8 = filters.TypeXor8
-	// FilterBloom is a standard Bloom filter sized by BloomBitsPerKey.
-	FilterBloom = filters.TypeBloom
-	// FilterBlockedBloom is a cache-line blocked Bloom filter sized by
-	// BloomBitsPerKey.
-	FilterBlockedBloom = filters.TypeBlockedBloom
-	// FilterNone writes no filter: every Get reads the index and a block.
-	FilterNone = filters.TypeNone
-	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
-	// ~1.05 x RibbonBits bits/key for a 2^-RibbonBits FP rate.
-	FilterRibbon = filters.TypeRibbon
 )
 
 // crcTable is the Castagnoli polynomial (CRC32C), hardware-accelerated on

@@ -22,7 +22,7 @@ type Properties struct {
 	// UncompressedDataSize is the data blocks' contents before compression.
 	UncompressedDataSize uint64
 	IndexSize            uint64 // index block contents
-	FilterType           FilterType
+	FilterType           filters.Type
 	FilterSize           uint64 // filter block contents (0 without a filter)
 	FilterKeys           uint64 // distinct user keys hashed into the filter
 	// SmallestKey and LargestKey are the first and last internal keys

@@ -10,7 +10,7 @@ import (
 	"github.com/sievekv/sievekv/vfs"
 )
 
-// TestRibbonFilterTable writes tables with FilterRibbon at a few result
+// TestRibbonFilterTable writes tables with filters.TypeRibbon at a few result
 // widths and checks that the properties record it, that the embedded
 // filter decodes as a Ribbon of the requested width holding every key, and
 // that absent-key Gets read a data block only on a false positive, at a
@@ -19,13 +19,13 @@ func TestRibbonFilterTable(t *testing.T) {
 	const n, absent = 20000, 50000
 	for _, bits := range []int{0, 5, 10} { // 0: DefaultRibbonBits
 		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
-			r, _, entries := guardTable(t, n, WriterOptions{Filter: FilterRibbon, RibbonBits: bits}, nil)
+			r, _, entries := guardTable(t, n, WriterOptions{Filter: filters.TypeRibbon, RibbonBits: bits}, nil)
 			want := bits
 			if want == 0 {
 				want = DefaultRibbonBits
 			}
 			p := r.Properties()
-			if p.FilterType != FilterRibbon || p.FilterType.String() != "ribbon" || p.FilterKeys != n {
+			if p.FilterType != filters.TypeRibbon || p.FilterType.String() != "ribbon" || p.FilterKeys != n {
 				t.Fatalf("properties: %s over %d keys", p.FilterType, p.FilterKeys)
 			}
 			f, ok := r.filter.(*filters.Ribbon)
@@ -62,7 +62,7 @@ func TestRibbonFilterTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := NewWriter(f, WriterOptions{Filter: FilterRibbon, RibbonBits: 17})
+	w := NewWriter(f, WriterOptions{Filter: filters.TypeRibbon, RibbonBits: 17})
 	if err := w.Add(base.MakeInternalKey([]byte("k"), 1, base.KindSet), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ const (
 	// DefaultBloomBitsPerKey gives a ~0.8% FP rate for a standard Bloom
 	// filter (fp = exp(-bits * ln2^2)), the value LevelDB and Pebble use.
 	DefaultBloomBitsPerKey = 10
-	// DefaultRibbonBits gives FilterRibbon a 2^-7 = 0.78% FP rate, below
+	// DefaultRibbonBits gives filters.TypeRibbon a 2^-7 = 0.78% FP rate, below
 	// the 10-bit Bloom filter's 0.82%, at ~7.4 bits/key
 	// (docs/parts/filters-ribbon.md).
 	DefaultRibbonBits = 7
@@ -67,15 +67,15 @@ type WriterOptions struct {
 	BlockSize            int
 	BlockRestartInterval int
 	Compression          Compression
-	// Filter names the filter to build (default FilterBinaryFuse8), with
+	// Filter names the filter to build (default filters.TypeBinaryFuse8), with
 	// the policy package filters registers for it.
-	Filter FilterType
+	Filter filters.Type
 	// FilterPolicy, when set, builds the filter instead, and Filter and
 	// the sizing knobs below are ignored.
 	FilterPolicy filters.Policy
-	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom (default 10).
+	// BloomBitsPerKey sizes filters.TypeBloom and filters.TypeBlockedBloom (default 10).
 	BloomBitsPerKey float64
-	// RibbonBits is FilterRibbon's result width, 1 to 16 (default 7): its
+	// RibbonBits is filters.TypeRibbon's result width, 1 to 16 (default 7): its
 	// FP rate is 2^-RibbonBits.
 	RibbonBits int
 }
@@ -97,7 +97,7 @@ func (o WriterOptions) withDefaults() WriterOptions {
 		o.RibbonBits = DefaultRibbonBits
 	}
 	if o.Filter == 0 {
-		o.Filter = FilterBinaryFuse8
+		o.Filter = filters.TypeBinaryFuse8
 	}
 	return o
 }
@@ -141,7 +141,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
 	w.policy, w.policyErr = opts.filterPolicy()
-	w.props.FilterType = FilterNone
+	w.props.FilterType = filters.TypeNone
 	if w.policy != nil {
 		w.props.FilterType = w.policy.Type()
 	}
