@@ -86,8 +86,8 @@ const (
 )
 
 func init() {
-	registerDecoder(typeBinaryFuse8, decodeBinaryFuse8)
-	registerDecoder(typeBinaryFuse16, decodeBinaryFuse16)
+	registerDecoder(TypeBinaryFuse8, decodeBinaryFuse8)
+	registerDecoder(TypeBinaryFuse16, decodeBinaryFuse16)
 }
 
 func fuse3Layout(n int) staticLayout { return fuseLayout(3, n) }
@@ -159,13 +159,13 @@ func (f *BinaryFuse8) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+len(f.fps))}
 	f.writeHeader(&w)
 	w.bytes(f.fps)
-	return sealEnvelope(typeBinaryFuse8, binaryFuse8Version, w.buf), nil
+	return sealEnvelope(TypeBinaryFuse8, binaryFuse8Version, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse8) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeBinaryFuse8)
+	version, body, err := openTyped(data, TypeBinaryFuse8)
 	if err != nil {
 		return fmt.Errorf("filters: binary fuse8: %w", err)
 	}
@@ -262,13 +262,13 @@ func (f *BinaryFuse16) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+2*len(f.fps))}
 	f.writeHeader(&w)
 	w.u16s(f.fps)
-	return sealEnvelope(typeBinaryFuse16, binaryFuse16Version, w.buf), nil
+	return sealEnvelope(TypeBinaryFuse16, binaryFuse16Version, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse16) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeBinaryFuse16)
+	version, body, err := openTyped(data, TypeBinaryFuse16)
 	if err != nil {
 		return fmt.Errorf("filters: binary fuse16: %w", err)
 	}

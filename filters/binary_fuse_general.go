@@ -52,7 +52,7 @@ type BinaryFuse struct {
 //	   then ceil(size*bits/8) bytes of packed fingerprints.
 const binaryFuseVersion = 1
 
-func init() { registerDecoder(typeBinaryFuse, decodeBinaryFuse) }
+func init() { registerDecoder(TypeBinaryFuse, decodeBinaryFuse) }
 
 // BuildBinaryFuse builds a binary fuse filter from keys with the given arity
 // and fingerprint width. Duplicate keys are allowed and count once; an empty
@@ -189,13 +189,13 @@ func (f *BinaryFuse) MarshalBinary() ([]byte, error) {
 	w.u8(f.bits)
 	f.writeHeader(&w)
 	w.bytes(packed)
-	return sealEnvelope(typeBinaryFuse, binaryFuseVersion, w.buf), nil
+	return sealEnvelope(TypeBinaryFuse, binaryFuseVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeBinaryFuse)
+	version, body, err := openTyped(data, TypeBinaryFuse)
 	if err != nil {
 		return fmt.Errorf("filters: binary fuse: %w", err)
 	}

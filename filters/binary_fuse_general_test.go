@@ -11,7 +11,7 @@ import (
 func generalKind(arity, bits int) staticKind {
 	opts := FuseOptions{Arity: arity, FingerprintBits: bits}
 	return staticKind{
-		name: fmt.Sprintf("BinaryFuse%dx%d", arity, bits), bits: bits, typ: typeBinaryFuse,
+		name: fmt.Sprintf("BinaryFuse%dx%d", arity, bits), bits: bits, typ: TypeBinaryFuse,
 		fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse(hs, opts) },
 		fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse(keys, opts) },
 		unmarshal: func(data []byte) (staticFilter, error) {
@@ -139,7 +139,7 @@ func TestBinaryFuseRejectsBadOptions(t *testing.T) {
 
 type decodeCase = struct {
 	name string
-	typ  filterType
+	typ  Type
 	ver  uint8
 	body []byte
 }
@@ -152,17 +152,17 @@ func generalDecodeCases() []decodeCase {
 		return cat([]byte{arity, bits}, fuseBody(3, 2, 1, size, fps))
 	}
 	return []decodeCase{
-		{"general version", typeBinaryFuse, 2, good(3, 5, make([]byte, 8))},
-		{"general arity 2", typeBinaryFuse, 1, good(2, 5, make([]byte, 8))},
-		{"general arity 5", typeBinaryFuse, 1, good(5, 5, make([]byte, 8))},
-		{"general width 0", typeBinaryFuse, 1, good(3, 0, nil)},
-		{"general width 33", typeBinaryFuse, 1, good(3, 33, make([]byte, 50))},
-		{"general short fps", typeBinaryFuse, 1, good(3, 5, make([]byte, 7))},
-		{"general long fps", typeBinaryFuse, 1, good(3, 5, make([]byte, 9))},
-		{"general dirty padding", typeBinaryFuse, 1, good(3, 5, []byte{0, 0, 0, 0, 0, 0, 0, 0x10})},
-		{"general arity mismatch size", typeBinaryFuse, 1, cat([]byte{4, 8}, fuseBody(3, 2, 1, 12, make([]byte, 12)))},
-		{"general huge", typeBinaryFuse, 1, cat([]byte{4, 32}, fuseBody(3, 18, 1<<14-3, 1<<32-1<<18, nil))},
-		{"general truncated", typeBinaryFuse, 1, []byte{3}},
+		{"general version", TypeBinaryFuse, 2, good(3, 5, make([]byte, 8))},
+		{"general arity 2", TypeBinaryFuse, 1, good(2, 5, make([]byte, 8))},
+		{"general arity 5", TypeBinaryFuse, 1, good(5, 5, make([]byte, 8))},
+		{"general width 0", TypeBinaryFuse, 1, good(3, 0, nil)},
+		{"general width 33", TypeBinaryFuse, 1, good(3, 33, make([]byte, 50))},
+		{"general short fps", TypeBinaryFuse, 1, good(3, 5, make([]byte, 7))},
+		{"general long fps", TypeBinaryFuse, 1, good(3, 5, make([]byte, 9))},
+		{"general dirty padding", TypeBinaryFuse, 1, good(3, 5, []byte{0, 0, 0, 0, 0, 0, 0, 0x10})},
+		{"general arity mismatch size", TypeBinaryFuse, 1, cat([]byte{4, 8}, fuseBody(3, 2, 1, 12, make([]byte, 12)))},
+		{"general huge", TypeBinaryFuse, 1, cat([]byte{4, 32}, fuseBody(3, 18, 1<<14-3, 1<<32-1<<18, nil))},
+		{"general truncated", TypeBinaryFuse, 1, []byte{3}},
 	}
 }
 
@@ -171,7 +171,7 @@ func generalDecodeCases() []decodeCase {
 // reason their names give.
 func TestBinaryFuseDecodeAcceptsTheValidCase(t *testing.T) {
 	body := cat([]byte{3, 5}, fuseBody(3, 2, 1, 12, []byte{1, 2, 3, 4, 5, 6, 7, 0x08}))
-	f, err := Unmarshal(sealEnvelope(typeBinaryFuse, 1, body))
+	f, err := Unmarshal(sealEnvelope(TypeBinaryFuse, 1, body))
 	if err != nil {
 		t.Fatal(err)
 	}

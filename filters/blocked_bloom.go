@@ -46,7 +46,7 @@ type BlockedBloom struct {
 }
 
 func init() {
-	registerDecoder(typeBlockedBloom, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeBlockedBloom, func(version uint8, body []byte) (Filter, error) {
 		b, err := decodeBlockedBloom(version, body)
 		if err != nil {
 			return nil, err
@@ -261,13 +261,13 @@ func (b *BlockedBloom) MarshalBinary() ([]byte, error) {
 	w.u64(b.blocks)
 	w.u32(uint32(b.k))
 	w.u64s(b.words)
-	return sealEnvelope(typeBlockedBloom, blockedBloomVersion, w.buf), nil
+	return sealEnvelope(TypeBlockedBloom, blockedBloomVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeBlockedBloom)
+	version, body, err := openTyped(data, TypeBlockedBloom)
 	if err == nil {
 		var nb *BlockedBloom
 		if nb, err = decodeBlockedBloom(version, body); err == nil {

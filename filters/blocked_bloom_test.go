@@ -161,11 +161,11 @@ func TestBlockedBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 		"2^31 blocks, 1":   body(1<<31, 3, make([]uint64, 8)),
 	}
 	for name, b := range cases {
-		if _, err := Unmarshal(sealEnvelope(typeBlockedBloom, blockedBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeBlockedBloom, blockedBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeBlockedBloom, blockedBloomVersion, body(1, 3, make([]uint64, 8)))); err != nil {
+	if _, err := Unmarshal(sealEnvelope(TypeBlockedBloom, blockedBloomVersion, body(1, 3, make([]uint64, 8)))); err != nil {
 		t.Fatalf("control body refused: %v", err)
 	}
 }

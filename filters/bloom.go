@@ -74,7 +74,7 @@ var (
 )
 
 func init() {
-	registerDecoder(typeBloom, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeBloom, func(version uint8, body []byte) (Filter, error) {
 		b, err := decodeBloom(version, body)
 		if err != nil {
 			return nil, err
@@ -273,7 +273,7 @@ func (b *Bloom) MarshalBinary() ([]byte, error) {
 	}
 	var w bodyWriter
 	b.appendBody(&w)
-	return sealEnvelope(typeBloom, bloomVersion, w.buf), nil
+	return sealEnvelope(TypeBloom, bloomVersion, w.buf), nil
 }
 
 // appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
@@ -287,7 +287,7 @@ func (b *Bloom) appendBody(w *bodyWriter) {
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *Bloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeBloom)
+	version, body, err := openTyped(data, TypeBloom)
 	if err == nil {
 		var nb *Bloom
 		if nb, err = decodeBloom(version, body); err == nil {

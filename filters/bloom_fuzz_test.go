@@ -53,7 +53,7 @@ func bloomFuzzCheck(t *testing.T, data []byte, decode func([]byte) (Filter, erro
 // as the body of a correctly sealed envelope of type t: the checksum stops
 // almost every mutation of a full encoding, so the second form is what
 // exercises the body decoder.
-func bloomFuzzTyped(t *testing.T, data []byte, typ filterType, version uint8, decode func([]byte) (Filter, error)) {
+func bloomFuzzTyped(t *testing.T, data []byte, typ Type, version uint8, decode func([]byte) (Filter, error)) {
 	bloomFuzzCheck(t, data, decode)
 	bloomFuzzCheck(t, sealEnvelope(typ, version, data), decode)
 }
@@ -79,7 +79,7 @@ func FuzzUnmarshal(f *testing.F) {
 func FuzzBloomUnmarshalBinary(f *testing.F) {
 	bloomFuzzAddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, typeBloom, bloomVersion, func(d []byte) (Filter, error) {
+		bloomFuzzTyped(t, data, TypeBloom, bloomVersion, func(d []byte) (Filter, error) {
 			var b Bloom
 			if err := b.UnmarshalBinary(d); err != nil {
 				return nil, err
@@ -92,7 +92,7 @@ func FuzzBloomUnmarshalBinary(f *testing.F) {
 func FuzzBlockedBloomUnmarshalBinary(f *testing.F) {
 	bloomFuzzAddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, typeBlockedBloom, blockedBloomVersion, func(d []byte) (Filter, error) {
+		bloomFuzzTyped(t, data, TypeBlockedBloom, blockedBloomVersion, func(d []byte) (Filter, error) {
 			var b BlockedBloom
 			if err := b.UnmarshalBinary(d); err != nil {
 				return nil, err
@@ -105,7 +105,7 @@ func FuzzBlockedBloomUnmarshalBinary(f *testing.F) {
 func FuzzCountingBloomUnmarshalBinary(f *testing.F) {
 	bloomFuzzAddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, typeCountingBloom, countingBloomVersion, func(d []byte) (Filter, error) {
+		bloomFuzzTyped(t, data, TypeCountingBloom, countingBloomVersion, func(d []byte) (Filter, error) {
 			var c CountingBloom
 			if err := c.UnmarshalBinary(d); err != nil {
 				return nil, err
@@ -126,7 +126,7 @@ func FuzzCountingBloomUnmarshalBinary(f *testing.F) {
 func FuzzScalableBloomUnmarshalBinary(f *testing.F) {
 	bloomFuzzAddSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, typeScalableBloom, scalableBloomVersion, func(d []byte) (Filter, error) {
+		bloomFuzzTyped(t, data, TypeScalableBloom, scalableBloomVersion, func(d []byte) (Filter, error) {
 			var s ScalableBloom
 			if err := s.UnmarshalBinary(d); err != nil {
 				return nil, err

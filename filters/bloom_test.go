@@ -288,16 +288,16 @@ func TestBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 		"missing everything": nil,
 	}
 	for name, b := range cases {
-		enc := sealEnvelope(typeBloom, bloomVersion, b)
+		enc := sealEnvelope(TypeBloom, bloomVersion, b)
 		if _, err := Unmarshal(enc); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: Unmarshal err = %v, want ErrCorrupt", name, err)
 		}
 	}
 	good := body(131, 3, make([]uint64, 3))
-	if _, err := Unmarshal(sealEnvelope(typeBloom, bloomVersion, good)); err != nil {
+	if _, err := Unmarshal(sealEnvelope(TypeBloom, bloomVersion, good)); err != nil {
 		t.Fatalf("control body refused: %v", err)
 	}
-	if _, err := Unmarshal(sealEnvelope(typeBloom, bloomVersion+1, good)); !errors.Is(err, ErrCorrupt) {
+	if _, err := Unmarshal(sealEnvelope(TypeBloom, bloomVersion+1, good)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("unknown version: err = %v, want ErrCorrupt", err)
 	}
 }

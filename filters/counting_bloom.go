@@ -44,7 +44,7 @@ type CountingBloom struct {
 }
 
 func init() {
-	registerDecoder(typeCountingBloom, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeCountingBloom, func(version uint8, body []byte) (Filter, error) {
 		c, err := decodeCountingBloom(version, body)
 		if err != nil {
 			return nil, err
@@ -189,13 +189,13 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	// The words are little-endian, so their bytes are exactly the two-per-
 	// byte layout; drop the padding past counter m-1 (always zero).
 	w.buf = w.buf[:12+nbytes]
-	return sealEnvelope(typeCountingBloom, countingBloomVersion, w.buf), nil
+	return sealEnvelope(TypeCountingBloom, countingBloomVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged and the error wraps ErrCorrupt.
 func (c *CountingBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeCountingBloom)
+	version, body, err := openTyped(data, TypeCountingBloom)
 	if err == nil {
 		var nc *CountingBloom
 		if nc, err = decodeCountingBloom(version, body); err == nil {

@@ -201,11 +201,11 @@ func TestCountingBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 		"truncated header": body(37, 1, nil)[:7],
 	}
 	for name, b := range cases {
-		if _, err := Unmarshal(sealEnvelope(typeCountingBloom, countingBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeCountingBloom, countingBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeCountingBloom, countingBloomVersion, body(37, 1, make([]byte, 19)))); err != nil {
+	if _, err := Unmarshal(sealEnvelope(TypeCountingBloom, countingBloomVersion, body(37, 1, make([]byte, 19)))); err != nil {
 		t.Fatalf("control body refused: %v", err)
 	}
 }

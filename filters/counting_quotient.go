@@ -704,13 +704,13 @@ func (f *CountingQuotient) MarshalBinary() ([]byte, error) {
 	w.u64(f.used)
 	w.u64(f.total)
 	w.bytes(f.data[:f.nblocks*f.stride])
-	return sealEnvelope(typeCountingQuotient, countingQuotientVersion, w.buf), nil
+	return sealEnvelope(TypeCountingQuotient, countingQuotientVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeCountingQuotient)
+	version, body, err := openTyped(data, TypeCountingQuotient)
 	if err != nil {
 		return fmt.Errorf("filters: counting quotient: %w", err)
 	}
@@ -723,7 +723,7 @@ func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeCountingQuotient, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeCountingQuotient, func(version uint8, body []byte) (Filter, error) {
 		return decodeCountingQuotient(version, body)
 	})
 }

@@ -493,7 +493,7 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 			t.Fatalf("flip at byte %d: err = %v", i, err)
 		}
 	}
-	_, body, err := openTyped(enc, typeCountingQuotient)
+	_, body, err := openTyped(enc, TypeCountingQuotient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,15 +533,15 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 		} else {
 			m(b)
 		}
-		if _, err := Unmarshal(sealEnvelope(typeCountingQuotient, countingQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeCountingQuotient, countingQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeCountingQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
+	if _, err := Unmarshal(sealEnvelope(TypeCountingQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
 		t.Error("unknown version accepted")
 	}
 	var d CountingQuotient
-	if err := d.UnmarshalBinary(sealEnvelope(typeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
+	if err := d.UnmarshalBinary(sealEnvelope(TypeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
 		t.Error("wrong type accepted")
 	}
 }
@@ -585,7 +585,7 @@ func FuzzCountingQuotientUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseCountingQuotientDecode(t, data)
-		exerciseCountingQuotientDecode(t, sealEnvelope(typeCountingQuotient, countingQuotientVersion, data))
+		exerciseCountingQuotientDecode(t, sealEnvelope(TypeCountingQuotient, countingQuotientVersion, data))
 	})
 }
 

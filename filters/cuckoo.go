@@ -379,13 +379,13 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	w.u64(c.rng)
 	w.u64(uint64(len(c.slots.words)))
 	w.u64s(c.slots.words)
-	return sealEnvelope(typeCuckoo, cuckooVersion, w.buf), nil
+	return sealEnvelope(TypeCuckoo, cuckooVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged.
 func (c *Cuckoo) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeCuckoo)
+	version, body, err := openTyped(data, TypeCuckoo)
 	if err != nil {
 		return fmt.Errorf("filters: cuckoo: %w", err)
 	}
@@ -398,7 +398,7 @@ func (c *Cuckoo) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeCuckoo, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeCuckoo, func(version uint8, body []byte) (Filter, error) {
 		return decodeCuckoo(version, body)
 	})
 }

@@ -384,7 +384,7 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 			t.Fatalf("flip at byte %d: UnmarshalBinary err = %v", i, err)
 		}
 	}
-	_, body, err := openTyped(enc, typeCuckoo)
+	_, body, err := openTyped(enc, TypeCuckoo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,11 +402,11 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 	for name, m := range mutate {
 		b := append([]byte(nil), body...)
 		m(b)
-		if _, err := Unmarshal(sealEnvelope(typeCuckoo, cuckooVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeCuckoo, cuckooVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	assertRejectsVersionAndType(t, typeCuckoo, typeBloom, body, new(Cuckoo))
+	assertRejectsVersionAndType(t, TypeCuckoo, TypeBloom, body, new(Cuckoo))
 }
 
 // TestCuckooGolden pins the encoding (docs/format.md, "Cuckoo filter (type
@@ -440,7 +440,7 @@ func FuzzCuckooUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseCuckooDecode(t, data)
-		exerciseCuckooDecode(t, sealEnvelope(typeCuckoo, cuckooVersion, data))
+		exerciseCuckooDecode(t, sealEnvelope(TypeCuckoo, cuckooVersion, data))
 	})
 }
 

@@ -16,6 +16,14 @@
 //   - Dynamic fingerprint filters (Cuckoo, Quotient and their descendants):
 //     support Add and Remove at high load.
 //
+// # Types and table policies
+//
+// Type is the one name of a filter kind everywhere in sievekv: its value is
+// the envelope's type byte, TableCode the byte tables and the manifest
+// record, String the name tools print. A Policy builds the filter a table
+// embeds from its key hashes; NewPolicy returns the registered policy of a
+// Type, so a table format builds any filter without naming one.
+//
 // # Invariants
 //
 // Every filter in this package keeps these; tests cite them by name.

@@ -10,7 +10,7 @@ import (
 //
 //	offset  size  field
 //	0       4     magic "SVKF"
-//	4       1     filter type (filterType)
+//	4       1     filter type (Type)
 //	5       1     format version of that type's body
 //	6       2     reserved, zero
 //	8       8     body length n, little-endian
@@ -25,7 +25,7 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // sealEnvelope wraps body (built by an encoder) and returns the full encoding.
-func sealEnvelope(t filterType, version uint8, body []byte) []byte {
+func sealEnvelope(t Type, version uint8, body []byte) []byte {
 	out := make([]byte, 0, envelopeHeaderSize+len(body)+envelopeTrailer)
 	out = append(out, envelopeMagic...)
 	out = append(out, byte(t), version, 0, 0)
@@ -36,7 +36,7 @@ func sealEnvelope(t filterType, version uint8, body []byte) []byte {
 
 // openEnvelope validates the envelope and returns the type, version and body.
 // The body aliases data.
-func openEnvelope(data []byte) (filterType, uint8, []byte, error) {
+func openEnvelope(data []byte) (Type, uint8, []byte, error) {
 	if len(data) < envelopeHeaderSize+envelopeTrailer {
 		return 0, 0, nil, corruptf("encoding is %d bytes, shorter than the %d-byte envelope",
 			len(data), envelopeHeaderSize+envelopeTrailer)
@@ -57,11 +57,11 @@ func openEnvelope(data []byte) (filterType, uint8, []byte, error) {
 	if got := crc32.Checksum(data[:end], castagnoli); got != want {
 		return 0, 0, nil, corruptf("checksum mismatch: stored %#08x, computed %#08x", want, got)
 	}
-	return filterType(data[4]), data[5], data[envelopeHeaderSize:end], nil
+	return Type(data[4]), data[5], data[envelopeHeaderSize:end], nil
 }
 
 // openTyped is openEnvelope for an UnmarshalBinary that expects one type.
-func openTyped(data []byte, want filterType) (uint8, []byte, error) {
+func openTyped(data []byte, want Type) (uint8, []byte, error) {
 	t, version, body, err := openEnvelope(data)
 	if err != nil {
 		return 0, nil, err

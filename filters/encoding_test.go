@@ -7,18 +7,18 @@ import (
 
 func TestEnvelopeRoundTrip(t *testing.T) {
 	body := []byte("hello filter body")
-	enc := sealEnvelope(typeBloom, 3, body)
+	enc := sealEnvelope(TypeBloom, 3, body)
 	typ, version, got, err := openEnvelope(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if typ != typeBloom || version != 3 || string(got) != string(body) {
+	if typ != TypeBloom || version != 3 || string(got) != string(body) {
 		t.Fatalf("got type %d version %d body %q", typ, version, got)
 	}
 }
 
 func TestEnvelopeRejectsEveryByteFlip(t *testing.T) {
-	enc := sealEnvelope(typeBloom, 1, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	enc := sealEnvelope(TypeBloom, 1, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	for i := range enc {
 		for _, mask := range []byte{0x01, 0x80, 0xff} {
 			bad := append([]byte(nil), enc...)
@@ -51,7 +51,7 @@ func TestBodyReaderRefusesHugeCounts(t *testing.T) {
 }
 
 func TestUnmarshalUnknownType(t *testing.T) {
-	enc := sealEnvelope(filterType(250), 1, nil)
+	enc := sealEnvelope(Type(250), 1, nil)
 	if _, err := Unmarshal(enc); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
 	}

@@ -21,6 +21,9 @@ var (
 	// succeed within its bounded number of seeds. With well-distributed
 	// hashes and deduplicated input this is astronomically unlikely.
 	ErrBuildFailed = errors.New("filters: construction failed for every seed tried")
+	// ErrUnknownType reports a filter name ParseType does not know, or a Type
+	// with no table policy (NewPolicy).
+	ErrUnknownType = errors.New("filters: unknown filter type")
 )
 
 // corruptf returns an error wrapping ErrCorrupt with a formatted detail.

@@ -13,29 +13,6 @@ type Filter interface {
 	MarshalBinary() ([]byte, error)
 }
 
-// filterType identifies a filter in its encoding.
-//
-// Do not renumber: these values are on disk.
-type filterType uint8
-
-const (
-	typeBloom            filterType = 1
-	typeBlockedBloom     filterType = 2
-	typeCountingBloom    filterType = 3
-	typeScalableBloom    filterType = 4
-	typeXor8             filterType = 5
-	typeBinaryFuse8      filterType = 6
-	typeBinaryFuse16     filterType = 7
-	typeBinaryFuse       filterType = 8
-	typeCuckoo           filterType = 9
-	typeQuotient         filterType = 10
-	typeRibbon           filterType = 11
-	typeCountingQuotient filterType = 12
-	typeVectorQuotient   filterType = 13
-	typeMorton           filterType = 14
-	typeVacuum           filterType = 15
-)
-
 // decodeFunc decodes a verified body of one filter type and version into a
 // fresh Filter. The envelope (magic, length, checksum) is already checked.
 type decodeFunc func(version uint8, body []byte) (Filter, error)
@@ -43,9 +20,9 @@ type decodeFunc func(version uint8, body []byte) (Filter, error)
 // decoders maps each filter type to its decoder. Each filter registers itself
 // from an init function in its own file, so adding a filter touches no
 // shared switch statement.
-var decoders = map[filterType]decodeFunc{}
+var decoders = map[Type]decodeFunc{}
 
-func registerDecoder(t filterType, fn decodeFunc) {
+func registerDecoder(t Type, fn decodeFunc) {
 	if _, dup := decoders[t]; dup {
 		panic(fmt.Sprintf("filters: decoder for type %d registered twice", t))
 	}
@@ -55,13 +32,24 @@ func registerDecoder(t filterType, fn decodeFunc) {
 // Unmarshal decodes any filter of this package from the bytes its
 // MarshalBinary produced. Malformed input yields an error wrapping ErrCorrupt.
 func Unmarshal(data []byte) (Filter, error) {
+	f, _, err := UnmarshalWithType(data)
+	return f, err
+}
+
+// UnmarshalWithType is Unmarshal that also returns the type the envelope
+// names, for a caller that checks it against its own record of the type.
+func UnmarshalWithType(data []byte) (Filter, Type, error) {
 	t, version, body, err := openEnvelope(data)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dec, ok := decoders[t]
 	if !ok {
-		return nil, corruptf("unknown filter type %d", t)
+		return nil, 0, corruptf("unknown filter type %d", t)
 	}
-	return dec(version, body)
+	f, err := dec(version, body)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, t, nil
 }

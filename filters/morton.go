@@ -485,13 +485,13 @@ func (m *Morton) MarshalBinary() ([]byte, error) {
 	w.u64(m.rng)
 	w.u64(nw)
 	w.u64s(m.words[:nw])
-	return sealEnvelope(typeMorton, mortonVersion, w.buf), nil
+	return sealEnvelope(TypeMorton, mortonVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces m with the filter encoded in data. On error m is
 // unchanged.
 func (m *Morton) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeMorton)
+	version, body, err := openTyped(data, TypeMorton)
 	if err != nil {
 		return fmt.Errorf("filters: morton: %w", err)
 	}
@@ -504,7 +504,7 @@ func (m *Morton) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeMorton, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeMorton, func(version uint8, body []byte) (Filter, error) {
 		return decodeMorton(version, body)
 	})
 }

@@ -352,7 +352,7 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 	}
 	enc := mustMarshal(t, m)
 	dynRejectsFlips(t, enc, func(b []byte) error { var d Morton; return d.UnmarshalBinary(b) })
-	_, body, err := openTyped(enc, typeMorton)
+	_, body, err := openTyped(enc, TypeMorton)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,11 +382,11 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 		default:
 			mu(b)
 		}
-		if _, err := Unmarshal(sealEnvelope(typeMorton, mortonVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeMorton, mortonVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	assertRejectsVersionAndType(t, typeMorton, typeVacuum, body, new(Morton))
+	assertRejectsVersionAndType(t, TypeMorton, TypeVacuum, body, new(Morton))
 }
 
 // TestMortonGolden pins the encoding (docs/format.md, "Morton filter (type 14)").
@@ -417,6 +417,6 @@ func FuzzMortonUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseDynDecode(t, data)
-		exerciseDynDecode(t, sealEnvelope(typeMorton, mortonVersion, data))
+		exerciseDynDecode(t, sealEnvelope(TypeMorton, mortonVersion, data))
 	})
 }

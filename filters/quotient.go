@@ -450,13 +450,13 @@ func (f *Quotient) MarshalBinary() ([]byte, error) {
 	w.u64(f.count)
 	w.u64(uint64(len(f.slots.words)))
 	w.u64s(f.slots.words)
-	return sealEnvelope(typeQuotient, quotientVersion, w.buf), nil
+	return sealEnvelope(TypeQuotient, quotientVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Quotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeQuotient)
+	version, body, err := openTyped(data, TypeQuotient)
 	if err != nil {
 		return fmt.Errorf("filters: quotient: %w", err)
 	}
@@ -469,7 +469,7 @@ func (f *Quotient) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeQuotient, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeQuotient, func(version uint8, body []byte) (Filter, error) {
 		return decodeQuotient(version, body)
 	})
 }

@@ -613,7 +613,7 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	_, body, err := openTyped(enc, typeQuotient)
+	_, body, err := openTyped(enc, TypeQuotient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,15 +637,15 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 		} else {
 			mut(b)
 		}
-		if _, err := Unmarshal(sealEnvelope(typeQuotient, quotientVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeQuotient, quotientVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	if _, err := Unmarshal(sealEnvelope(typeQuotient, 9, body)); !errors.Is(err, ErrCorrupt) {
+	if _, err := Unmarshal(sealEnvelope(TypeQuotient, 9, body)); !errors.Is(err, ErrCorrupt) {
 		t.Error("unknown version accepted")
 	}
 	var g Quotient
-	if err := g.UnmarshalBinary(sealEnvelope(typeCuckoo, 1, body)); !errors.Is(err, ErrCorrupt) {
+	if err := g.UnmarshalBinary(sealEnvelope(TypeCuckoo, 1, body)); !errors.Is(err, ErrCorrupt) {
 		t.Error("wrong type accepted")
 	}
 }
@@ -690,7 +690,7 @@ func FuzzQuotientUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseQuotientDecode(t, data)
-		exerciseQuotientDecode(t, sealEnvelope(typeQuotient, quotientVersion, data))
+		exerciseQuotientDecode(t, sealEnvelope(TypeQuotient, quotientVersion, data))
 	})
 }
 

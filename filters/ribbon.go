@@ -121,7 +121,7 @@ const ribbonVersion = 1
 // ribbonHeaderSize is the encoded size of the body fields before the words.
 const ribbonHeaderSize = 8 + 8 + 1 + 1 + 4
 
-func init() { registerDecoder(typeRibbon, decodeRibbon) }
+func init() { registerDecoder(TypeRibbon, decodeRibbon) }
 
 // ribbonBlocks returns the number of 64-slot blocks for n distinct keys and
 // band width w: (1+eps)*n + 64 slots rounded up to a whole block, and never
@@ -487,13 +487,13 @@ func (f *Ribbon) MarshalBinary() ([]byte, error) {
 	w.u8(f.width)
 	w.u32(f.blocks)
 	w.u64s(f.encoded())
-	return sealEnvelope(typeRibbon, ribbonVersion, w.buf), nil
+	return sealEnvelope(TypeRibbon, ribbonVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Ribbon) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeRibbon)
+	version, body, err := openTyped(data, TypeRibbon)
 	if err != nil {
 		return fmt.Errorf("filters: ribbon: %w", err)
 	}

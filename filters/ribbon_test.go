@@ -448,21 +448,21 @@ func ribbonBody(n uint64, bits, width uint8, blocks uint32, nwords int) []byte {
 // allocate what the header claims.
 func TestRibbonDecodeRejectsImpossibleParameters(t *testing.T) {
 	cases := []decodeCase{
-		{"version", typeRibbon, 2, ribbonBody(0, 8, 128, 0, 0)},
-		{"bits 0", typeRibbon, 1, ribbonBody(5, 0, 128, 3, 0)},
-		{"bits 17", typeRibbon, 1, ribbonBody(5, 17, 128, 3, 51)},
-		{"width 32", typeRibbon, 1, ribbonBody(5, 8, 32, 3, 24)},
-		{"width 0", typeRibbon, 1, ribbonBody(5, 8, 0, 3, 24)},
-		{"keys no blocks", typeRibbon, 1, ribbonBody(5, 8, 128, 0, 0)},
-		{"blocks no keys", typeRibbon, 1, ribbonBody(0, 8, 128, 3, 24)},
-		{"too few slots w128", typeRibbon, 1, ribbonBody(5, 8, 128, 2, 16)},
-		{"too few slots w64", typeRibbon, 1, ribbonBody(5, 8, 64, 1, 8)},
-		{"too many keys", typeRibbon, 1, ribbonBody(193, 8, 128, 3, 24)},
-		{"short words", typeRibbon, 1, ribbonBody(5, 8, 128, 3, 23)},
-		{"long words", typeRibbon, 1, ribbonBody(5, 8, 128, 3, 25)},
-		{"huge blocks", typeRibbon, 1, ribbonBody(5, 16, 128, 1<<32-1, 0)},
-		{"truncated header", typeRibbon, 1, cat(le64(1), le64(5))},
-		{"empty body", typeRibbon, 1, nil},
+		{"version", TypeRibbon, 2, ribbonBody(0, 8, 128, 0, 0)},
+		{"bits 0", TypeRibbon, 1, ribbonBody(5, 0, 128, 3, 0)},
+		{"bits 17", TypeRibbon, 1, ribbonBody(5, 17, 128, 3, 51)},
+		{"width 32", TypeRibbon, 1, ribbonBody(5, 8, 32, 3, 24)},
+		{"width 0", TypeRibbon, 1, ribbonBody(5, 8, 0, 3, 24)},
+		{"keys no blocks", TypeRibbon, 1, ribbonBody(5, 8, 128, 0, 0)},
+		{"blocks no keys", TypeRibbon, 1, ribbonBody(0, 8, 128, 3, 24)},
+		{"too few slots w128", TypeRibbon, 1, ribbonBody(5, 8, 128, 2, 16)},
+		{"too few slots w64", TypeRibbon, 1, ribbonBody(5, 8, 64, 1, 8)},
+		{"too many keys", TypeRibbon, 1, ribbonBody(193, 8, 128, 3, 24)},
+		{"short words", TypeRibbon, 1, ribbonBody(5, 8, 128, 3, 23)},
+		{"long words", TypeRibbon, 1, ribbonBody(5, 8, 128, 3, 25)},
+		{"huge blocks", TypeRibbon, 1, ribbonBody(5, 16, 128, 1<<32-1, 0)},
+		{"truncated header", TypeRibbon, 1, cat(le64(1), le64(5))},
+		{"empty body", TypeRibbon, 1, nil},
 	}
 	for _, c := range cases {
 		enc := sealEnvelope(c.typ, c.ver, c.body)
@@ -479,7 +479,7 @@ func TestRibbonDecodeRejectsImpossibleParameters(t *testing.T) {
 	}
 	// The smallest valid shapes are accepted.
 	for _, body := range [][]byte{ribbonBody(0, 1, 64, 0, 0), ribbonBody(1, 8, 64, 2, 16), ribbonBody(192, 2, 128, 3, 6)} {
-		if _, err := Unmarshal(sealEnvelope(typeRibbon, 1, body)); err != nil {
+		if _, err := Unmarshal(sealEnvelope(TypeRibbon, 1, body)); err != nil {
 			t.Errorf("valid body %x rejected: %v", body[:22], err)
 		}
 	}
@@ -560,9 +560,9 @@ func FuzzRibbonDecode(f *testing.F) {
 	f.Add([]byte("SVKF"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRibbonDecode(t, data)
-		checkRibbonDecode(t, sealEnvelope(typeRibbon, ribbonVersion, data))
+		checkRibbonDecode(t, sealEnvelope(TypeRibbon, ribbonVersion, data))
 		if len(data) >= envelopeHeaderSize+envelopeTrailer {
-			checkRibbonDecode(t, sealEnvelope(typeRibbon, data[5], data[envelopeHeaderSize:len(data)-envelopeTrailer]))
+			checkRibbonDecode(t, sealEnvelope(TypeRibbon, data[5], data[envelopeHeaderSize:len(data)-envelopeTrailer]))
 		}
 	})
 }
@@ -613,7 +613,7 @@ func TestRibbonFuzzCorpus(t *testing.T) {
 		if len(body) > ribbonHeaderSize {
 			mut := append([]byte(nil), body...)
 			mut[len(mut)-1] ^= 0x5a // a different but valid filter
-			variants = append(variants, sealEnvelope(typeRibbon, enc[5], mut))
+			variants = append(variants, sealEnvelope(TypeRibbon, enc[5], mut))
 		}
 		for j, v := range variants {
 			content := "go test fuzz v1\n[]byte(" + strconv.Quote(string(v)) + ")\n"

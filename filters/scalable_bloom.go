@@ -60,7 +60,7 @@ type scalableBloomStage struct {
 }
 
 func init() {
-	registerDecoder(typeScalableBloom, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeScalableBloom, func(version uint8, body []byte) (Filter, error) {
 		s, err := decodeScalableBloom(version, body)
 		if err != nil {
 			return nil, err
@@ -232,13 +232,13 @@ func (s *ScalableBloom) MarshalBinary() ([]byte, error) {
 		w.u64(st.count)
 		st.bloom.appendBody(&w)
 	}
-	return sealEnvelope(typeScalableBloom, scalableBloomVersion, w.buf), nil
+	return sealEnvelope(TypeScalableBloom, scalableBloomVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces s with the chain encoded in data. On error s is
 // unchanged and the error wraps ErrCorrupt.
 func (s *ScalableBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeScalableBloom)
+	version, body, err := openTyped(data, TypeScalableBloom)
 	if err == nil {
 		var ns *ScalableBloom
 		if ns, err = decodeScalableBloom(version, body); err == nil {

@@ -143,7 +143,7 @@ func TestScalableBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 		}),
 	}
 	for name, b := range cases {
-		if _, err := Unmarshal(sealEnvelope(typeScalableBloom, scalableBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeScalableBloom, scalableBloomVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
@@ -151,7 +151,7 @@ func TestScalableBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 		"one stage":  body(0.01, 0.5, 2, 10, 1, one),
 		"two stages": body(0.01, 0.5, 2, 10, 2, two(10)),
 	} {
-		if _, err := Unmarshal(sealEnvelope(typeScalableBloom, scalableBloomVersion, b)); err != nil {
+		if _, err := Unmarshal(sealEnvelope(TypeScalableBloom, scalableBloomVersion, b)); err != nil {
 			t.Errorf("control %s refused: %v", name, err)
 		}
 	}

@@ -31,7 +31,7 @@ type staticFilter interface {
 type staticKind struct {
 	name      string
 	bits      int // fingerprint width: FP rate is 2^-bits
-	typ       filterType
+	typ       Type
 	fromHash  func(b *FuseBuilder, hashes []uint64) (staticFilter, error)
 	fromKeys  func(keys [][]byte) (staticFilter, error)
 	unmarshal func(data []byte) (staticFilter, error) // the type's own UnmarshalBinary
@@ -40,7 +40,7 @@ type staticKind struct {
 func staticKinds() []staticKind {
 	kinds := []staticKind{
 		{
-			name: "Xor8", bits: 8, typ: typeXor8,
+			name: "Xor8", bits: 8, typ: TypeXor8,
 			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildXor8(hs) },
 			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildXor8(keys) },
 			unmarshal: func(data []byte) (staticFilter, error) {
@@ -49,7 +49,7 @@ func staticKinds() []staticKind {
 			},
 		},
 		{
-			name: "BinaryFuse8", bits: 8, typ: typeBinaryFuse8,
+			name: "BinaryFuse8", bits: 8, typ: TypeBinaryFuse8,
 			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse8(hs) },
 			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse8(keys) },
 			unmarshal: func(data []byte) (staticFilter, error) {
@@ -58,7 +58,7 @@ func staticKinds() []staticKind {
 			},
 		},
 		{
-			name: "BinaryFuse16", bits: 16, typ: typeBinaryFuse16,
+			name: "BinaryFuse16", bits: 16, typ: TypeBinaryFuse16,
 			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse16(hs) },
 			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse16(keys) },
 			unmarshal: func(data []byte) (staticFilter, error) {
@@ -504,7 +504,7 @@ func TestStaticByteFlipsCorrupt(t *testing.T) {
 		}
 		// A valid encoding of a different type is refused by UnmarshalBinary.
 		other, _ := (&Xor8{}).MarshalBinary()
-		if k.typ == typeXor8 {
+		if k.typ == TypeXor8 {
 			other, _ = (&BinaryFuse8{}).MarshalBinary()
 		}
 		if _, err := k.unmarshal(other); !errors.Is(err, ErrCorrupt) {
@@ -547,26 +547,26 @@ func fuseBody(n uint64, segLog uint8, segCount, size uint32, fps []byte) []byte 
 // allocating what the header claims.
 func TestStaticDecodeRejectsImpossibleParameters(t *testing.T) {
 	cases := []decodeCase{
-		{"xor8 version", typeXor8, 9, cat(le64(1), le64(0), le32(0))},
-		{"xor8 huge block", typeXor8, 1, cat(le64(1), le64(5), le32(1<<31))},
-		{"xor8 short fps", typeXor8, 1, cat(le64(1), le64(5), le32(11), make([]byte, 32))},
-		{"xor8 long fps", typeXor8, 1, cat(le64(1), le64(5), le32(11), make([]byte, 34))},
-		{"xor8 too many keys", typeXor8, 1, cat(le64(1), le64(34), le32(11), make([]byte, 33))},
-		{"xor8 keys but no slots", typeXor8, 1, cat(le64(1), le64(3), le32(0))},
-		{"xor8 slots but no keys", typeXor8, 1, cat(le64(1), le64(0), le32(11), make([]byte, 33))},
-		{"xor8 truncated header", typeXor8, 1, cat(le64(1), le64(0))},
-		{"fuse8 version", typeBinaryFuse8, 0, fuseBody(0, 0, 0, 0, nil)},
-		{"fuse8 segLog too big", typeBinaryFuse8, 1, fuseBody(3, 19, 1, 3<<19, nil)},
-		{"fuse8 size mismatch", typeBinaryFuse8, 1, fuseBody(3, 2, 1, 13, make([]byte, 13))},
-		{"fuse8 huge size", typeBinaryFuse8, 1, fuseBody(3, 18, 1<<14-2, 1<<32-1, nil)},
-		{"fuse8 claims 4G slots", typeBinaryFuse8, 1, fuseBody(3, 18, 1<<14-2, 0, nil)},
-		{"fuse8 short fps", typeBinaryFuse8, 1, fuseBody(3, 2, 1, 12, make([]byte, 11))},
-		{"fuse8 too many keys", typeBinaryFuse8, 1, fuseBody(13, 2, 1, 12, make([]byte, 12))},
-		{"fuse8 keys no segments", typeBinaryFuse8, 1, fuseBody(3, 2, 0, 8, make([]byte, 8))},
-		{"fuse8 empty with slots", typeBinaryFuse8, 1, fuseBody(0, 0, 0, 4, make([]byte, 4))},
-		{"fuse8 empty with segLog", typeBinaryFuse8, 1, fuseBody(0, 3, 0, 0, nil)},
-		{"fuse16 odd fps", typeBinaryFuse16, 1, fuseBody(3, 2, 1, 12, make([]byte, 23))},
-		{"fuse16 huge", typeBinaryFuse16, 1, fuseBody(3, 18, 1<<14-2, 1<<32-1<<18, nil)},
+		{"xor8 version", TypeXor8, 9, cat(le64(1), le64(0), le32(0))},
+		{"xor8 huge block", TypeXor8, 1, cat(le64(1), le64(5), le32(1<<31))},
+		{"xor8 short fps", TypeXor8, 1, cat(le64(1), le64(5), le32(11), make([]byte, 32))},
+		{"xor8 long fps", TypeXor8, 1, cat(le64(1), le64(5), le32(11), make([]byte, 34))},
+		{"xor8 too many keys", TypeXor8, 1, cat(le64(1), le64(34), le32(11), make([]byte, 33))},
+		{"xor8 keys but no slots", TypeXor8, 1, cat(le64(1), le64(3), le32(0))},
+		{"xor8 slots but no keys", TypeXor8, 1, cat(le64(1), le64(0), le32(11), make([]byte, 33))},
+		{"xor8 truncated header", TypeXor8, 1, cat(le64(1), le64(0))},
+		{"fuse8 version", TypeBinaryFuse8, 0, fuseBody(0, 0, 0, 0, nil)},
+		{"fuse8 segLog too big", TypeBinaryFuse8, 1, fuseBody(3, 19, 1, 3<<19, nil)},
+		{"fuse8 size mismatch", TypeBinaryFuse8, 1, fuseBody(3, 2, 1, 13, make([]byte, 13))},
+		{"fuse8 huge size", TypeBinaryFuse8, 1, fuseBody(3, 18, 1<<14-2, 1<<32-1, nil)},
+		{"fuse8 claims 4G slots", TypeBinaryFuse8, 1, fuseBody(3, 18, 1<<14-2, 0, nil)},
+		{"fuse8 short fps", TypeBinaryFuse8, 1, fuseBody(3, 2, 1, 12, make([]byte, 11))},
+		{"fuse8 too many keys", TypeBinaryFuse8, 1, fuseBody(13, 2, 1, 12, make([]byte, 12))},
+		{"fuse8 keys no segments", TypeBinaryFuse8, 1, fuseBody(3, 2, 0, 8, make([]byte, 8))},
+		{"fuse8 empty with slots", TypeBinaryFuse8, 1, fuseBody(0, 0, 0, 4, make([]byte, 4))},
+		{"fuse8 empty with segLog", TypeBinaryFuse8, 1, fuseBody(0, 3, 0, 0, nil)},
+		{"fuse16 odd fps", TypeBinaryFuse16, 1, fuseBody(3, 2, 1, 12, make([]byte, 23))},
+		{"fuse16 huge", TypeBinaryFuse16, 1, fuseBody(3, 18, 1<<14-2, 1<<32-1<<18, nil)},
 	}
 	cases = append(cases, generalDecodeCases()...)
 	for _, c := range cases {

@@ -325,13 +325,13 @@ func (v *Vacuum) MarshalBinary() ([]byte, error) {
 	w.u64(v.rng)
 	w.u64(uint64(len(v.slots.words)))
 	w.u64s(v.slots.words)
-	return sealEnvelope(typeVacuum, vacuumVersion, w.buf), nil
+	return sealEnvelope(TypeVacuum, vacuumVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces v with the filter encoded in data. On error v is
 // unchanged.
 func (v *Vacuum) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeVacuum)
+	version, body, err := openTyped(data, TypeVacuum)
 	if err != nil {
 		return fmt.Errorf("filters: vacuum: %w", err)
 	}
@@ -344,7 +344,7 @@ func (v *Vacuum) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeVacuum, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeVacuum, func(version uint8, body []byte) (Filter, error) {
 		return decodeVacuum(version, body)
 	})
 }

@@ -391,7 +391,7 @@ func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 	dynFill(t, v, rand.New(rand.NewPCG(5, 5)))
 	enc := mustMarshal(t, v)
 	dynRejectsFlips(t, enc, func(b []byte) error { var d Vacuum; return d.UnmarshalBinary(b) })
-	_, body, err := openTyped(enc, typeVacuum)
+	_, body, err := openTyped(enc, TypeVacuum)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,11 +416,11 @@ func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 		} else {
 			m(b)
 		}
-		if _, err := Unmarshal(sealEnvelope(typeVacuum, vacuumVersion, b)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeVacuum, vacuumVersion, b)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	assertRejectsVersionAndType(t, typeVacuum, typeCuckoo, body, new(Vacuum))
+	assertRejectsVersionAndType(t, TypeVacuum, TypeCuckoo, body, new(Vacuum))
 }
 
 // TestVacuumGolden pins the encoding (docs/format.md, "Vacuum filter (type 15)").
@@ -451,7 +451,7 @@ func FuzzVacuumUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseDynDecode(t, data)
-		exerciseDynDecode(t, sealEnvelope(typeVacuum, vacuumVersion, data))
+		exerciseDynDecode(t, sealEnvelope(TypeVacuum, vacuumVersion, data))
 	})
 }
 

@@ -441,13 +441,13 @@ func (f *VectorQuotient) MarshalBinary() ([]byte, error) {
 			w.u16s(b.tags[:])
 		}
 	}
-	return sealEnvelope(typeVectorQuotient, vectorQuotientVersion, w.buf), nil
+	return sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *VectorQuotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeVectorQuotient)
+	version, body, err := openTyped(data, TypeVectorQuotient)
 	if err != nil {
 		return fmt.Errorf("filters: vector quotient: %w", err)
 	}
@@ -460,7 +460,7 @@ func (f *VectorQuotient) UnmarshalBinary(data []byte) error {
 }
 
 func init() {
-	registerDecoder(typeVectorQuotient, func(version uint8, body []byte) (Filter, error) {
+	registerDecoder(TypeVectorQuotient, func(version uint8, body []byte) (Filter, error) {
 		return decodeVectorQuotient(version, body)
 	})
 }

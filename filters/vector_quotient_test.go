@@ -469,7 +469,7 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 				t.Fatalf("w=%d flip at byte %d: err = %v", w, i, err)
 			}
 		}
-		_, body, err := openTyped(enc, typeVectorQuotient)
+		_, body, err := openTyped(enc, TypeVectorQuotient)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +480,7 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, sparse, _ := openTyped(mustMarshal(t, g), typeVectorQuotient)
+		_, sparse, _ := openTyped(mustMarshal(t, g), TypeVectorQuotient)
 		// The three tags sit in bucket 0, so the bucket ends are bits
 		// 3..buckets+2: set one above them, clear one among them.
 		extra, missing := 120, 50
@@ -508,15 +508,15 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 			} else {
 				mt.m(b)
 			}
-			if _, err := Unmarshal(sealEnvelope(typeVectorQuotient, vectorQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
+			if _, err := Unmarshal(sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("w=%d %s: err = %v", w, name, err)
 			}
 		}
-		if _, err := Unmarshal(sealEnvelope(typeVectorQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
+		if _, err := Unmarshal(sealEnvelope(TypeVectorQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
 			t.Error("unknown version accepted")
 		}
 		var d VectorQuotient
-		if err := d.UnmarshalBinary(sealEnvelope(typeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
+		if err := d.UnmarshalBinary(sealEnvelope(TypeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
 			t.Error("wrong type accepted")
 		}
 	}
@@ -553,7 +553,7 @@ func FuzzVectorQuotientUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exerciseVectorQuotientDecode(t, data)
-		exerciseVectorQuotientDecode(t, sealEnvelope(typeVectorQuotient, vectorQuotientVersion, data))
+		exerciseVectorQuotientDecode(t, sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, data))
 	})
 }
 

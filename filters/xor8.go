@@ -20,7 +20,7 @@ type Xor8 struct {
 //	1: seed u64, n u64, blockLen u32, 3*blockLen fingerprint bytes.
 const xor8Version = 1
 
-func init() { registerDecoder(typeXor8, decodeXor8) }
+func init() { registerDecoder(TypeXor8, decodeXor8) }
 
 // BuildXor8 builds an XOR filter from keys. Duplicate keys are allowed and
 // count once; an empty set gives a filter that reports every key absent.
@@ -90,13 +90,13 @@ func (f *Xor8) MarshalBinary() ([]byte, error) {
 	w.u64(f.n)
 	w.u32(f.blockLen)
 	w.bytes(f.fps)
-	return sealEnvelope(typeXor8, xor8Version, w.buf), nil
+	return sealEnvelope(TypeXor8, xor8Version, w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Xor8) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, typeXor8)
+	version, body, err := openTyped(data, TypeXor8)
 	if err != nil {
 		return fmt.Errorf("filters: xor8: %w", err)
 	}

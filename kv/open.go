@@ -37,12 +37,11 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
 	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats)
-	d.writerOpts = sstable.WriterOptions{
-		BlockSize:       o.BlockSize,
-		Filter:          o.Filter.sstableType(),
-		BloomBitsPerKey: float64(o.BloomBitsPerKey),
-		RibbonBits:      o.RibbonBits,
+	policy, err := o.filterPolicy()
+	if err != nil {
+		return nil, err
 	}
+	d.writerOpts = sstable.WriterOptions{BlockSize: o.BlockSize, Filter: o.Filter, FilterPolicy: policy}
 
 	if !o.ReadOnly {
 		if err := d.fs.MkdirAll(dirname, 0o755); err != nil {
@@ -64,25 +63,6 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// sstableType maps the public filter choice to the table format's.
-func (f FilterType) sstableType() sstable.FilterType {
-	switch f {
-	case FilterBinaryFuse16:
-		return sstable.FilterBinaryFuse16
-	case FilterXor8:
-		return sstable.FilterXor8
-	case FilterBloom:
-		return sstable.FilterBloom
-	case FilterBlockedBloom:
-		return sstable.FilterBlockedBloom
-	case FilterNone:
-		return sstable.FilterNone
-	case FilterRibbon:
-		return sstable.FilterRibbon
-	}
-	return sstable.FilterBinaryFuse8
 }
 
 // recover rebuilds the DB's state from the directory: the manifest names

@@ -2,66 +2,100 @@ package kv
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
-	"github.com/sievekv/sievekv/sstable"
-
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/vfs"
 )
 
 // FilterType selects the approximate-membership filter embedded in every
-// table the DB writes. Tables written earlier keep the filter they were built
-// with; each table's properties record its own.
-type FilterType int
+// table the DB writes. It is the one filter vocabulary, filters.Type: its
+// String is the canonical name, ParseFilterType reads it. Tables written
+// earlier keep the filter they were built with; each table's properties
+// record its own.
+type FilterType = filters.Type
 
+// The filters a table may embed.
 const (
 	// FilterBinaryFuse8 is a binary fuse filter with 8-bit fingerprints:
 	// ~9 bits per key for a 0.39% false-positive rate. The default.
-	FilterBinaryFuse8 FilterType = iota
+	FilterBinaryFuse8 = filters.TypeBinaryFuse8
 	// FilterBinaryFuse16 trades ~18 bits per key for a 0.0015% FP rate.
-	FilterBinaryFuse16
+	FilterBinaryFuse16 = filters.TypeBinaryFuse16
 	// FilterXor8 is the XOR filter, ~9.84 bits per key at 0.39%.
-	FilterXor8
+	FilterXor8 = filters.TypeXor8
 	// FilterBloom is a standard Bloom filter of BloomBitsPerKey bits per key.
-	FilterBloom
+	FilterBloom = filters.TypeBloom
 	// FilterBlockedBloom is a cache-line blocked Bloom filter of
 	// BloomBitsPerKey bits per key: faster queries, slightly more FPs.
-	FilterBlockedBloom
+	FilterBlockedBloom = filters.TypeBlockedBloom
 	// FilterNone writes tables without a filter: every Get of a key inside a
 	// table's range reads a data block.
-	FilterNone
+	FilterNone = filters.TypeNone
 	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
 	// ~7.4 bits per key for a 0.78% FP rate at the default 7.
-	FilterRibbon
+	FilterRibbon = filters.TypeRibbon
 )
 
-func (f FilterType) String() string {
-	switch f {
-	case FilterBinaryFuse8:
-		return "binary-fuse-8"
-	case FilterBinaryFuse16:
-		return "binary-fuse-16"
-	case FilterXor8:
-		return "xor-8"
-	case FilterBloom:
-		return "bloom"
-	case FilterBlockedBloom:
-		return "blocked-bloom"
-	case FilterNone:
-		return "none"
-	case FilterRibbon:
-		return "ribbon"
-	}
-	return fmt.Sprintf("FilterType(%d)", int(f))
+// FilterTypes lists every filter Options.Filter accepts: FilterNone and
+// each filter with a table policy, in table-code order (the default first,
+// then the filters in the order they joined).
+func FilterTypes() []FilterType {
+	ts := append(filters.PolicyTypes(), FilterNone)
+	slices.SortFunc(ts, func(a, b FilterType) int { return int(filterTableCode(a)) - int(filterTableCode(b)) })
+	return ts
 }
 
-// ParseFilterType is the inverse of FilterType.String, for flags.
-func ParseFilterType(s string) (FilterType, error) {
-	for f := FilterBinaryFuse8; f <= FilterRibbon; f++ {
-		if f.String() == s {
-			return f, nil
-		}
+// FilterTypeNames lists the canonical names of FilterTypes, for flag help.
+func FilterTypeNames() []string {
+	var names []string
+	for _, f := range FilterTypes() {
+		names = append(names, f.String())
 	}
-	return 0, fmt.Errorf("%w: unknown filter type %q", ErrInvalidOptions, s)
+	return names
+}
+
+// ParseFilterType reads a filter name for Options.Filter (a canonical name
+// or an alias filters.ParseType accepts, such as "binaryfuse8"), for flags.
+func ParseFilterType(s string) (FilterType, error) {
+	f, err := filters.ParseType(s)
+	if err == nil && !slices.Contains(FilterTypes(), f) {
+		err = fmt.Errorf("%s cannot be built into a table", f)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: filter type %q: %v (want one of %s)", ErrInvalidOptions, s, err,
+			strings.Join(FilterTypeNames(), ", "))
+	}
+	return f, nil
+}
+
+// filterPolicy maps o's filter choice to the policy the table writer
+// builds with: nil for FilterNone. o has its defaults filled in.
+func (o *Options) filterPolicy() (filters.Policy, error) {
+	if o.Filter == FilterNone {
+		return nil, nil
+	}
+	p, err := filters.NewPolicy(o.Filter, filters.PolicyParams{
+		BloomBitsPerKey: float64(o.BloomBitsPerKey), RibbonBits: o.RibbonBits})
+	if err != nil {
+		return nil, fmt.Errorf("%w: Filter %s: %v", ErrInvalidOptions, o.Filter, err)
+	}
+	return p, nil
+}
+
+// filterTableCode and filterTypeFromTableCode convert a table's filter to
+// and from the byte the manifest records (filters.Type.TableCode). A code
+// this build does not know reads as the zero type: the manifest's copy is
+// informational (TableInfo.Filter); the table's own properties decide.
+func filterTableCode(f FilterType) byte {
+	code, _ := f.TableCode()
+	return code
+}
+
+func filterTypeFromTableCode(code byte) FilterType {
+	f, _ := filters.TypeFromTableCode(code)
+	return f
 }
 
 // Options configure a DB. The zero value of every field means its default;
@@ -152,7 +186,10 @@ func (o *Options) withDefaults() (Options, error) {
 	case r.BlockCacheSize < 0:
 		r.BlockCacheSize = 0
 	}
-	if r.Filter < FilterBinaryFuse8 || r.Filter > FilterRibbon {
+	if r.Filter == 0 {
+		r.Filter = FilterBinaryFuse8
+	}
+	if !slices.Contains(FilterTypes(), r.Filter) {
 		return r, fmt.Errorf("%w: unknown Filter %d", ErrInvalidOptions, int(r.Filter))
 	}
 	switch {
@@ -219,15 +256,4 @@ var (
 type IterOptions struct {
 	LowerBound []byte
 	UpperBound []byte
-}
-
-// filterName names a table's filter the way FilterType does, so tools show
-// one vocabulary whichever layer the value came from.
-func filterName(t sstable.FilterType) string {
-	for f := FilterBinaryFuse8; f <= FilterRibbon; f++ {
-		if f.sstableType() == t {
-			return f.String()
-		}
-	}
-	return t.String()
 }

@@ -87,8 +87,8 @@ func TestRibbonOptions(t *testing.T) {
 	if f, err := ParseFilterType("ribbon"); err != nil || f != FilterRibbon {
 		t.Fatalf("ParseFilterType(ribbon) = %v, %v", f, err)
 	}
-	if got := filterName(FilterRibbon.sstableType()); got != "ribbon" {
-		t.Fatalf("filterName = %q", got)
+	if got := FilterRibbon.String(); got != "ribbon" {
+		t.Fatalf("FilterRibbon.String() = %q", got)
 	}
 	if _, err := Open("db", &Options{FS: vfs.NewMem(), Filter: FilterRibbon + 1}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("Filter past the last type: err = %v", err)

@@ -28,7 +28,7 @@ func tableInfo(level int, t *manifest.TableMetadata) TableInfo {
 		Largest:     slices.Clone(t.Largest.UserKey),
 		Size:        t.Size,
 		Entries:     t.Entries(),
-		Filter:      filterName(t.FilterType),
+		Filter:      t.FilterType.String(),
 		FilterBytes: t.FilterBytes(),
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/storage"
 	ldbtable "github.com/syndtr/goleveldb/leveldb/table"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -99,7 +100,7 @@ func (f *discardFile) Stat() (os.FileInfo, error)        { return nil, errors.Ne
 // that discards the bytes.
 func BenchmarkBuild(b *testing.B) {
 	vals := benchValues()
-	for _, ft := range []FilterType{FilterBinaryFuse8, FilterBloom, FilterNone} {
+	for _, ft := range []filters.Type{filters.TypeBinaryFuse8, filters.TypeBloom, filters.TypeNone} {
 		b.Run("sievekv-"+ft.String(), func(b *testing.B) {
 			b.SetBytes(benchRawBytes)
 			for b.Loop() {
@@ -220,7 +221,7 @@ func BenchmarkGet(b *testing.B) {
 // key and data-block reads per absent-key Get.
 func BenchmarkFilterChoice(b *testing.B) {
 	vals := benchValues()
-	for _, ft := range []FilterType{FilterBinaryFuse8, FilterBloom, FilterBlockedBloom, FilterXor8, FilterBinaryFuse16} {
+	for _, ft := range []filters.Type{filters.TypeBinaryFuse8, filters.TypeBloom, filters.TypeBlockedBloom, filters.TypeXor8, filters.TypeBinaryFuse16} {
 		b.Run(ft.String(), func(b *testing.B) {
 			fs := vfs.NewMem()
 			md := buildSieve(b, fs, "/f", vals, WriterOptions{Filter: ft, BloomBitsPerKey: 10})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -52,11 +53,6 @@ func tableRegions(t *testing.T, r *Reader) []region {
 // an error of any other class.
 func exercise(t *testing.T, data []byte, entries []kv, what string) (detected bool) {
 	t.Helper()
-	fs := vfs.NewMem()
-	f, _ := fs.Create("/c.sst")
-	f.Write(data)
-	f.Close()
-	rf, _ := fs.Open("/c.sst")
 	check := func(err error) bool {
 		if err == nil {
 			return false
@@ -69,7 +65,7 @@ func exercise(t *testing.T, data []byte, entries []kv, what string) (detected bo
 		}
 		return true
 	}
-	r, err := Open(rf, int64(len(data)), ReaderOptions{Name: "c.sst"})
+	r, err := openBytes(t, data, "c.sst")
 	if err != nil {
 		return check(err)
 	}
@@ -131,7 +127,7 @@ func TestCorruptionByteFlips(t *testing.T) {
 			entries[i].value = bytes.Repeat([]byte{byte(i)}, 40)
 		}
 	}
-	for _, ft := range []FilterType{FilterBinaryFuse8, FilterBloom, FilterNone} {
+	for _, ft := range []filters.Type{filters.TypeBinaryFuse8, filters.TypeBloom, filters.TypeNone} {
 		t.Run(ft.String(), func(t *testing.T) {
 			fs := vfs.NewMem()
 			writeTable(t, fs, "/t.sst", entries, WriterOptions{BlockSize: 1024, Filter: ft})

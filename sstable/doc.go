@@ -43,4 +43,10 @@
 //	   operation makes it fail with an error wrapping base.ErrCorruption
 //	   that names the file and the offset, never a panic and never a
 //	   wrong answer; I/O errors are wrapped as they are.
+//	T9 (filter agreement): a table has a filter block exactly when its
+//	   properties name a filter and it holds a key, and the block's envelope
+//	   names the properties' filter type. Open checks it; a disagreement is
+//	   a *FilterMismatchError (T8). The table builds its filter only
+//	   through a filters.Policy and probes it only through filters.Filter,
+//	   so it names no filter kind of its own.
 package sstable

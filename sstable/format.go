@@ -2,7 +2,6 @@ package sstable
 
 import (
 	"encoding/binary"
-	"fmt"
 	"hash/crc32"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -43,41 +42,6 @@ const (
 	tagNone   byte = 0
 	tagSnappy byte = 1
 )
-
-// FilterType names the filter a table embeds. The value is recorded in the
-// properties block. Do not renumber: on disk.
-type FilterType uint8
-
-const (
-	// FilterBinaryFuse8 is the default: ~9 bits/key at a 0.39% FP rate.
-	FilterBinaryFuse8 FilterType = 0
-	// FilterBinaryFuse16 costs ~18 bits/key for a 0.0015% FP rate.
-	FilterBinaryFuse16 FilterType = 1
-	// FilterXor8 costs ~9.8 bits/key at a 0.39% FP rate.
-	FilterXor8 FilterType = 2
-	// FilterBloom is a standard Bloom filter sized by BloomBitsPerKey.
-	FilterBloom FilterType = 3
-	// FilterBlockedBloom is a cache-line blocked Bloom filter sized by
-	// BloomBitsPerKey.
-	FilterBlockedBloom FilterType = 4
-	// FilterNone writes no filter: every Get reads the index and a block.
-	FilterNone FilterType = 5
-	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
-	// ~1.05 x RibbonBits bits/key for a 2^-RibbonBits FP rate.
-	FilterRibbon FilterType = 6
-)
-
-var filterTypeNames = [...]string{"binaryfuse8", "binaryfuse16", "xor8", "bloom", "blockedbloom", "none", "ribbon"}
-
-// String names the filter type.
-func (t FilterType) String() string {
-	if int(t) < len(filterTypeNames) {
-		return filterTypeNames[t]
-	}
-	return fmt.Sprintf("filtertype(%d)", uint8(t))
-}
-
-func (t FilterType) valid() bool { return int(t) < len(filterTypeNames) }
 
 // crcTable is the Castagnoli polynomial (CRC32C), hardware-accelerated on
 // amd64 and arm64.

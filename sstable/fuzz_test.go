@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -85,7 +86,7 @@ func FuzzBlock(f *testing.F) {
 func FuzzFooter(f *testing.F) {
 	tbl := seedTable(f, 50, WriterOptions{})
 	f.Add(tbl[len(tbl)-FooterLen:], uint64(len(tbl)))
-	tbl = seedTable(f, 0, WriterOptions{Filter: FilterNone})
+	tbl = seedTable(f, 0, WriterOptions{Filter: filters.TypeNone})
 	f.Add(tbl[len(tbl)-FooterLen:], uint64(len(tbl)))
 	f.Add(make([]byte, FooterLen), uint64(FooterLen))
 	f.Fuzz(func(t *testing.T, data []byte, size uint64) {
@@ -136,8 +137,8 @@ func FuzzReaderOpen(f *testing.F) {
 	f.Add(seedTable(f, 0, WriterOptions{}))
 	f.Add(seedTable(f, 1, WriterOptions{}))
 	f.Add(seedTable(f, 30, WriterOptions{BlockSize: 64}))
-	f.Add(seedTable(f, 30, WriterOptions{Filter: FilterNone, Compression: NoCompression, BlockSize: 100}))
-	f.Add(seedTable(f, 30, WriterOptions{Filter: FilterBloom}))
+	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeNone, Compression: NoCompression, BlockSize: 100}))
+	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeBloom}))
 	f.Add([]byte("not a table"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fs := vfs.NewMem()

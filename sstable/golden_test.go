@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -42,8 +43,8 @@ func TestGoldenTable(t *testing.T) {
 		name string
 		opts WriterOptions
 	}{
-		{"nofilter-snappy", WriterOptions{Filter: FilterNone, BlockSize: 256}},
-		{"nofilter-raw-restart4", WriterOptions{Filter: FilterNone, BlockSize: 200, Compression: NoCompression, BlockRestartInterval: 4}},
+		{"nofilter-snappy", WriterOptions{Filter: filters.TypeNone, BlockSize: 256}},
+		{"nofilter-raw-restart4", WriterOptions{Filter: filters.TypeNone, BlockSize: 200, Compression: NoCompression, BlockRestartInterval: 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fs := vfs.NewMem()

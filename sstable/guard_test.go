@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -40,12 +41,12 @@ func TestFilterGuard(t *testing.T) {
 		opts   WriterOptions
 		maxFPR float64 // generous bound over the filter's expected rate
 	}{
-		{WriterOptions{Filter: FilterBinaryFuse8}, 0.006},   // expected 1/256 = 0.39%
-		{WriterOptions{Filter: FilterBinaryFuse16}, 0.0005}, // expected 1/65536
-		{WriterOptions{Filter: FilterXor8}, 0.006},          // expected 1/256
-		{WriterOptions{Filter: FilterBloom}, 0.012},         // 10 bits/key: expected 0.82%
-		{WriterOptions{Filter: FilterBlockedBloom}, 0.015},  // blocked: a little above Bloom
-		{WriterOptions{Filter: FilterNone}, 1},
+		{WriterOptions{Filter: filters.TypeBinaryFuse8}, 0.006},   // expected 1/256 = 0.39%
+		{WriterOptions{Filter: filters.TypeBinaryFuse16}, 0.0005}, // expected 1/65536
+		{WriterOptions{Filter: filters.TypeXor8}, 0.006},          // expected 1/256
+		{WriterOptions{Filter: filters.TypeBloom}, 0.012},         // 10 bits/key: expected 0.82%
+		{WriterOptions{Filter: filters.TypeBlockedBloom}, 0.015},  // blocked: a little above Bloom
+		{WriterOptions{Filter: filters.TypeNone}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.opts.Filter.String(), func(t *testing.T) {
@@ -66,7 +67,7 @@ func TestFilterGuard(t *testing.T) {
 			if io.Calls != d.DataBlockReads || io.Bytes != d.BytesRead {
 				t.Fatalf("FS saw %+v, counters say %d reads / %d bytes", io, d.DataBlockReads, d.BytesRead)
 			}
-			if c.opts.Filter == FilterNone {
+			if c.opts.Filter == filters.TypeNone {
 				if d.FilterChecks != 0 || d.DataBlockReads < absent*99/100 {
 					t.Fatalf("no filter: %+v", d)
 				}
@@ -130,7 +131,7 @@ func TestCacheServesRepeatReads(t *testing.T) {
 // TestIterBoundsSkipBlocks checks T7: a bounded scan loads only the blocks
 // that overlap the bounds.
 func TestIterBoundsSkipBlocks(t *testing.T) {
-	r, fs, entries := guardTable(t, 20000, WriterOptions{Filter: FilterNone}, nil)
+	r, fs, entries := guardTable(t, 20000, WriterOptions{Filter: filters.TypeNone}, nil)
 	rng := rand.New(rand.NewPCG(5, 5))
 	for range 200 {
 		i := rng.IntN(len(entries))
@@ -176,7 +177,7 @@ func TestIterBoundsSkipBlocks(t *testing.T) {
 func TestFuse8VersusBloom10(t *testing.T) {
 	const n, absent = 20000, 50000
 	var bits, reads [2]float64
-	for i, ft := range []FilterType{FilterBinaryFuse8, FilterBloom} {
+	for i, ft := range []filters.Type{filters.TypeBinaryFuse8, filters.TypeBloom} {
 		r, _, _ := guardTable(t, n, WriterOptions{Filter: ft, BloomBitsPerKey: 10}, nil)
 		for j := range absent {
 			r.Get(absentKey(j), base.SeqNumMax)
@@ -194,7 +195,7 @@ func TestFuse8VersusBloom10(t *testing.T) {
 // in the block before the separator, finds it exhausted, and must answer
 // "absent" from that one block instead of reading the next (T5).
 func TestGetSeparatorGap(t *testing.T) {
-	r, fs, entries := guardTable(t, 5000, WriterOptions{Filter: FilterNone}, nil)
+	r, fs, entries := guardTable(t, 5000, WriterOptions{Filter: filters.TypeNone}, nil)
 	gaps := 0
 	for i, e := range r.index[:len(r.index)-1] {
 		if e.sep.Trailer != base.TrailerMax {

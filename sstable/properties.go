@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 )
 
@@ -21,7 +22,7 @@ type Properties struct {
 	// UncompressedDataSize is the data blocks' contents before compression.
 	UncompressedDataSize uint64
 	IndexSize            uint64 // index block contents
-	FilterType           FilterType
+	FilterType           filters.Type
 	FilterSize           uint64 // filter block contents (0 without a filter)
 	FilterKeys           uint64 // distinct user keys hashed into the filter
 	// SmallestKey and LargestKey are the first and last internal keys
@@ -31,7 +32,7 @@ type Properties struct {
 }
 
 // encode writes the properties block contents: the uvarint fields in
-// declaration order (FilterType as one byte), then each key as a uvarint
+// declaration order (FilterType as its one-byte TableCode), then each key as a uvarint
 // length and its encoded bytes (length 0 for an empty table).
 func (p *Properties) encode() []byte {
 	var b []byte
@@ -39,7 +40,8 @@ func (p *Properties) encode() []byte {
 		p.RawValueSize, p.DataSize, p.UncompressedDataSize, p.IndexSize} {
 		b = binary.AppendUvarint(b, v)
 	}
-	b = append(b, byte(p.FilterType))
+	code, _ := p.FilterType.TableCode() // the writer accepts only types with one
+	b = append(b, code)
 	b = binary.AppendUvarint(b, p.FilterSize)
 	b = binary.AppendUvarint(b, p.FilterKeys)
 	for _, k := range []base.InternalKey{p.SmallestKey, p.LargestKey} {
@@ -81,10 +83,14 @@ func decodeProperties(b []byte) (Properties, error) {
 		}
 		*f.dst = v
 	}
-	if len(b) == 0 || !FilterType(b[0]).valid() {
-		return Properties{}, malformed("properties: missing or unknown filter type")
+	if len(b) == 0 {
+		return Properties{}, malformed("properties: missing filter type")
 	}
-	p.FilterType, b = FilterType(b[0]), b[1:]
+	var ok bool
+	if p.FilterType, ok = filters.TypeFromTableCode(b[0]); !ok {
+		return Properties{}, malformed("properties: unknown filter type code %d", b[0])
+	}
+	b = b[1:]
 	var err error
 	if p.FilterSize, err = uv("filter size"); err != nil {
 		return Properties{}, err

@@ -67,8 +67,9 @@ const (
 var blockKindNames = [...]string{"data", "index", "meta"}
 
 // Open reads and verifies a table's footer, properties, index and filter
-// (T2, T4). size is the file's length. The Reader takes over f; Close
-// closes it. On error f is left open for the caller.
+// (T2, T4), and that they agree on the filter (T9). size is the file's
+// length. The Reader takes over f; Close closes it. On error f is left
+// open for the caller.
 func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{file: f, name: opts.Name, fileNum: opts.FileNum, cache: opts.Cache, stats: opts.Stats}
 	if r.name == "" {
@@ -118,10 +119,16 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.filter, err = filters.Unmarshal(fb); err != nil {
+		var encoded filters.Type
+		if r.filter, encoded, err = filters.UnmarshalWithType(fb); err != nil {
 			return nil, r.corrupt(ft.filter.offset, "filter block", err)
 		}
 		r.memBytes += int64(len(fb))
+		if err := r.checkFilterAgreement(encoded); err != nil {
+			return nil, err
+		}
+	} else if err := r.checkFilterAgreement(0); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

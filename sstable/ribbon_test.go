@@ -7,9 +7,10 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
 )
 
-// TestRibbonFilterTable writes tables with FilterRibbon at a few result
+// TestRibbonFilterTable writes tables with filters.TypeRibbon at a few result
 // widths and checks that the properties record it, that the embedded
 // filter decodes as a Ribbon of the requested width holding every key, and
 // that absent-key Gets read a data block only on a false positive, at a
@@ -18,13 +19,13 @@ func TestRibbonFilterTable(t *testing.T) {
 	const n, absent = 20000, 50000
 	for _, bits := range []int{0, 5, 10} { // 0: DefaultRibbonBits
 		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
-			r, _, entries := guardTable(t, n, WriterOptions{Filter: FilterRibbon, RibbonBits: bits}, nil)
+			r, _, entries := guardTable(t, n, WriterOptions{Filter: filters.TypeRibbon, RibbonBits: bits}, nil)
 			want := bits
 			if want == 0 {
 				want = DefaultRibbonBits
 			}
 			p := r.Properties()
-			if p.FilterType != FilterRibbon || p.FilterType.String() != "ribbon" || p.FilterKeys != n {
+			if p.FilterType != filters.TypeRibbon || p.FilterType.String() != "ribbon" || p.FilterKeys != n {
 				t.Fatalf("properties: %s over %d keys", p.FilterType, p.FilterKeys)
 			}
 			f, ok := r.filter.(*filters.Ribbon)
@@ -56,7 +57,16 @@ func TestRibbonFilterTable(t *testing.T) {
 		})
 	}
 	// An out-of-range width is refused when the table is finished.
-	if _, _, err := buildFilter(WriterOptions{Filter: FilterRibbon, RibbonBits: 17}.withDefaults(), []uint64{1, 2}); err == nil {
+	fs := vfs.NewMem()
+	f, err := fs.Create("/bad.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, WriterOptions{Filter: filters.TypeRibbon, RibbonBits: 17})
+	if err := w.Add(base.MakeInternalKey([]byte("k"), 1, base.KindSet), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err == nil {
 		t.Fatal("RibbonBits 17 accepted")
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
 
-var allFilters = []FilterType{FilterBinaryFuse8, FilterBinaryFuse16, FilterXor8, FilterBloom, FilterBlockedBloom, FilterNone}
+var allFilters = []filters.Type{filters.TypeBinaryFuse8, filters.TypeBinaryFuse16, filters.TypeXor8, filters.TypeBloom, filters.TypeBlockedBloom, filters.TypeNone}
 
 // roundTrip writes entries, reopens the table and checks Get at random
 // snapshots, full walks both ways, and bounded seeks against the model.
@@ -83,7 +84,7 @@ func TestRoundTripSizes(t *testing.T) {
 	small := func() int { return 10 }
 	for _, n := range []int{0, 1, 10000, 200000} {
 		for _, ft := range allFilters {
-			if n == 200000 && ft != FilterBinaryFuse8 {
+			if n == 200000 && ft != filters.TypeBinaryFuse8 {
 				continue // the big table once; filters are covered at 10k
 			}
 			t.Run(fmt.Sprintf("n=%d/%s", n, ft), func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestPropertiesRecorded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	entries := makeEntries(rng, 5000, keyGens["plain"], func() int { return 7 })
 	fs := vfs.NewMem()
-	writeTable(t, fs, "/t", entries, WriterOptions{Filter: FilterBloom, BloomBitsPerKey: 12})
+	writeTable(t, fs, "/t", entries, WriterOptions{Filter: filters.TypeBloom, BloomBitsPerKey: 12})
 	r := openTable(t, fs, "/t", ReaderOptions{})
 	p := r.Properties()
 	var dels, rawK, rawV uint64
@@ -220,7 +221,7 @@ func TestPropertiesRecorded(t *testing.T) {
 		minSeq, maxSeq = min(minSeq, e.key.SeqNum()), max(maxSeq, e.key.SeqNum())
 	}
 	if p.NumDeletions != dels || p.RawKeySize != rawK || p.RawValueSize != rawV || p.FilterKeys != uint64(distinct) ||
-		p.SmallestSeqNum != minSeq || p.LargestSeqNum != maxSeq || p.FilterType != FilterBloom ||
+		p.SmallestSeqNum != minSeq || p.LargestSeqNum != maxSeq || p.FilterType != filters.TypeBloom ||
 		p.FilterSize != r.FilterSize() || p.FilterSize == 0 || p.NumDataBlocks == 0 || p.IndexSize == 0 {
 		t.Fatalf("properties %v", p)
 	}
@@ -236,7 +237,7 @@ func TestSnappyOnlyWhenWorthIt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	random := makeEntries(rng, 2000, keyGens["plain"], func() int { return 200 })
 	fs := vfs.NewMem()
-	writeTable(t, fs, "/r", random, WriterOptions{Filter: FilterNone})
+	writeTable(t, fs, "/r", random, WriterOptions{Filter: filters.TypeNone})
 	p := openTable(t, fs, "/r", ReaderOptions{}).Properties()
 	if p.DataSize != p.UncompressedDataSize+p.NumDataBlocks*blockTrailerLen {
 		t.Fatalf("incompressible data was stored compressed: %v", p)
@@ -245,7 +246,7 @@ func TestSnappyOnlyWhenWorthIt(t *testing.T) {
 	for i := range 2000 {
 		rep = append(rep, kv{base.MakeInternalKey([]byte(fmt.Sprintf("k%06d", i)), 1, base.KindSet), bytes.Repeat([]byte("ab"), 100)})
 	}
-	writeTable(t, fs, "/c", rep, WriterOptions{Filter: FilterNone})
+	writeTable(t, fs, "/c", rep, WriterOptions{Filter: filters.TypeNone})
 	p = openTable(t, fs, "/c", ReaderOptions{}).Properties()
 	if p.DataSize*2 > p.UncompressedDataSize {
 		t.Fatalf("repetitive data not compressed: %v", p)
@@ -260,7 +261,7 @@ func TestSnappyOnlyWhenWorthIt(t *testing.T) {
 	for _, e := range rep {
 		mixed = append(mixed, kv{base.MakeInternalKey(append([]byte("b"), e.key.UserKey...), 1, base.KindSet), e.value})
 	}
-	writeTable(t, fs, "/m", mixed, WriterOptions{Filter: FilterNone})
+	writeTable(t, fs, "/m", mixed, WriterOptions{Filter: filters.TypeNone})
 	r := openTable(t, fs, "/m", ReaderOptions{})
 	raw := 0
 	for _, ie := range r.index {

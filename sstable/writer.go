@@ -51,7 +51,7 @@ const (
 	// DefaultBloomBitsPerKey gives a ~0.8% FP rate for a standard Bloom
 	// filter (fp = exp(-bits * ln2^2)), the value LevelDB and Pebble use.
 	DefaultBloomBitsPerKey = 10
-	// DefaultRibbonBits gives FilterRibbon a 2^-7 = 0.78% FP rate, below
+	// DefaultRibbonBits gives filters.TypeRibbon a 2^-7 = 0.78% FP rate, below
 	// the 10-bit Bloom filter's 0.82%, at ~7.4 bits/key
 	// (docs/filters.md, "Ribbon filter").
 	DefaultRibbonBits = 7
@@ -67,10 +67,15 @@ type WriterOptions struct {
 	BlockSize            int
 	BlockRestartInterval int
 	Compression          Compression
-	Filter               FilterType
-	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom (default 10).
+	// Filter names the filter to build (default filters.TypeBinaryFuse8), with
+	// the policy package filters registers for it.
+	Filter filters.Type
+	// FilterPolicy, when set, builds the filter instead, and Filter and
+	// the sizing knobs below are ignored.
+	FilterPolicy filters.Policy
+	// BloomBitsPerKey sizes filters.TypeBloom and filters.TypeBlockedBloom (default 10).
 	BloomBitsPerKey float64
-	// RibbonBits is FilterRibbon's result width, 1 to 16 (default 7): its
+	// RibbonBits is filters.TypeRibbon's result width, 1 to 16 (default 7): its
 	// FP rate is 2^-RibbonBits.
 	RibbonBits int
 }
@@ -91,6 +96,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	if o.RibbonBits <= 0 {
 		o.RibbonBits = DefaultRibbonBits
 	}
+	if o.Filter == 0 {
+		o.Filter = filters.TypeBinaryFuse8
+	}
 	return o
 }
 
@@ -107,6 +115,10 @@ type Writer struct {
 	bw     *bufio.Writer
 	opts   WriterOptions
 	offset uint64
+	// policy builds the filter; nil without one, or when policyErr says
+	// why opts name no usable policy (reported by Finish).
+	policy    filters.Policy
+	policyErr error
 
 	data, index   blockWriter
 	lastKey       []byte // encoded; valid when props.NumEntries > 0
@@ -128,7 +140,11 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 256<<10), opts: opts}
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
-	w.props.FilterType = opts.Filter
+	w.policy, w.policyErr = opts.filterPolicy()
+	w.props.FilterType = filters.TypeNone
+	if w.policy != nil {
+		w.props.FilterType = w.policy.Type()
+	}
 	return w
 }
 
@@ -158,7 +174,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.props.SmallestKey = key.Clone()
 		w.props.SmallestSeqNum, w.props.LargestSeqNum = key.SeqNum(), key.SeqNum()
 	}
-	if newUserKey && w.opts.Filter != FilterNone {
+	if newUserKey && w.policy != nil {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
 	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
@@ -267,11 +283,15 @@ func (w *Writer) Finish() (Metadata, error) {
 		last, _ := base.DecodeInternalKey(w.lastKey)
 		w.addIndexEntry(successor(last))
 	}
-	if w.opts.Filter != FilterNone && len(w.hashes) > 0 {
-		enc, nkeys, err := buildFilter(w.opts, w.hashes)
+	if w.policyErr != nil {
+		return fail(fmt.Errorf("sstable: building %s filter: %w", w.opts.Filter, w.policyErr))
+	}
+	if w.policy != nil && len(w.hashes) > 0 {
+		enc, err := buildFilter(w.policy, w.hashes)
 		if err != nil {
-			return fail(fmt.Errorf("sstable: building %s filter: %w", w.opts.Filter, err))
+			return fail(fmt.Errorf("sstable: building %s filter: %w", w.policy.Type(), err))
 		}
+		nkeys := len(w.hashes)
 		if ft.filter, err = w.writeBlock(enc, false); err != nil {
 			return fail(err)
 		}

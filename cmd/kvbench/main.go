@@ -86,7 +86,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.memTable, "memtable", 4<<20, "memtable size in bytes (every engine)")
 	fs.IntVar(&fl.blockSize, "blocksize", 4096, "data block size in bytes (every engine)")
 	fs.Int64Var(&fl.cache, "cache", 8<<20, "block cache size in bytes (every engine; Pebble gets + 2 x memtable, see output)")
-	fs.StringVar(&fl.filter, "filter", "binary-fuse-8", "sievekv table filter")
+	fs.StringVar(&fl.filter, "filter", kv.FilterBinaryFuse8.String(),
+		"sievekv table filter: "+strings.Join(kv.FilterTypeNames(), ", "))
 	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ","))
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")

@@ -39,13 +39,8 @@ type config struct {
 	readOnly bool
 }
 
-func filterNames() string {
-	var names []string
-	for f := kv.FilterBinaryFuse8; f <= kv.FilterNone; f++ {
-		names = append(names, f.String())
-	}
-	return strings.Join(names, ", ")
-}
+// filterNames lists every filter -filter accepts, from kv's vocabulary.
+func filterNames() string { return strings.Join(kv.FilterTypeNames(), ", ") }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}

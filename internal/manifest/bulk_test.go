@@ -19,7 +19,7 @@ func meta(fileNum, lo, hi uint64) *TableMetadata {
 	return &TableMetadata{FileNum: fileNum, Size: 1000 + fileNum,
 		Smallest:    base.MakeInternalKey(key(lo), base.SeqNum(fileNum+1), base.KindSet),
 		Largest:     base.MakeInternalKey(key(hi), base.SeqNum(fileNum), base.KindSet),
-		SmallestSeq: base.SeqNum(fileNum), LargestSeq: base.SeqNum(fileNum + 1), FilterType: 1}
+		SmallestSeq: base.SeqNum(fileNum), LargestSeq: base.SeqNum(fileNum + 1), FilterType: tableType(1)}
 }
 
 // replay encodes and decodes each edit (as the MANIFEST does) and folds it.

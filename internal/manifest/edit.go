@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sievekv/sievekv/filters"
 
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/sstable"
 )
 
 // ErrCorruption is wrapped by every error Decode, Validate, Accumulate and
@@ -140,7 +140,8 @@ func (e *VersionEdit) Encode() []byte {
 		out = appendKey(out, m.Largest)
 		out = binary.AppendUvarint(out, uint64(m.SmallestSeq))
 		out = binary.AppendUvarint(out, uint64(m.LargestSeq))
-		out = append(out, byte(m.FilterType))
+		code, _ := m.FilterType.TableCode()
+		out = append(out, code)
 	}
 	return out
 }
@@ -311,7 +312,12 @@ func (d *decoder) newTable() (NewTable, error) {
 	if d.off >= len(d.b) {
 		return nt, d.errf("truncated before the filter type")
 	}
-	m.FilterType = sstable.FilterType(d.b[d.off])
+	var known bool
+	if m.FilterType, known = filters.TypeFromTableCode(d.b[d.off]); !known {
+		// A table whose filter this build cannot name is one it cannot
+		// read either (sstable's T9 compares the two).
+		return nt, d.errf("unknown filter table code %d", d.b[d.off])
+	}
 	d.off++
 	return nt, nil
 }

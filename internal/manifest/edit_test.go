@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/sstable"
 )
 
 func randKey(rng *rand.Rand) []byte {
@@ -62,7 +62,7 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 		lo, hi = min(lo, hi), max(lo, hi)
 		e.NewTables = append(e.NewTables, NewTable{Level: rng.IntN(NumLevels), Meta: &TableMetadata{
 			FileNum: fileNum(), Size: randUint(rng), Smallest: randInternalKey(rng), Largest: randInternalKey(rng),
-			SmallestSeq: base.SeqNum(lo), LargestSeq: base.SeqNum(hi), FilterType: sstable.FilterType(rng.Uint32()),
+			SmallestSeq: base.SeqNum(lo), LargestSeq: base.SeqNum(hi), FilterType: tableType(uint8(rng.IntN(7))),
 		}})
 	}
 	return e
@@ -255,7 +255,7 @@ func TestGoldenEncoding(t *testing.T) {
 			FileNum: 9, Size: 4096,
 			Smallest:    base.MakeInternalKey([]byte("apple"), 999, base.KindSet),
 			Largest:     base.MakeInternalKey([]byte("pear"), 10, base.KindDelete),
-			SmallestSeq: 10, LargestSeq: 999, FilterType: 5,
+			SmallestSeq: 10, LargestSeq: 999, FilterType: tableType(5),
 		}}},
 	}
 	const want = "0104" + "02ac02" + "03e807" + "050007" +
@@ -274,4 +274,13 @@ func ExampleVersionEdit_Decode() {
 	var got VersionEdit
 	fmt.Println(got.Decode(e.Encode()))
 	// Output: manifest: corruption: table 3 deleted twice
+}
+
+// tableType is the filter whose MANIFEST table code is code.
+func tableType(code uint8) filters.Type {
+	t, ok := filters.TypeFromTableCode(code)
+	if !ok {
+		panic("no filter has table code " + string(rune('0'+code)))
+	}
+	return t
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"github.com/sievekv/sievekv/filters"
 	"sync/atomic"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -27,8 +28,10 @@ type TableMetadata struct {
 	Smallest, Largest base.InternalKey
 	// SmallestSeq and LargestSeq bound the sequence numbers inside.
 	SmallestSeq, LargestSeq base.SeqNum
-	// FilterType is the filter the table was built with.
-	FilterType sstable.FilterType
+	// FilterType is the filter the table was built with. The MANIFEST
+	// records it as its table code (filters.Type.TableCode); a code this
+	// build does not know is corruption.
+	FilterType filters.Type
 
 	// Props is the table's property block (entry and tombstone counts,
 	// filter size, ...). Tables written by this process carry it from

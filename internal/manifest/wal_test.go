@@ -78,7 +78,7 @@ func TestManifestThroughWAL(t *testing.T) {
 			NewTables: []NewTable{{1, &TableMetadata{FileNum: fn, Size: 100,
 				Smallest:    base.MakeInternalKey(key(i*10), base.SeqNum(10*i+9), base.KindSet),
 				Largest:     base.MakeInternalKey(key(i*10+9), base.SeqNum(10*i), base.KindSet),
-				SmallestSeq: base.SeqNum(10 * i), LargestSeq: base.SeqNum(10*i + 9), FilterType: 3}}},
+				SmallestSeq: base.SeqNum(10 * i), LargestSeq: base.SeqNum(10*i + 9), FilterType: tableType(3)}}},
 		})
 	}
 	data := writeManifest(t, edits)
