@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // cqfHash builds a key hash whose fingerprint in f is (q, x).
@@ -558,8 +560,7 @@ func TestCountingQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460c0100007e000000000000000400000001000000010000000300000000000000030000000000000000000000400000100000000040000020000000000000000000000000000000000b00000000000000000000bb0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003a7b0c0a"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "counting-quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzCountingQuotientUnmarshal decodes the input as an encoding and as a

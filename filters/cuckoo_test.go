@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 func TestCuckooSizing(t *testing.T) {
@@ -421,8 +423,7 @@ func TestCuckooGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b46090100002c000000000000000c0400000200000000000000c0c0ed5ec0c0ed5e0200000000000000254d7800000000000000000000000000ea2d057b"
-	assertGolden(t, c, golden)
+	golden.Bytes(t, "cuckoo-v1", mustMarshal(t, c))
 }
 
 // FuzzCuckooUnmarshal decodes the input both as a whole encoding and as a

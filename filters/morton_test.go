@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"unsafe"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 func uintptrOf(s []uint64) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
@@ -400,8 +402,7 @@ func TestMortonGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460e010000640000000000000007203d00010000000000000003000000000000003f30ed5e3f30ed5e080000000000000040000000000401000000bc7414000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000282f7afb"
-	assertGolden(t, m, golden)
+	golden.Bytes(t, "morton-v1", mustMarshal(t, m))
 }
 
 // FuzzMortonUnmarshal decodes the input as an encoding and as a body under a

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // qfHash builds a key hash whose fingerprint in f is (fq, fr), so tests can
@@ -668,8 +670,7 @@ func TestQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460a0100002c0000000000000002030000000000000000e83f02000000000000000200000000000000400e4400000000000000000000000000ddc78c0c"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzQuotientUnmarshal decodes the input as a whole encoding and as a body

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // ribbonConfigs are the (band width, result bits) pairs the shared tests
@@ -501,24 +503,8 @@ func TestRibbonGoldenBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		bigEnc, _ := big.MarshalBinary()
-		path := filepath.Join("testdata", "golden", "Ribbon-"+o.String()+".hex")
 		got := fmt.Sprintf("%x\n1000-key encoding: %d bytes, crc %x\n", enc, len(bigEnc), bigEnc[len(bigEnc)-4:])
-		if *updateGolden {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v: %v (run with -update to create)", o, err)
-		}
-		if got != string(want) {
-			t.Fatalf("%v: encoding drifted\n got %s want %s", o, got, want)
-		}
+		golden.Check(t, "Ribbon-"+o.String(), got)
 		g, err := Unmarshal(enc)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // dynFilter is the surface the Morton and vacuum tests share.
@@ -434,8 +436,7 @@ func TestVacuumGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460f0100003c000000000000000804020001000000000000000300000000000000c07aed5ec07aed5e03000000000000007800000000000000d2000000a40000000000000000000000a5100f5f"
-	assertGolden(t, v, golden)
+	golden.Bytes(t, "vacuum-v1", mustMarshal(t, v))
 }
 
 // FuzzVacuumUnmarshal decodes the input as an encoding and as a body under a

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // TestSelect64 checks the broadword select against a bit-by-bit count on
@@ -534,8 +536,7 @@ func TestVectorQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460d010000500000000000000008000000010000000200000000000000fffeffffffffdfffffff0300000000009b5b0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000070a28b9a"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "vector-quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzVectorQuotientUnmarshal decodes the input as an encoding and as a
