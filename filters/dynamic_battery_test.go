@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -49,6 +50,9 @@ type dynCase struct {
 	// shapes returns small filters of varied widths and table sizes, for
 	// the round-trip and rollback tests and as fuzz seeds once filled.
 	shapes func() []dynFilter
+	// tooPrecise is a false-positive rate finer than the filter's widest
+	// fingerprint can give.
+	tooPrecise float64
 	// check verifies the filter's structural invariants (nil: none beyond
 	// what decoding checks).
 	check func(t testing.TB, f dynFilter)
@@ -56,7 +60,7 @@ type dynCase struct {
 
 var dynCases = []dynCase{
 	{
-		name: "Cuckoo", typ: typeCuckoo, version: cuckooVersion,
+		name: "Cuckoo", tooPrecise: 1e-5, typ: typeCuckoo, version: cuckooVersion,
 		zero:  func() dynFilter { return new(Cuckoo) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewCuckoo(n, p) },
 		shapes: func() (fs []dynFilter) {
@@ -69,7 +73,7 @@ var dynCases = []dynCase{
 		},
 	},
 	{
-		name: "Quotient", typ: typeQuotient, version: quotientVersion,
+		name: "Quotient", tooPrecise: 1e-30, typ: typeQuotient, version: quotientVersion,
 		zero:  func() dynFilter { return new(Quotient) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewQuotient(n, p) },
 		shapes: func() []dynFilter {
@@ -83,7 +87,7 @@ var dynCases = []dynCase{
 		},
 	},
 	{
-		name: "CountingQuotient", typ: typeCountingQuotient, version: countingQuotientVersion,
+		name: "CountingQuotient", tooPrecise: 1e-12, typ: typeCountingQuotient, version: countingQuotientVersion,
 		zero:  func() dynFilter { return new(CountingQuotient) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewCountingQuotient(n, p) },
 		shapes: func() []dynFilter {
@@ -92,7 +96,7 @@ var dynCases = []dynCase{
 		check: func(t testing.TB, f dynFilter) { t.Helper(); cqfMustValid(t, f.(*CountingQuotient)) },
 	},
 	{
-		name: "VectorQuotient", typ: typeVectorQuotient, version: vectorQuotientVersion,
+		name: "VectorQuotient", tooPrecise: 1e-6, typ: typeVectorQuotient, version: vectorQuotientVersion,
 		zero:  func() dynFilter { return new(VectorQuotient) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewVectorQuotient(n, p) },
 		shapes: func() []dynFilter {
@@ -101,7 +105,7 @@ var dynCases = []dynCase{
 		check: func(t testing.TB, f dynFilter) { t.Helper(); vqfCheck(t, f.(*VectorQuotient)) },
 	},
 	{
-		name: "Morton", typ: typeMorton, version: mortonVersion,
+		name: "Morton", tooPrecise: 1e-6, typ: typeMorton, version: mortonVersion,
 		zero:  func() dynFilter { return new(Morton) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewMorton(n, p) },
 		shapes: func() (fs []dynFilter) {
@@ -114,7 +118,7 @@ var dynCases = []dynCase{
 		},
 	},
 	{
-		name: "Vacuum", typ: typeVacuum, version: vacuumVersion,
+		name: "Vacuum", tooPrecise: 1e-5, typ: typeVacuum, version: vacuumVersion,
 		zero:  func() dynFilter { return new(Vacuum) },
 		fresh: func(n int, p float64) (dynFilter, error) { return NewVacuum(n, p) },
 		shapes: func() (fs []dynFilter) {
@@ -630,5 +634,55 @@ func exerciseDynDecode(t *testing.T, c dynCase, data []byte) {
 	}
 	if c.check != nil {
 		c.check(t, d)
+	}
+}
+
+// TestDynamicRejectsBadArguments: constructors refuse key counts below one
+// and rates outside (0, 1) or finer than the fingerprints allow.
+func TestDynamicRejectsBadArguments(t *testing.T) {
+	for _, c := range dynCases {
+		for _, bad := range []struct {
+			n int
+			p float64
+		}{{0, 0.01}, {-1, 0.01}, {10, 0}, {10, 1}, {10, math.NaN()}, {10, c.tooPrecise}} {
+			if _, err := c.fresh(bad.n, bad.p); !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%s(%d, %v): err = %v, want ErrInvalidArgument", c.name, bad.n, bad.p, err)
+			}
+		}
+	}
+}
+
+// dynLayoutIndependentOfOrder builds orders filters with fresh from keys
+// in random orders, the later ones with others added in between and
+// removed again, and fails unless all encode identically: the table is a
+// function of the multiset of fingerprints.
+func dynLayoutIndependentOfOrder(t *testing.T, rng *rand.Rand, keys, others []uint64, orders int, fresh func() dynFilter) {
+	t.Helper()
+	var first []byte
+	for order := 0; order < orders; order++ {
+		f := fresh()
+		for k, i := range rng.Perm(len(keys)) {
+			if err := f.AddHash(keys[i]); err != nil {
+				t.Fatal(err)
+			}
+			if order > 0 && k < len(others) {
+				if err := f.AddHash(others[k]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if order > 0 {
+			for _, i := range rng.Perm(len(others)) {
+				if !f.RemoveHash(others[i]) {
+					t.Fatal("remove failed")
+				}
+			}
+		}
+		enc := mustMarshal(t, f)
+		if order == 0 {
+			first = enc
+		} else if !bytes.Equal(enc, first) {
+			t.Fatalf("order %d gave a different layout", order)
+		}
 	}
 }
