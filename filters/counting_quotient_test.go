@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -313,9 +313,7 @@ func TestCountingQuotientChurn(t *testing.T) {
 }
 
 func TestCountingQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnCountingQuotient(t, 8, 4096, 5_000_000, 500_000, seed)
 		churnCountingQuotient(t, 4, 64, 2_000_000, 100_000, seed)

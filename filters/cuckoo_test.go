@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
 	"fmt"
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -136,9 +136,7 @@ func TestCuckooChurn(t *testing.T) {
 }
 
 func TestCuckooChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	// Bigger tables and batches: checking 250k members after every 10k
 	// operations would dominate the run.
 	for seed := uint64(0); seed < 2; seed++ {

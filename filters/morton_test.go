@@ -3,13 +3,14 @@ package filters
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"unsafe"
 
 	"fmt"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 	"slices"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 func uintptrOf(s []uint64) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
@@ -234,9 +235,7 @@ func TestMortonChurn(t *testing.T) {
 }
 
 func TestMortonChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		mortonChurn(t, newMortonShape(3001, 8), 0.965, 5_000_000, 200_000, seed)
 	}

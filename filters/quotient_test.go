@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -341,9 +341,7 @@ func TestQuotientChurn(t *testing.T) {
 }
 
 func TestQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnQuotient(t, 16, 8, QuotientDefaultLoad, 10_000_000, 500_000, seed)
 		churnQuotient(t, 12, 4, QuotientMaxLoad, 2_000_000, 100_000, seed)

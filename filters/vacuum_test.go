@@ -3,10 +3,10 @@ package filters
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"fmt"
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -130,9 +130,7 @@ func TestVacuumChurn(t *testing.T) {
 }
 
 func TestVacuumChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		vacuumChurn(t, newVacuumShape(10, 37, 8), 0.955, 5_000_000, 200_000, seed)
 	}

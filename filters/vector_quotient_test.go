@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -294,9 +294,7 @@ func TestVectorQuotientChurn(t *testing.T) {
 }
 
 func TestVectorQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnVectorQuotient(t, 8, 20000, 10_000_000, 500_000, seed)
 		churnVectorQuotient(t, 16, 20000, 5_000_000, 500_000, seed)

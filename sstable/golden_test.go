@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/vfs"
-
 	"github.com/sievekv/sievekv/internal/testutil/golden"
+	"github.com/sievekv/sievekv/vfs"
 )
 
 // goldenEntries is a fixed input touching every block feature: shared

@@ -16,6 +16,17 @@ import (
 // holding "" and "sievekv", a Sync, then "x". If this test
 // fails the format changed: that needs a new format, not a new constant.
 func TestGoldenBytes(t *testing.T) {
+	log := workedExampleLog(t)
+	// Three chunks, each: crc u32, length u16, type u8, log number u32,
+	// synced-through offset u64, then the payload ("", "sievekv", "x"; the
+	// third chunk records the Sync at offset 45).
+	golden.Bytes(t, "log-5", log)
+}
+
+// workedExampleLog is the log of the format's worked example: log 5
+// holding "" and "sievekv", a Sync, then "x".
+func workedExampleLog(t *testing.T) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := NewWriter(&buf, &nopSyncer{}, 5)
 	w.WriteRecord(nil)
@@ -25,10 +36,7 @@ func TestGoldenBytes(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Three chunks, each: crc u32, length u16, type u8, log number u32,
-	// synced-through offset u64, then the payload ("", "sievekv", "x"; the
-	// third chunk records the Sync at offset 45).
-	golden.Bytes(t, "log-5", buf.Bytes())
+	return buf.Bytes()
 }
 
 // TestGoldenMultiBlock pins a log that uses every chunk type and padding by
@@ -50,19 +58,13 @@ func TestGoldenMultiBlock(t *testing.T) {
 // TestWorkedExampleClaims checks what docs/parts/format-wal.md says about
 // its worked example.
 func TestWorkedExampleClaims(t *testing.T) {
-	var buf bytes.Buffer
-	w := NewWriter(&buf, &nopSyncer{}, 5)
-	w.WriteRecord(nil)
-	w.WriteRecord([]byte("sievekv"))
-	w.Sync()
-	w.WriteRecord([]byte("x"))
-	w.Close()
+	log := workedExampleLog(t)
 	for _, c := range []struct {
 		pos     int
 		want    error
 		wantOff int64
 	}{{30, ErrCorruption, 19}, {50, ErrTornTail, 45}} {
-		data := append([]byte(nil), buf.Bytes()...)
+		data := append([]byte(nil), log...)
 		data[c.pos] ^= 0x10
 		_, err := readAll(data, 5)
 		var we *Error
@@ -71,8 +73,8 @@ func TestWorkedExampleClaims(t *testing.T) {
 		}
 	}
 	// A 40000-byte record at offset 0: FIRST of 32749 bytes, LAST of 7251 at 32768.
-	buf.Reset()
-	w = NewWriter(&buf, nil, 1)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil, 1)
 	w.WriteRecord(make([]byte, 40000))
 	w.Close()
 	d := buf.Bytes()
