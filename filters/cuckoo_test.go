@@ -63,20 +63,6 @@ func TestCuckooAltIsAnInvolution(t *testing.T) {
 	}
 }
 
-// TestCuckooReachesLoad95 checks the sizing assumption: with 4-slot buckets
-// and 500 kicks the first ErrFull comes after 95% load.
-func TestCuckooReachesLoad95(t *testing.T) {
-	for _, w := range []uint{8, 12, 16} {
-		for seed := uint64(0); seed < 3; seed++ {
-			c := newCuckooShape(14, w)
-			dynFill(t, c, rand.New(rand.NewPCG(seed, uint64(w))))
-			if c.LoadFactor() < cuckooMaxLoad {
-				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f, want >= %.2f", w, seed, c.LoadFactor(), cuckooMaxLoad)
-			}
-		}
-	}
-}
-
 func TestCuckooDeterministic(t *testing.T) {
 	build := func() []byte {
 		c := newCuckooShape(6, 12)

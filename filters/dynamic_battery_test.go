@@ -50,6 +50,11 @@ type dynCase struct {
 	// shapes returns small filters of varied widths and table sizes, for
 	// the round-trip and rollback tests and as fuzz seeds once filled.
 	shapes func() []dynFilter
+	// sizedLoad is the load the constructor sizes for, which the first
+	// ErrFull must come after on the loadShapes (0: not promised).
+	sizedLoad  float64
+	loadShapes func() []dynFilter
+	loadSeeds  uint64
 	// tooPrecise is a false-positive rate finer than the filter's widest
 	// fingerprint can give.
 	tooPrecise float64
@@ -61,7 +66,12 @@ type dynCase struct {
 var dynCases = []dynCase{
 	{
 		name: "Cuckoo", tooPrecise: 1e-5, typ: typeCuckoo, version: cuckooVersion,
-		zero:  func() dynFilter { return new(Cuckoo) },
+		zero: func() dynFilter { return new(Cuckoo) },
+		// With 4-slot buckets and 500 kicks.
+		sizedLoad: cuckooMaxLoad, loadSeeds: 3,
+		loadShapes: func() []dynFilter {
+			return []dynFilter{newCuckooShape(14, 8), newCuckooShape(14, 12), newCuckooShape(14, 16)}
+		},
 		fresh: func(n int, p float64) (dynFilter, error) { return NewCuckoo(n, p) },
 		shapes: func() (fs []dynFilter) {
 			for _, w := range []uint{8, 12, 16} {
@@ -97,7 +107,11 @@ var dynCases = []dynCase{
 	},
 	{
 		name: "VectorQuotient", tooPrecise: 1e-6, typ: typeVectorQuotient, version: vectorQuotientVersion,
-		zero:  func() dynFilter { return new(VectorQuotient) },
+		zero:      func() dynFilter { return new(VectorQuotient) },
+		sizedLoad: VectorQuotientLoad, loadSeeds: 3,
+		loadShapes: func() []dynFilter {
+			return []dynFilter{newVectorQuotientShape(8, 3001), newVectorQuotientShape(16, 3001)}
+		},
 		fresh: func(n int, p float64) (dynFilter, error) { return NewVectorQuotient(n, p) },
 		shapes: func() []dynFilter {
 			return []dynFilter{newVectorQuotientShape(8, 1), newVectorQuotientShape(16, 2), newVectorQuotientShape(8, 33), newVectorQuotientShape(16, 33)}
@@ -106,7 +120,11 @@ var dynCases = []dynCase{
 	},
 	{
 		name: "Morton", tooPrecise: 1e-6, typ: typeMorton, version: mortonVersion,
-		zero:  func() dynFilter { return new(Morton) },
+		zero:      func() dynFilter { return new(Morton) },
+		sizedLoad: mortonMaxLoad, loadSeeds: 2,
+		loadShapes: func() []dynFilter {
+			return []dynFilter{newMortonShape(2000, 8), newMortonShape(2000, 12), newMortonShape(2000, 16)}
+		},
 		fresh: func(n int, p float64) (dynFilter, error) { return NewMorton(n, p) },
 		shapes: func() (fs []dynFilter) {
 			for _, w := range []uint{5, 8, 11, 16} {
@@ -683,6 +701,27 @@ func dynLayoutIndependentOfOrder(t *testing.T, rng *rand.Rand, keys, others []ui
 			first = enc
 		} else if !bytes.Equal(enc, first) {
 			t.Fatalf("order %d gave a different layout", order)
+		}
+	}
+}
+
+// TestDynamicReachesLoad checks the constructors' sizing assumption: the
+// first ErrFull comes only past the load they size for, with every added
+// key present.
+func TestDynamicReachesLoad(t *testing.T) {
+	for _, c := range dynCases {
+		for seed := uint64(0); seed < c.loadSeeds; seed++ {
+			for i, f := range c.loadShapes() {
+				added := dynFill(t, f, rand.New(rand.NewPCG(seed, uint64(i))))
+				if f.LoadFactor() < c.sizedLoad {
+					t.Errorf("%s shape %d seed %d: first ErrFull at load %.4f, want >= %.2f", c.name, i, seed, f.LoadFactor(), c.sizedLoad)
+				}
+				for _, h := range added {
+					if !f.MayContainHash(h) {
+						t.Fatalf("%s shape %d: false negative", c.name, i)
+					}
+				}
+			}
 		}
 	}
 }

@@ -197,20 +197,6 @@ func TestMortonBlockPaths(t *testing.T) {
 	}
 }
 
-// TestMortonReachesLoad checks the sizing assumption: the first ErrFull
-// comes after the 95% load the constructor sizes for.
-func TestMortonReachesLoad(t *testing.T) {
-	for _, w := range []uint{8, 12, 16} {
-		for seed := uint64(0); seed < 2; seed++ {
-			m := newMortonShape(2000, w)
-			dynFill(t, m, rand.New(rand.NewPCG(seed, uint64(w))))
-			if m.LoadFactor() < mortonMaxLoad {
-				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f, want >= %.2f", w, seed, m.LoadFactor(), mortonMaxLoad)
-			}
-		}
-	}
-}
-
 // mortonChurn runs dynChurn on m, comparing table, count and random state
 // around every Add.
 func mortonChurn(t *testing.T, m *Morton, target float64, ops, batch int, seed uint64) {

@@ -255,25 +255,6 @@ func TestVectorQuotientSecondBlockInvolution(t *testing.T) {
 	}
 }
 
-// TestVectorQuotientReachesLoad checks the sizing assumption: the first
-// ErrFull comes past load 0.9 (VectorQuotientLoad).
-func TestVectorQuotientReachesLoad(t *testing.T) {
-	for _, w := range []uint{8, 16} {
-		for seed := uint64(0); seed < 3; seed++ {
-			f := newVectorQuotientShape(w, 3001)
-			added := dynFill(t, f, rand.New(rand.NewPCG(seed, uint64(w))))
-			if f.LoadFactor() < VectorQuotientLoad {
-				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f", w, seed, f.LoadFactor())
-			}
-			for _, h := range added {
-				if !f.MayContainHash(h) {
-					t.Fatal("false negative")
-				}
-			}
-		}
-	}
-}
-
 // churnVectorQuotient runs dynChurn with the load held where Adds start to
 // fail, comparing the bytes around every failed Add on small tables.
 func churnVectorQuotient(t *testing.T, w uint, nb uint32, ops, batch int, seed uint64) {
