@@ -522,8 +522,9 @@ func dynChurn(t *testing.T, name string, f dynFilter, s dynChurnSpec, ops, batch
 }
 
 // dynRejectsFlips checks that flipping bits mask of any one byte of enc
-// gives ErrCorrupt from Unmarshal and from the typed decoder.
-func dynRejectsFlips(t *testing.T, c dynCase, enc []byte, mask byte) {
+// gives ErrCorrupt from Unmarshal and from the typed decoder, and returns
+// enc's body, for the structural checks behind the checksum.
+func dynRejectsFlips(t *testing.T, c dynCase, enc []byte, mask byte) []byte {
 	t.Helper()
 	for i := range enc {
 		bad := append([]byte(nil), enc...)
@@ -535,6 +536,11 @@ func dynRejectsFlips(t *testing.T, c dynCase, enc []byte, mask byte) {
 			t.Fatalf("%s: flip at byte %d: UnmarshalBinary err = %v", c.name, i, err)
 		}
 	}
+	_, body, err := openTyped(enc, c.typ)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	return body
 }
 
 // dynRejectsBodies seals each body under a valid envelope of c's type and
