@@ -5,8 +5,10 @@
 // diff. The files pin on-disk formats so they cannot drift by accident
 // (STYLE.md, "Pin the bytes").
 //
-// Only tests import this package. It registers the -update flag, so a test
-// binary must not define its own flag of that name.
+// Only tests import this package. It registers the -update flag unless the
+// test binary already has one (internal/datadriven registers the same flag
+// the same way), so every rewrite of recorded expectations in a binary
+// answers to one flag; a test must not define its own.
 package golden
 
 import (
@@ -17,11 +19,20 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden files (and other recorded expectations) from the current code")
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite testdata/golden files (and other recorded expectations) from the current code")
+	}
+}
 
 // Updating reports whether the test binary runs with -update, for tests
-// that record expectations in files of their own shape (transcripts).
-func Updating() bool { return *update }
+// that record expectations in files of their own shape (transcripts). The
+// flag is looked up on each call, so it is the one flag whichever package
+// registered it.
+func Updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // Path is the golden file for name, relative to the package under test.
 func Path(name string) string { return filepath.Join("testdata", "golden", name+".hex") }
@@ -31,7 +42,7 @@ func Path(name string) string { return filepath.Join("testdata", "golden", name+
 func Check(t testing.TB, name, text string) {
 	t.Helper()
 	path := Path(name)
-	if *update {
+	if Updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
