@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // bloomBlockedCraftHash returns a hash whose block is blk (of blocks) and
@@ -178,5 +180,5 @@ func TestBlockedBloomGolden(t *testing.T) {
 	for _, k := range []string{"a", "b", "c"} {
 		b.Add([]byte(k))
 	}
-	bloomGolden(t, "blocked-bloom-v1", bloomMustMarshal(t, b))
+	golden.Bytes(t, "blocked-bloom-v1", bloomMustMarshal(t, b))
 }

@@ -1,21 +1,15 @@
 package filters
 
 import (
-	"encoding/hex"
 	"errors"
-	"flag"
 	"math"
 	"math/big"
 	"math/bits"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-)
 
-var bloomUpdateGolden = flag.Bool("update-bloom-golden", false,
-	"rewrite testdata/golden/*.hex for the Bloom family instead of comparing")
+	"github.com/sievekv/sievekv/internal/testutil/golden"
+)
 
 func TestOptimalBloomParams(t *testing.T) {
 	cases := []struct {
@@ -302,31 +296,6 @@ func TestBloomDecodeRejectsImpossibleParameters(t *testing.T) {
 	}
 }
 
-// bloomGolden compares enc with testdata/golden/<name>.hex, or rewrites it
-// under -update-bloom-golden. The files pin the on-disk formats (STYLE.md,
-// "Pin the bytes"); docs/format.md, "Bloom-family encodings", quotes them.
-func bloomGolden(t *testing.T, name string, enc []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".hex")
-	got := hex.EncodeToString(enc)
-	if *bloomUpdateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-bloom-golden to create it)", err)
-	}
-	if strings.TrimSpace(string(want)) != got {
-		t.Fatalf("%s encoding drifted:\n got  %s\n want %s", name, got, strings.TrimSpace(string(want)))
-	}
-}
-
 // TestBloomGolden pins the Bloom encoding of NewBloom(4, 0.1) holding
 // "a", "b", "c", "d": m = 23 (20 rounded up to a prime), k = 3.
 func TestBloomGolden(t *testing.T) {
@@ -341,7 +310,7 @@ func TestBloomGolden(t *testing.T) {
 		t.Fatalf("sizing changed: m=%d k=%d", b.Bits(), b.K())
 	}
 	enc := bloomMustMarshal(t, b)
-	bloomGolden(t, "bloom-v1", enc)
+	golden.Bytes(t, "bloom-v1", enc)
 	// The pinned bytes must also decode to the same answers.
 	f, err := Unmarshal(enc)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // TestCountingBloomRemoveKeepsOthers: F1 for counting Bloom under removal.
@@ -221,5 +223,5 @@ func TestCountingBloomGolden(t *testing.T) {
 	if err := c.Remove([]byte("d")); err != nil {
 		t.Fatal(err)
 	}
-	bloomGolden(t, "counting-bloom-v1", bloomMustMarshal(t, c))
+	golden.Bytes(t, "counting-bloom-v1", bloomMustMarshal(t, c))
 }

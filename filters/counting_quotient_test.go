@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // cqfHash builds a key hash whose fingerprint in f is (q, x).
@@ -47,14 +49,6 @@ func TestCountingQuotientSizing(t *testing.T) {
 		}
 		if want := (uint64(tc.home) + uint64(tc.overfl)) * (17 + 8*uint64(tc.r)) * 8; f.SizeBits() != want {
 			t.Errorf("SizeBits %d, want %d", f.SizeBits(), want)
-		}
-	}
-	for _, bad := range []struct {
-		n int
-		p float64
-	}{{0, 0.01}, {10, 0}, {10, 1}, {10, math.NaN()}, {10, 1e-12}} {
-		if _, err := NewCountingQuotient(bad.n, bad.p); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("NewCountingQuotient(%d, %v): err = %v", bad.n, bad.p, err)
 		}
 	}
 }
@@ -265,111 +259,48 @@ func TestCountingQuotientLayoutIndependentOfOrder(t *testing.T) {
 	for i := range others {
 		others[i] = rng.Uint64()
 	}
-	var first []byte
-	for order := 0; order < 4; order++ {
+	dynLayoutIndependentOfOrder(t, rng, keys, others, 4, func() dynFilter {
 		f, err := NewCountingQuotient(len(keys)+len(others), 0.05)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, i := range rng.Perm(len(keys)) {
-			if err := f.AddHash(keys[i]); err != nil {
-				t.Fatal(err)
-			}
-			if order > 0 && k < len(others) {
-				if err := f.AddHash(others[k]); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if order > 0 {
-			for _, i := range rng.Perm(len(others)) {
-				if !f.RemoveHash(others[i]) {
-					t.Fatal("remove failed")
-				}
-			}
-		}
-		enc := mustMarshal(t, f)
-		if order == 0 {
-			first = enc
-		} else if !bytes.Equal(first, enc) {
-			t.Fatalf("order %d gave a different table", order)
-		}
-	}
+		return f
+	})
 }
 
-// churnCountingQuotient holds the slot load at the limit with random Adds
-// (10% repeats of members) and Removes, checking after every batch: no
-// member absent (F1), Len, and Count exact for every member whose
-// fingerprint no other distinct key shares; every ErrFull leaves the bytes
-// unchanged (F2).
+// churnCountingQuotient runs dynChurn holding the slot load at the limit,
+// also checking after every batch that Count is exact for every member
+// whose fingerprint no other distinct key shares (and never low), and that
+// every ErrFull leaves slot use and, on small tables, the bytes unchanged.
 func churnCountingQuotient(t *testing.T, r uint, home uint32, ops, batch int, seed uint64) {
 	f := newCountingQuotientShape(r, home, uint32(cqfOverflowBlocks(uint64(home))))
-	rng := rand.New(rand.NewPCG(seed, 0xc9f))
-	counts := map[uint64]uint64{} // hash -> copies
-	var members []uint64          // one entry per copy
-	fails := 0
-	compare := home <= 64
-	for done := 0; done < ops; {
-		for k := 0; k < batch && done < ops; k, done = k+1, done+1 {
-			pAdd := 0.7
-			if f.used+3 >= f.maxUsed {
-				pAdd = 0.5
-			}
-			if len(members) == 0 || rng.Float64() < pAdd {
-				h := rng.Uint64()
-				if len(members) > 0 && rng.IntN(10) == 0 {
-					h = members[rng.IntN(len(members))]
-				}
-				var before []byte
-				if compare {
-					before = mustMarshal(t, f)
-				}
-				used := f.used
-				if err := f.AddHash(h); err != nil {
-					if !errors.Is(err, ErrFull) {
-						t.Fatal(err)
-					}
-					fails++
-					if f.used != used || f.Len() != len(members) || (compare && !bytes.Equal(before, mustMarshal(t, f))) {
-						t.Fatalf("op %d: failed Add changed the filter", done)
-					}
-					continue
-				}
-				members = append(members, h)
+	bytesSnapshot, bytesUnchanged := dynBytesSnapshot(t, f, home <= 64)
+	var used uint64
+	dynChurn(t, fmt.Sprintf("counting quotient r=%d", r), f, dynChurnSpec{
+		stream:    0xc9f,
+		nearFull:  func(int) bool { return f.used+3 >= f.maxUsed },
+		snapshot:  func() { used = uint64(f.used); bytesSnapshot() },
+		unchanged: func() bool { return uint64(f.used) == used && bytesUnchanged() },
+		afterBatch: func(done int, members []uint64) {
+			counts := map[uint64]uint64{} // hash -> copies
+			for _, h := range members {
 				counts[h]++
-			} else {
-				j := rng.IntN(len(members))
-				h := members[j]
-				members[j] = members[len(members)-1]
-				members = members[:len(members)-1]
-				if !f.RemoveHash(h) {
-					t.Fatalf("op %d: RemoveHash of a member found nothing", done)
-				}
-				if counts[h]--; counts[h] == 0 {
-					delete(counts, h)
+			}
+			byFP := map[[2]uint64]int{}
+			for h := range counts {
+				q, x := f.split(h)
+				byFP[[2]uint64{q, x}]++
+			}
+			for h, c := range counts {
+				got := f.CountHash(h)
+				q, x := f.split(h)
+				if got < c || (byFP[[2]uint64{q, x}] == 1 && got != c) {
+					t.Fatalf("op %d: count %d, model %d (sharing fingerprint: %d)", done, got, c, byFP[[2]uint64{q, x}])
 				}
 			}
-		}
-		if f.Len() != len(members) {
-			t.Fatalf("op %d: Len %d, model %d", done, f.Len(), len(members))
-		}
-		byFP := map[[2]uint64]int{}
-		for h := range counts {
-			q, x := f.split(h)
-			byFP[[2]uint64{q, x}]++
-		}
-		for h, c := range counts {
-			got := f.CountHash(h)
-			q, x := f.split(h)
-			if got < c || (byFP[[2]uint64{q, x}] == 1 && got != c) {
-				t.Fatalf("op %d: count %d, model %d (sharing fingerprint: %d)", done, got, c, byFP[[2]uint64{q, x}])
-			}
-		}
-	}
-	cqfMustValid(t, f)
-	if fails == 0 {
-		t.Fatal("the churn never reached the load limit")
-	}
+		},
+		final: func() { cqfMustValid(t, f) },
+	}, ops, batch, seed)
 }
 
 func TestCountingQuotientChurn(t *testing.T) {
@@ -382,9 +313,7 @@ func TestCountingQuotientChurn(t *testing.T) {
 }
 
 func TestCountingQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnCountingQuotient(t, 8, 4096, 5_000_000, 500_000, seed)
 		churnCountingQuotient(t, 4, 64, 2_000_000, 100_000, seed)
@@ -406,20 +335,8 @@ func TestCountingQuotientFalsePositiveRate(t *testing.T) {
 		if f.LoadFactor() < 0.949 {
 			t.Fatalf("first ErrFull at load %.4f", f.LoadFactor())
 		}
-		const absent = 1_000_000
-		fp := 0
-		for k := 0; k < absent; k++ {
-			if f.MayContainHash(rng.Uint64()) {
-				fp++
-			}
-		}
-		rate := float64(fp) / absent
-		if rate > 1.5*fpRate {
-			t.Errorf("target %v: measured %.5f", fpRate, rate)
-		}
-		if want := 1 - math.Exp(-f.LoadFactor()/math.Exp2(float64(f.r))); rate < 0.8*want || rate > 1.2*want {
-			t.Errorf("target %v (r=%d): measured %.6f, model %.6f", fpRate, f.r, rate, want)
-		}
+		model := 1 - math.Exp(-f.LoadFactor()/math.Exp2(float64(f.r)))
+		dynCheckFPRate(t, fmt.Sprintf("r=%d", f.r), f, rng, 1_000_000, fpRate, model)
 	}
 }
 
@@ -436,23 +353,13 @@ func TestCountingQuotientRoundTripAndCount(t *testing.T) {
 			}
 		}
 	}
-	enc := mustMarshal(t, f)
-	g, err := Unmarshal(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d CountingQuotient
-	if err := d.UnmarshalBinary(enc); err != nil {
-		t.Fatal(err)
-	}
+	_, decoded := dynRoundTrip(t, dynCaseOf("CountingQuotient"), f, nil)
+	d := decoded.(*CountingQuotient)
 	for i := 0; i < 3000; i++ {
 		k := []byte(fmt.Sprintf("key-%d", i))
-		if !g.MayContain(k) || d.Count(k) < uint64(i%5+1) {
+		if !d.MayContain(k) || d.Count(k) < uint64(i%5+1) {
 			t.Fatalf("key %d: count %d", i, d.Count(k))
 		}
-	}
-	if !bytes.Equal(mustMarshal(t, g.(*CountingQuotient)), enc) || d.Len() != f.Len() {
-		t.Fatal("re-encoding differs")
 	}
 	for i := 0; i < 3000; i++ {
 		k := []byte(fmt.Sprintf("key-%d", i))
@@ -486,17 +393,7 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 		}
 	}
 	enc := mustMarshal(t, f)
-	for i := range enc {
-		bad := append([]byte(nil), enc...)
-		bad[i] ^= 0x08
-		if _, err := Unmarshal(bad); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("flip at byte %d: err = %v", i, err)
-		}
-	}
-	_, body, err := openTyped(enc, TypeCountingQuotient)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := dynRejectsFlips(t, dynCaseOf("CountingQuotient"), enc, 0x08)
 	// Body: r, 3 reserved, home u32, overflow u32, used u64, total u64,
 	// then blocks of 17 + 8r = 49 bytes: offset, occupieds, runends, rems.
 	const b0 = 28
@@ -526,24 +423,8 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 		"truncated":                  nil,
 		"counter with no terminator": func(b []byte) { rem(b, 6, 4) },
 	}
-	for name, m := range mutate {
-		b := append([]byte(nil), body...)
-		if m == nil {
-			b = b[:len(b)-1]
-		} else {
-			m(b)
-		}
-		if _, err := Unmarshal(sealEnvelope(TypeCountingQuotient, countingQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: err = %v", name, err)
-		}
-	}
-	if _, err := Unmarshal(sealEnvelope(TypeCountingQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
-		t.Error("unknown version accepted")
-	}
-	var d CountingQuotient
-	if err := d.UnmarshalBinary(sealEnvelope(TypeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
-		t.Error("wrong type accepted")
-	}
+	dynRejectsBodies(t, dynCaseOf("CountingQuotient"), dynMutated(body, 1, mutate))
+	assertRejectsVersionAndType(t, TypeCountingQuotient, TypeQuotient, body, new(CountingQuotient))
 }
 
 // TestCountingQuotientGolden pins the encoding (docs/format.md, "Counting
@@ -558,64 +439,10 @@ func TestCountingQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460c0100007e000000000000000400000001000000010000000300000000000000030000000000000000000000400000100000000040000020000000000000000000000000000000000b00000000000000000000bb0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003a7b0c0a"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "counting-quotient-v1", mustMarshal(t, f))
 }
 
-// FuzzCountingQuotientUnmarshal decodes the input as an encoding and as a
-// body under a valid envelope; whatever decodes must round-trip, answer and
-// take updates without panicking, and still satisfy CQ1-CQ4.
-func FuzzCountingQuotientUnmarshal(f *testing.F) {
-	for _, r := range []uint{2, 4} {
-		g := newCountingQuotientShape(r, 1, 1)
-		rng := rand.New(rand.NewPCG(1, uint64(r)))
-		for k := 0; k < 70; k++ {
-			h := rng.Uint64()
-			if k%3 == 0 {
-				h = 5 // repeats: counters
-			}
-			if g.AddHash(h) != nil {
-				break
-			}
-		}
-		enc := mustMarshal(f, g)
-		f.Add(enc)
-		f.Add(enc[envelopeHeaderSize : len(enc)-envelopeTrailer])
-		f.Add(mustMarshal(f, newCountingQuotientShape(r, 1, 1)))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		exerciseCountingQuotientDecode(t, data)
-		exerciseCountingQuotientDecode(t, sealEnvelope(TypeCountingQuotient, countingQuotientVersion, data))
-	})
-}
-
-func exerciseCountingQuotientDecode(t *testing.T, data []byte) {
-	fl, err := Unmarshal(data)
-	if err != nil {
-		if !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("error %v does not wrap ErrCorrupt", err)
-		}
-		return
-	}
-	f, ok := fl.(*CountingQuotient)
-	if !ok {
-		return
-	}
-	if !bytes.Equal(mustMarshal(t, f), data) {
-		t.Fatal("accepted encoding does not round-trip")
-	}
-	rng := rand.New(rand.NewPCG(uint64(len(data)), 4))
-	for k := 0; k < 64; k++ {
-		h := rng.Uint64()
-		if k%4 == 0 {
-			h = 7
-		}
-		c := f.CountHash(h)
-		if f.AddHash(h) == nil {
-			if f.CountHash(h) != c+1 || !f.RemoveHash(h) {
-				t.Fatal("added key miscounted")
-			}
-		}
-	}
-	cqfMustValid(t, f)
-}
+// FuzzCountingQuotientUnmarshal runs the dynamic battery's decoder fuzz on
+// CountingQuotient; whatever decodes must also count exactly what it is
+// given and still satisfy CQ1-CQ4.
+func FuzzCountingQuotientUnmarshal(f *testing.F) { dynFuzz(f, dynCaseOf("CountingQuotient")) }

@@ -29,19 +29,54 @@ const (
 // two million, and GC work does not leak into the timings.
 var cuckooBenchKeys = sync.OnceValues(func() (present, absent [][]byte) {
 	rng := rand.New(rand.NewPCG(42, 42))
-	mk := func(n int) [][]byte {
-		flat := make([]byte, 16*n)
-		for i := 0; i < len(flat); i += 8 {
-			binary.LittleEndian.PutUint64(flat[i:], rng.Uint64())
-		}
-		out := make([][]byte, n)
-		for i := range out {
-			out[i] = flat[16*i : 16*i+16 : 16*i+16]
-		}
-		return out
-	}
-	return mk(cuckooBenchFill), mk(1_000_000)
+	return flatRandomKeys(rng, cuckooBenchFill), flatRandomKeys(rng, 1_000_000)
 })
+
+// flatRandomKeys returns n random 16-byte keys carved out of one flat
+// buffer (one object for the garbage collector instead of n).
+func flatRandomKeys(rng *rand.Rand, n int) [][]byte {
+	flat := make([]byte, 16*n)
+	for i := 0; i < len(flat); i += 8 {
+		binary.LittleEndian.PutUint64(flat[i:], rng.Uint64())
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = flat[16*i : 16*i+16 : 16*i+16]
+	}
+	return out
+}
+
+// dynBenchOps names the four timed phases of a fill/query/empty cycle, in
+// the order dynBenchOp numbers them.
+var dynBenchOps = []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+
+// dynBenchOp applies phase op of dynBenchOps to keys (0 adds, 1 and 2
+// query, 3 removes), failing b, with name in the message, when an Add or a
+// Remove fails; it returns how many queries answered true.
+func dynBenchOp(b *testing.B, name string, op int, keys [][]byte, add, has, remove func([]byte) bool) int {
+	hits := 0
+	switch op {
+	case 0:
+		for _, k := range keys {
+			if !add(k) {
+				b.Fatalf("%s: Add failed below the fill level", name)
+			}
+		}
+	case 1, 2:
+		for _, k := range keys {
+			if has(k) {
+				hits++
+			}
+		}
+	case 3:
+		for _, k := range keys {
+			if !remove(k) {
+				b.Fatalf("%s: member not found", name)
+			}
+		}
+	}
+	return hits
+}
 
 // cuckooImpl adapts both filters to one benchmark body.
 type cuckooImpl struct {
@@ -223,7 +258,7 @@ func BenchmarkCuckooInterleaved(b *testing.B) {
 	const chunk = 10000
 	for _, eps := range []float64{0.032, 0.001} {
 		b.Run(fmt.Sprintf("eps=%v", eps), func(b *testing.B) {
-			ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+			ops := dynBenchOps
 			var total [2][4]time.Duration
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
@@ -326,7 +361,7 @@ func BenchmarkQuotientCycle(b *testing.B) {
 }
 
 func benchQuotientCycle(b *testing.B, limit, eps float64, present, absent [][]byte) {
-	ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+	ops := dynBenchOps
 	var total [4]time.Duration
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -340,31 +375,13 @@ func benchQuotientCycle(b *testing.B, limit, eps float64, present, absent [][]by
 		}
 		sink := 0
 		for op := range ops {
-			start := threadCPUTime()
-			switch op {
-			case 0:
-				for _, k := range present {
-					if f.Add(k) != nil {
-						b.Fatal("quotient filter full below its limit")
-					}
-				}
-			case 1, 2:
-				keys := present
-				if op == 2 {
-					keys = absent
-				}
-				for _, k := range keys {
-					if f.MayContain(k) {
-						sink++
-					}
-				}
-			case 3:
-				for _, k := range present {
-					if !f.Remove(k) {
-						b.Fatal("member not found")
-					}
-				}
+			keys := present
+			if op == 2 {
+				keys = absent
 			}
+			add := func(k []byte) bool { return f.Add(k) == nil }
+			start := threadCPUTime()
+			sink += dynBenchOp(b, "quotient", op, keys, add, f.MayContain, f.Remove)
 			total[op] += threadCPUTime() - start
 		}
 		if f.Len() != 0 || sink < len(present) {

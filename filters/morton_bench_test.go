@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -32,18 +31,7 @@ const (
 // (two objects for the garbage collector instead of two million).
 var newdynBenchKeys = sync.OnceValues(func() (present, absent [][]byte) {
 	rng := rand.New(rand.NewPCG(4242, 17))
-	mk := func(n int) [][]byte {
-		flat := make([]byte, 16*n)
-		for i := 0; i < len(flat); i += 8 {
-			binary.LittleEndian.PutUint64(flat[i:], rng.Uint64())
-		}
-		out := make([][]byte, n)
-		for i := range out {
-			out[i] = flat[16*i : 16*i+16 : 16*i+16]
-		}
-		return out
-	}
-	return mk(2_100_000), mk(1_000_000)
+	return flatRandomKeys(rng, 2_100_000), flatRandomKeys(rng, 1_000_000)
 })
 
 // newdynImpl is one filter under test, built fresh for each cycle.
@@ -121,7 +109,7 @@ func newdynBenchN(name string) int {
 func BenchmarkNewDynInterleaved(b *testing.B) {
 	present, absent := newdynBenchKeys()
 	impls := newdynImpls(newdynEps)
-	ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+	ops := dynBenchOps
 	const chunk = 10000
 	total := make([][4]time.Duration, len(impls))
 	counts := make([][4]int, len(impls))
@@ -153,26 +141,7 @@ func BenchmarkNewDynInterleaved(b *testing.B) {
 					}
 					f := fs[i]
 					start := threadCPUTime()
-					switch op {
-					case 0:
-						for _, k := range keys {
-							if !f.add(k) {
-								b.Fatalf("%s: Add failed below 92%% load", impls[i].name)
-							}
-						}
-					case 1, 2:
-						for _, k := range keys {
-							if f.has(k) {
-								sink++
-							}
-						}
-					case 3:
-						for _, k := range keys {
-							if !f.remove(k) {
-								b.Fatalf("%s: member not found", impls[i].name)
-							}
-						}
-					}
+					sink += dynBenchOp(b, impls[i].name, op, keys, f.add, f.has, f.remove)
 					total[i][op] += threadCPUTime() - start
 					counts[i][op] += len(keys)
 				}

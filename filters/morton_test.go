@@ -1,13 +1,16 @@
 package filters
 
 import (
-	"bytes"
-	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"unsafe"
+
+	"fmt"
+	"github.com/sievekv/sievekv/internal/testutil/golden"
+	"slices"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 func uintptrOf(s []uint64) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
@@ -35,14 +38,6 @@ func TestMortonSizing(t *testing.T) {
 		}
 		if addr := uintptrOf(m.words); addr%64 != 0 {
 			t.Errorf("table starts at %#x, not on a cache line", addr)
-		}
-	}
-	for _, bad := range []struct {
-		n int
-		p float64
-	}{{0, 0.01}, {-1, 0.01}, {10, 0}, {10, 1}, {10, math.NaN()}, {10, 1e-6}} {
-		if _, err := NewMorton(bad.n, bad.p); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("NewMorton(%d, %v): err = %v, want ErrInvalidArgument", bad.n, bad.p, err)
 		}
 	}
 }
@@ -202,80 +197,33 @@ func TestMortonBlockPaths(t *testing.T) {
 	}
 }
 
-// TestMortonReachesLoad checks the sizing assumption: the first ErrFull
-// comes after the 95% load the constructor sizes for.
-func TestMortonReachesLoad(t *testing.T) {
-	for _, w := range []uint{8, 12, 16} {
-		for seed := uint64(0); seed < 2; seed++ {
-			m := newMortonShape(2000, w)
-			dynFill(t, m, rand.New(rand.NewPCG(seed, uint64(w))))
-			if m.LoadFactor() < mortonMaxLoad {
-				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f, want >= %.2f", w, seed, m.LoadFactor(), mortonMaxLoad)
-			}
-		}
-	}
-}
-
-func TestMortonFailedAddRollsBack(t *testing.T) {
-	for _, w := range []uint{5, 8, 11, 16} {
-		for _, nb := range []uint64{1, 2, 5, 40} {
-			dynFailedAddRollsBack(t, "morton", newMortonShape(nb, w), uint64(w)<<8|nb)
-		}
-	}
-}
-
-func TestMortonKeysAndRemove(t *testing.T) {
-	m, err := NewMorton(1000, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(i int) []byte { return []byte{'m', byte(i), byte(i >> 8)} }
-	for i := 0; i < 1000; i++ {
-		if err := m.Add(key(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 1000; i++ {
-		if !m.MayContain(key(i)) || !m.MayContainHash(Hash(key(i))) {
-			t.Fatalf("key %d missing", i)
-		}
-	}
-	if err := m.Add(key(0)); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 1000; i++ {
-		if !m.Remove(key(i)) {
-			t.Fatalf("Remove(key %d) found nothing", i)
-		}
-	}
-	if m.Len() != 1 || !m.MayContain(key(0)) {
-		t.Fatalf("after removing one of two copies: Len = %d", m.Len())
-	}
-	if !m.RemoveHash(Hash(key(0))) || m.Len() != 0 || m.LoadFactor() != 0 || m.Remove(key(0)) {
-		t.Fatal("last copy not removed, or Remove on an empty filter succeeded")
-	}
+// mortonChurn runs dynChurn on m, comparing table, count and random state
+// around every Add.
+func mortonChurn(t *testing.T, m *Morton, target float64, ops, batch int, seed uint64) {
+	snapshot, unchanged := dynStateSnapshot(func(dst []uint64) []uint64 {
+		return append(append(dst, m.words...), m.count, m.rng)
+	})
+	dynChurn(t, fmt.Sprintf("morton w=%d", m.FingerprintBits()), m, dynChurnSpec{
+		stream: 0xc4c4, nearFull: dynLoadAbove(m, target), snapshot: snapshot, unchanged: unchanged,
+	}, ops, batch, seed)
 }
 
 func TestMortonChurn(t *testing.T) {
 	// 400k operations on 37 blocks (not a power of two); narrow
 	// fingerprints collide most.
 	for _, w := range []uint{5, 8, 13} {
-		m := newMortonShape(37, w)
 		ops := 100_000
 		if w == 8 {
 			ops = 200_000
 		}
-		dynChurn(t, "morton", m, func() []uint64 { return append(m.words, m.count, m.rng) }, 0.97, ops, 10_000, uint64(w))
+		mortonChurn(t, newMortonShape(37, w), 0.97, ops, 10_000, uint64(w))
 	}
 }
 
 func TestMortonChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
-		m := newMortonShape(3001, 8)
-		dynChurn(t, "morton", m, func() []uint64 { return append(m.words, m.count, m.rng) }, 0.965, 5_000_000, 200_000, seed)
+		mortonChurn(t, newMortonShape(3001, 8), 0.965, 5_000_000, 200_000, seed)
 	}
 }
 
@@ -292,50 +240,11 @@ func TestMortonFalsePositiveRate(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(12, uint64(fpRate*1e6)))
 		dynFill(t, m, rng)
-		rate := dynFPRate(m, rng, 1_000_000)
-		if rate > 1.5*fpRate {
-			t.Errorf("target %v (%d-bit): measured %.5f at load %.3f", fpRate, m.FingerprintBits(), rate, m.LoadFactor())
-		}
 		perBucket := m.LoadFactor() * float64(m.slots) / mortonBuckets
-		want := perBucket * (1 + m.OverflowFraction()) / math.Exp2(float64(m.fpBits))
-		if rate < 0.8*want || rate > 1.2*want {
-			t.Errorf("%d-bit: measured %.6f, model %.6f (OTA set %.3f)", m.FingerprintBits(), rate, want, m.OverflowFraction())
-		}
+		model := perBucket * (1 + m.OverflowFraction()) / math.Exp2(float64(m.fpBits))
+		dynCheckFPRate(t, fmt.Sprintf("%d-bit, OTA set %.3f", m.FingerprintBits(), m.OverflowFraction()), m, rng, 1_000_000, fpRate, model)
 		if m.OverflowFraction()+1 > mortonCompared {
 			t.Errorf("OTA fraction %.3f exceeds the sizing model's %.2f", m.OverflowFraction(), mortonCompared-1)
-		}
-	}
-}
-
-func TestMortonRoundTrip(t *testing.T) {
-	for _, w := range []uint{5, 8, 13} {
-		m := newMortonShape(5, w)
-		rng := rand.New(rand.NewPCG(3, uint64(w)))
-		added := dynFill(t, m, rng)
-		enc := mustMarshal(t, m)
-		f, err := Unmarshal(enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := f.(*Morton)
-		var d2 Morton
-		if err := d2.UnmarshalBinary(enc); err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range added {
-			if !d.MayContainHash(h) || !d2.MayContainHash(h) {
-				t.Fatal("decoded filter lost a key")
-			}
-		}
-		if !bytes.Equal(mustMarshal(t, d), enc) || d.Len() != m.Len() {
-			t.Fatal("re-encoding differs")
-		}
-		for k := 0; k < 20; k++ {
-			h := rng.Uint64()
-			e1, e2 := m.AddHash(h), d.AddHash(h)
-			if (e1 == nil) != (e2 == nil) || !bytes.Equal(mustMarshal(t, m), mustMarshal(t, d)) {
-				t.Fatal("decoded filter diverged from the original")
-			}
 		}
 	}
 }
@@ -351,41 +260,25 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 		}
 	}
 	enc := mustMarshal(t, m)
-	dynRejectsFlips(t, enc, func(b []byte) error { var d Morton; return d.UnmarshalBinary(b) })
-	_, body, err := openTyped(enc, TypeMorton)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := dynRejectsFlips(t, dynCaseOf("Morton"), enc, 0x10)
 	const table = 36
 	mutate := map[string]func(b []byte){
-		"count disagrees":   func(b []byte) { b[12]++ },
-		"width 4":           func(b []byte) { b[0] = 4 },
-		"width 17":          func(b []byte) { b[0] = 17 },
-		"16 buckets":        func(b []byte) { b[1] = 16 },
-		"slots":             func(b []byte) { b[2]++ },
-		"reserved":          func(b []byte) { b[3] = 1 },
-		"zero blocks":       func(b []byte) { clear(b[4:12]) },
-		"huge block count":  func(b []byte) { b[11] = 0x40 },
-		"word count":        func(b []byte) { b[28]++ },
-		"overfull block":    func(b []byte) { copy(b[table:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) },
-		"bit past last fp":  func(b []byte) { b[table+63] |= 0x80 },
-		"truncated":         nil,
-		"extra block words": func(b []byte) {},
+		"count disagrees":  func(b []byte) { b[12]++ },
+		"width 4":          func(b []byte) { b[0] = 4 },
+		"width 17":         func(b []byte) { b[0] = 17 },
+		"16 buckets":       func(b []byte) { b[1] = 16 },
+		"slots":            func(b []byte) { b[2]++ },
+		"reserved":         func(b []byte) { b[3] = 1 },
+		"zero blocks":      func(b []byte) { clear(b[4:12]) },
+		"huge block count": func(b []byte) { b[11] = 0x40 },
+		"word count":       func(b []byte) { b[28]++ },
+		"overfull block":   func(b []byte) { copy(b[table:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) },
+		"bit past last fp": func(b []byte) { b[table+63] |= 0x80 },
+		"truncated":        nil,
 	}
-	for name, mu := range mutate {
-		b := append([]byte(nil), body...)
-		switch {
-		case mu == nil:
-			b = b[:len(b)-8]
-		case name == "extra block words":
-			b = append(b, make([]byte, 64)...)
-		default:
-			mu(b)
-		}
-		if _, err := Unmarshal(sealEnvelope(TypeMorton, mortonVersion, b)); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
-		}
-	}
+	bodies := dynMutated(body, 8, mutate)
+	bodies["extra block words"] = append(slices.Clone(body), make([]byte, 64)...)
+	dynRejectsBodies(t, dynCaseOf("Morton"), bodies)
 	assertRejectsVersionAndType(t, TypeMorton, TypeVacuum, body, new(Morton))
 }
 
@@ -400,23 +293,8 @@ func TestMortonGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460e010000640000000000000007203d00010000000000000003000000000000003f30ed5e3f30ed5e080000000000000040000000000401000000bc7414000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000282f7afb"
-	assertGolden(t, m, golden)
+	golden.Bytes(t, "morton-v1", mustMarshal(t, m))
 }
 
-// FuzzMortonUnmarshal decodes the input as an encoding and as a body under a
-// valid envelope, then queries and mutates whatever decodes.
-func FuzzMortonUnmarshal(f *testing.F) {
-	for _, w := range []uint{5, 9, 16} {
-		m := newMortonShape(1, w)
-		dynFill(f, m, rand.New(rand.NewPCG(1, uint64(w))))
-		enc := mustMarshal(f, m)
-		f.Add(enc)
-		f.Add(enc[envelopeHeaderSize : len(enc)-envelopeTrailer])
-		f.Add(mustMarshal(f, newMortonShape(2, w)))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		exerciseDynDecode(t, data)
-		exerciseDynDecode(t, sealEnvelope(TypeMorton, mortonVersion, data))
-	})
-}
+// FuzzMortonUnmarshal runs the dynamic battery's decoder fuzz on Morton.
+func FuzzMortonUnmarshal(f *testing.F) { dynFuzz(f, dynCaseOf("Morton")) }

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // qfHash builds a key hash whose fingerprint in f is (fq, fr), so tests can
@@ -123,7 +125,7 @@ func TestQuotientSizing(t *testing.T) {
 	if f, err := NewQuotient(100, 0.01); err != nil || f.MaxLoad() != QuotientDefaultLoad {
 		t.Fatalf("NewQuotient: %v", err)
 	}
-	for _, bad := range []struct{ n, p, l float64 }{{0, 0.01, 0.5}, {10, 0, 0.5}, {10, 0.01, 0}, {10, 0.01, 0.96}, {10, 0.01, math.NaN()}, {10, 1e-30, 0.75}} {
+	for _, bad := range []struct{ n, p, l float64 }{{10, 0.01, 0}, {10, 0.01, 0.96}, {10, 0.01, math.NaN()}} {
 		if _, err := NewQuotientWithLoad(int(bad.n), bad.p, bad.l); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("NewQuotientWithLoad(%v, %v, %v): err = %v", bad.n, bad.p, bad.l, err)
 		}
@@ -300,103 +302,36 @@ func TestQuotientLayoutIndependentOfOrder(t *testing.T) {
 	for i := range others {
 		others[i] = rng.Uint64()
 	}
-	var first []byte
-	for order := 0; order < 5; order++ {
+	dynLayoutIndependentOfOrder(t, rng, keys, others, 5, func() dynFilter {
 		f, err := NewQuotientWithLoad(len(keys)+len(others), 0.01, 0.95)
 		if err != nil {
 			t.Fatal(err)
 		}
-		perm := rng.Perm(len(keys))
-		for k, i := range perm {
-			if err := f.AddHash(keys[i]); err != nil {
-				t.Fatal(err)
-			}
-			// In later orders, interleave keys that are added then removed.
-			if order > 0 && k < len(others) {
-				if err := f.AddHash(others[k]); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if order > 0 {
-			for _, i := range rng.Perm(len(others)) {
-				if !f.RemoveHash(others[i]) {
-					t.Fatal("remove failed")
-				}
-			}
-		}
-		enc := mustMarshal(t, f)
-		if order == 0 {
-			first = enc
-		} else if !bytes.Equal(enc, first) {
-			t.Fatalf("order %d gave a different layout", order)
-		}
-	}
+		return f
+	})
 }
 
-// churnQuotient runs ops random Add/Remove operations with the load held at
-// the limit, checking against a model multiset after every batch (F1) and
-// that every ErrFull left the filter unchanged (F2).
+// churnQuotient runs dynChurn with the load held at the limit; an Add may
+// fail only on a full filter, and then must leave it unchanged (F2). Small
+// tables are compared whole; on the soak's big ones a copy per Add at the
+// limit would dominate the run, so only Len is compared.
 func churnQuotient(t *testing.T, q, r uint, maxLoad float64, ops, batch int, seed uint64) {
 	f := newQuotientShape(q, r, maxLoad)
-	rng := rand.New(rand.NewPCG(seed, 0x9f))
-	var members []uint64 // the model multiset: one entry per stored copy
-	fails := 0
 	snap := make([]uint64, len(f.slots.words))
-	for done := 0; done < ops; {
-		for k := 0; k < batch && done < ops; k, done = k+1, done+1 {
-			pAdd := 0.7
-			if f.Len() >= f.Cap()-2 {
-				pAdd = 0.5
+	compare := false
+	dynChurn(t, fmt.Sprintf("quotient q=%d r=%d", q, r), f, dynChurnSpec{
+		stream:   0x9f,
+		nearFull: func(int) bool { return f.Len() >= f.Cap()-2 },
+		mayFail:  func() bool { return f.Len() == f.Cap() },
+		snapshot: func() {
+			compare = f.Len() == f.Cap() && len(snap) <= 1<<12
+			if compare {
+				copy(snap, f.slots.words)
 			}
-			if len(members) == 0 || rng.Float64() < pAdd {
-				h := rng.Uint64()
-				if len(members) > 0 && rng.IntN(10) == 0 {
-					h = members[rng.IntN(len(members))]
-				}
-				full := f.Len() == f.Cap()
-				// Whole-table comparison on small tables; on the soak's big
-				// ones a copy per Add at the limit would dominate the run.
-				compare := full && len(snap) <= 1<<12
-				if compare {
-					copy(snap, f.slots.words)
-				}
-				if err := f.AddHash(h); err != nil {
-					if !full || !errors.Is(err, ErrFull) {
-						t.Fatalf("op %d: AddHash: %v (full = %v)", done, err, full)
-					}
-					if (compare && !slices.Equal(snap, f.slots.words)) || f.Len() != len(members) {
-						t.Fatalf("op %d: failed Add changed the filter", done)
-					}
-					fails++
-					continue
-				}
-				members = append(members, h)
-			} else {
-				j := rng.IntN(len(members))
-				h := members[j]
-				members[j] = members[len(members)-1]
-				members = members[:len(members)-1]
-				if !f.RemoveHash(h) {
-					t.Fatalf("op %d: RemoveHash of a member found nothing", done)
-				}
-			}
-		}
-		if f.Len() != len(members) {
-			t.Fatalf("op %d: Len %d, model %d", done, f.Len(), len(members))
-		}
-		for _, h := range members {
-			if !f.MayContainHash(h) {
-				t.Fatalf("op %d: false negative", done)
-			}
-		}
-	}
-	if err := f.scan(nil); err != nil {
-		t.Fatal(err)
-	}
-	if fails == 0 {
-		t.Fatal("the churn never reached the load limit")
-	}
+		},
+		unchanged: func() bool { return !compare || slices.Equal(snap, f.slots.words) },
+		final:     func() { dynCaseOf("Quotient").check(t, f) },
+	}, ops, batch, seed)
 }
 
 func TestQuotientChurn(t *testing.T) {
@@ -406,24 +341,11 @@ func TestQuotientChurn(t *testing.T) {
 }
 
 func TestQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnQuotient(t, 16, 8, QuotientDefaultLoad, 10_000_000, 500_000, seed)
 		churnQuotient(t, 12, 4, QuotientMaxLoad, 2_000_000, 100_000, seed)
 	}
-}
-
-// qfFPRate measures the false-positive rate on absent random hashes.
-func qfFPRate(f *Quotient, rng *rand.Rand, absent int) float64 {
-	fp := 0
-	for k := 0; k < absent; k++ {
-		if f.MayContainHash(rng.Uint64()) {
-			fp++
-		}
-	}
-	return float64(fp) / float64(absent)
 }
 
 // qfPredicted is the model rate at the filter's current load.
@@ -449,13 +371,7 @@ func TestQuotientFalsePositiveRate(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(tc.fpRate*1e5), uint64(tc.load*100)))
 		for f.AddHash(rng.Uint64()) == nil {
 		}
-		rate := qfFPRate(f, rng, tc.absent)
-		if rate > 1.5*tc.fpRate {
-			t.Errorf("target %v load %v: measured %.5f", tc.fpRate, tc.load, rate)
-		}
-		if want := qfPredicted(f); rate < 0.8*want || rate > 1.2*want {
-			t.Errorf("target %v load %v (r=%d): measured %.5f, model %.5f", tc.fpRate, tc.load, f.r, rate, want)
-		}
+		dynCheckFPRate(t, fmt.Sprintf("load limit %v (r=%d)", tc.load, f.r), f, rng, tc.absent, tc.fpRate, qfPredicted(f))
 	}
 }
 
@@ -510,7 +426,7 @@ func TestQuotientResize(t *testing.T) {
 				t.Fatal("false negative after refilling")
 			}
 		}
-		rate := qfFPRate(f, rng, 200_000)
+		rate := dynFPRate(f, rng, 200_000)
 		if want := qfPredicted(f); rate < 0.8*want || rate > 1.2*want {
 			t.Errorf("round %d (r=%d): measured %.5f, model %.5f", round, f.r, rate, want)
 		}
@@ -518,44 +434,6 @@ func TestQuotientResize(t *testing.T) {
 	tiny := newQuotientShape(4, 1, 0.75)
 	if err := tiny.Resize(); !errors.Is(err, ErrFull) {
 		t.Fatalf("resize with r=1: err = %v, want ErrFull", err)
-	}
-}
-
-func TestQuotientRoundTrip(t *testing.T) {
-	f, err := NewQuotient(5000, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 5000; i++ {
-		if err := f.Add([]byte(fmt.Sprintf("key-%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc := mustMarshal(t, f)
-	g, err := Unmarshal(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h Quotient
-	if err := h.UnmarshalBinary(enc); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 5000; i++ {
-		k := []byte(fmt.Sprintf("key-%d", i))
-		if !g.MayContain(k) || !h.MayContain(k) || !h.MayContainHash(Hash(k)) {
-			t.Fatal("decoded filter lost a key")
-		}
-	}
-	if !bytes.Equal(mustMarshal(t, g.(*Quotient)), enc) || h.Len() != 5000 {
-		t.Fatal("re-encoding differs")
-	}
-	for i := 0; i < 5000; i++ {
-		if !h.Remove([]byte(fmt.Sprintf("key-%d", i))) {
-			t.Fatal("Remove failed")
-		}
-	}
-	if h.Len() != 0 || h.LoadFactor() != 0 {
-		t.Fatal("not empty after removing everything")
 	}
 }
 
@@ -567,13 +445,7 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 		}
 	}
 	enc := mustMarshal(t, f)
-	for i := range enc {
-		bad := append([]byte(nil), enc...)
-		bad[i] ^= 0x04
-		if _, err := Unmarshal(bad); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("flip at byte %d: err = %v", i, err)
-		}
-	}
+	body := dynRejectsFlips(t, dynCaseOf("Quotient"), enc, 0x04)
 	// Tables that no operation sequence produces, under valid checksums.
 	base := qfTable(f) // "ocs:6 --s:2 -cs:3 o--:5 ---:0 ---:0 ---:0 o--:1"
 	tables := map[string]func(tb []uint64){
@@ -613,10 +485,6 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
-	_, body, err := openTyped(enc, TypeQuotient)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fields := map[string]func(b []byte){
 		"q = 0":           func(b []byte) { b[0] = 0 },
 		"q+r > 64":        func(b []byte) { b[1] = 62 },
@@ -630,24 +498,8 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 		"bit spare word":  func(b []byte) { b[len(b)-1] = 1 },
 		"truncated table": nil,
 	}
-	for name, mut := range fields {
-		b := append([]byte(nil), body...)
-		if mut == nil {
-			b = b[:len(b)-8]
-		} else {
-			mut(b)
-		}
-		if _, err := Unmarshal(sealEnvelope(TypeQuotient, quotientVersion, b)); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
-		}
-	}
-	if _, err := Unmarshal(sealEnvelope(TypeQuotient, 9, body)); !errors.Is(err, ErrCorrupt) {
-		t.Error("unknown version accepted")
-	}
-	var g Quotient
-	if err := g.UnmarshalBinary(sealEnvelope(TypeCuckoo, 1, body)); !errors.Is(err, ErrCorrupt) {
-		t.Error("wrong type accepted")
-	}
+	dynRejectsBodies(t, dynCaseOf("Quotient"), dynMutated(body, 8, fields))
+	assertRejectsVersionAndType(t, TypeQuotient, TypeCuckoo, body, new(Quotient))
 }
 
 func binaryF64(v float64) []byte {
@@ -668,56 +520,9 @@ func TestQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460a0100002c0000000000000002030000000000000000e83f02000000000000000200000000000000400e4400000000000000000000000000ddc78c0c"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "quotient-v1", mustMarshal(t, f))
 }
 
-// FuzzQuotientUnmarshal decodes the input as a whole encoding and as a body
-// under a valid envelope; whatever decodes must round-trip, answer queries
-// and take updates without panicking, and stay valid (Q1-Q4).
-func FuzzQuotientUnmarshal(f *testing.F) {
-	for _, shape := range []struct {
-		q, r uint
-		load float64
-	}{{1, 1, 0.5}, {3, 4, 0.95}, {5, 2, 0.75}} {
-		g := newQuotientShape(shape.q, shape.r, shape.load)
-		rng := rand.New(rand.NewPCG(uint64(shape.q), 3))
-		for g.AddHash(rng.Uint64()) == nil {
-		}
-		enc := mustMarshal(f, g)
-		f.Add(enc)
-		f.Add(enc[envelopeHeaderSize : len(enc)-envelopeTrailer])
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		exerciseQuotientDecode(t, data)
-		exerciseQuotientDecode(t, sealEnvelope(TypeQuotient, quotientVersion, data))
-	})
-}
-
-func exerciseQuotientDecode(t *testing.T, data []byte) {
-	fl, err := Unmarshal(data)
-	if err != nil {
-		if !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("error %v does not wrap ErrCorrupt", err)
-		}
-		return
-	}
-	f, ok := fl.(*Quotient)
-	if !ok {
-		return
-	}
-	if !bytes.Equal(mustMarshal(t, f), data) {
-		t.Fatal("accepted encoding does not round-trip")
-	}
-	rng := rand.New(rand.NewPCG(uint64(len(data)), 2))
-	for k := 0; k < 64; k++ {
-		h := rng.Uint64()
-		f.MayContainHash(h)
-		if f.AddHash(h) == nil && (!f.MayContainHash(h) || !f.RemoveHash(h)) {
-			t.Fatal("added key missing")
-		}
-	}
-	if err := f.scan(nil); err != nil {
-		t.Fatalf("updates broke a decoded filter: %v", err)
-	}
-}
+// FuzzQuotientUnmarshal runs the dynamic battery's decoder fuzz on
+// Quotient; whatever decodes must also stay valid (Q1-Q4).
+func FuzzQuotientUnmarshal(f *testing.F) { dynFuzz(f, dynCaseOf("Quotient")) }

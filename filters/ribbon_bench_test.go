@@ -109,14 +109,8 @@ func BenchmarkRibbonBuild(b *testing.B) {
 // keys (2^20 of each, cycled), every implementation once per round.
 func BenchmarkRibbonQuery(b *testing.B) {
 	hs, absent := benchKeys()
-	present := make([]uint64, 1<<20)
-	for i := range present {
-		present[i] = hs[(i*7919)%len(hs)]
-	}
-	built := map[string]func(uint64) bool{}
-	for _, im := range ribbonBenchImpls {
-		built[im.name], _ = im.build(hs)
-	}
+	present := benchPresent(hs)
+	built := benchBuild(ribbonBenchImpls, hs)
 	for r := 1; r <= benchRounds(); r++ {
 		for _, kind := range []string{"present", "absent"} {
 			keys := present

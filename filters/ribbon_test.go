@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // ribbonConfigs are the (band width, result bits) pairs the shared tests
@@ -174,30 +175,7 @@ func TestRibbonEmptyRejectsEverything(t *testing.T) {
 // negatives, and Len counts distinct hashes; the duplicates are removed
 // before sizing, so the filter is exactly the one the distinct set gives.
 func TestRibbonDuplicates(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	distinct := randomHashes(5, 10_000)
-	var heavy []uint64
-	for _, h := range distinct {
-		for c := 1 + rng.IntN(5); c > 0; c-- {
-			heavy = append(heavy, h)
-		}
-	}
-	rng.Shuffle(len(heavy), func(i, j int) { heavy[i], heavy[j] = heavy[j], heavy[i] })
-	same := make([]uint64, 100_000)
-	for i := range same {
-		same[i] = 0xdeadbeefcafef00d
-	}
-	cases := []struct {
-		name     string
-		hs       []uint64
-		distinct []uint64
-	}{
-		{"heavy", heavy, distinct},
-		{"one-hash-100k-times", same, same[:1]},
-		{"pair", []uint64{42, 42}, []uint64{42}},
-		{"two-pairs", []uint64{1, 2, 2, 1}, []uint64{1, 2}},
-		{"one-dup-in-10k", append(append([]uint64(nil), distinct...), distinct[1234]), distinct},
-	}
+	cases := duplicateCases()
 	for _, o := range ribbonConfigs {
 		var b RibbonBuilder
 		for _, c := range cases {
@@ -501,24 +479,8 @@ func TestRibbonGoldenBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		bigEnc, _ := big.MarshalBinary()
-		path := filepath.Join("testdata", "golden", "Ribbon-"+o.String()+".hex")
 		got := fmt.Sprintf("%x\n1000-key encoding: %d bytes, crc %x\n", enc, len(bigEnc), bigEnc[len(bigEnc)-4:])
-		if *updateGolden {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v: %v (run with -update to create)", o, err)
-		}
-		if got != string(want) {
-			t.Fatalf("%v: encoding drifted\n got %s want %s", o, got, want)
-		}
+		golden.Check(t, "Ribbon-"+o.String(), got)
 		g, err := Unmarshal(enc)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // TestScalableBloomStages: capacities grow x2 and stage targets tighten x0.5
@@ -170,5 +172,5 @@ func TestScalableBloomGolden(t *testing.T) {
 	if s.Stages() != 2 {
 		t.Fatalf("%d stages, want 2", s.Stages())
 	}
-	bloomGolden(t, "scalable-bloom-v1", bloomMustMarshal(t, s))
+	golden.Bytes(t, "scalable-bloom-v1", bloomMustMarshal(t, s))
 }

@@ -3,7 +3,6 @@ package filters
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
@@ -161,19 +160,32 @@ func BenchmarkStaticBuild(b *testing.B) {
 
 var benchSink int
 
+// benchPresent is 2^20 query hashes drawn from the key set hs, scattered so
+// that consecutive queries touch unrelated cache lines.
+func benchPresent(hs []uint64) []uint64 {
+	present := make([]uint64, 1<<20)
+	for i := range present {
+		present[i] = hs[(i*7919)%len(hs)]
+	}
+	return present
+}
+
+// benchBuild builds every implementation from hs and returns their
+// queries by name.
+func benchBuild(impls []benchImpl, hs []uint64) map[string]func(uint64) bool {
+	built := map[string]func(uint64) bool{}
+	for _, im := range impls {
+		built[im.name], _ = im.build(hs)
+	}
+	return built
+}
+
 // BenchmarkStaticQuery: ns per MayContainHash / Contains on a 1M-key filter,
 // for present and absent keys (2^20 query hashes, cycled). Must not allocate.
 func BenchmarkStaticQuery(b *testing.B) {
 	hs, absent := benchKeys()
-	present := make([]uint64, 1<<20)
-	rng := rand.New(rand.NewPCG(9, 9))
-	for i := range present {
-		present[i] = hs[rng.IntN(len(hs))]
-	}
-	queries := map[string]func(uint64) bool{}
-	for _, im := range benchImpls {
-		queries[im.name], _ = im.build(hs)
-	}
+	present := benchPresent(hs)
+	queries := benchBuild(benchImpls, hs)
 	order := []string{}
 	for _, p := range benchPairs[:3] {
 		order = append(order, p[0], p[1])

@@ -3,15 +3,14 @@ package filters
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
-)
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/golden files from the current encoder")
+	"github.com/sievekv/sievekv/internal/testutil/golden"
+)
 
 // goldenKeys is the fixed input of the golden-bytes tests.
 var goldenKeys = [][]byte{[]byte("apple"), []byte("banana"), []byte("cherry")}
@@ -35,24 +34,8 @@ func TestStaticGoldenBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		bigEnc, _ := big.MarshalBinary()
-		path := filepath.Join("testdata", "golden", k.name+".hex")
 		got := fmt.Sprintf("%x\n1000-key encoding: %d bytes, crc %x\n", enc, len(bigEnc), bigEnc[len(bigEnc)-4:])
-		if *updateGolden {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%s: %v (run with -update to create)", k.name, err)
-		}
-		if got != string(want) {
-			t.Fatalf("%s: encoding drifted\n got %s want %s", k.name, got, want)
-		}
+		golden.Check(t, k.name, got)
 		// The pinned bytes decode to a filter that still holds the keys.
 		g, err := Unmarshal(enc)
 		if err != nil {

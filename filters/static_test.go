@@ -254,10 +254,17 @@ func TestStaticEmptyRejectsEverything(t *testing.T) {
 	}
 }
 
-// TestStaticDuplicates: inputs full of duplicates build (no endless seed
-// loop, no ErrBuildFailed), have no false negatives, and Len counts distinct
-// hashes.
-func TestStaticDuplicates(t *testing.T) {
+// duplicateCase is an input with repeated hashes and its distinct set.
+type duplicateCase struct {
+	name     string
+	hs       []uint64
+	distinct []uint64
+}
+
+// duplicateCases are the inputs the static filters' duplicate tests build
+// from: heavy repetition, one hash 100k times (it overflows any small
+// per-slot counter), and the smallest cases.
+func duplicateCases() []duplicateCase {
 	rng := rand.New(rand.NewPCG(7, 8))
 	distinct := randomHashes(5, 10_000)
 	var heavy []uint64
@@ -267,21 +274,24 @@ func TestStaticDuplicates(t *testing.T) {
 		}
 	}
 	rng.Shuffle(len(heavy), func(i, j int) { heavy[i], heavy[j] = heavy[j], heavy[i] })
-	same := make([]uint64, 100_000) // one hash 100k times: overflows any small per-slot counter
+	same := make([]uint64, 100_000)
 	for i := range same {
 		same[i] = 0xdeadbeefcafef00d
 	}
-	cases := []struct {
-		name     string
-		hs       []uint64
-		distinct []uint64
-	}{
+	return []duplicateCase{
 		{"heavy", heavy, distinct},
 		{"one-hash-100k-times", same, same[:1]},
 		{"pair", []uint64{42, 42}, []uint64{42}},
 		{"two-pairs", []uint64{1, 2, 2, 1}, []uint64{1, 2}},
 		{"one-dup-in-10k", append(append([]uint64(nil), distinct...), distinct[1234]), distinct},
 	}
+}
+
+// TestStaticDuplicates: inputs full of duplicates build (no endless seed
+// loop, no ErrBuildFailed), have no false negatives, and Len counts distinct
+// hashes.
+func TestStaticDuplicates(t *testing.T) {
+	cases := duplicateCases()
 	for _, k := range staticKinds() {
 		var b FuseBuilder
 		for _, c := range cases {

@@ -149,7 +149,7 @@ func BenchmarkQuotientDescendantsInterleaved(b *testing.B) {
 	present, absent := cuckooBenchKeys()
 	absent = absent[:len(present)]
 	impls := newDynImpls()
-	ops := []string{"Add", "ContainPresent", "ContainAbsent", "Remove"}
+	ops := dynBenchOps
 	const chunk = 10000
 	total := make([][4]time.Duration, len(impls))
 	runtime.LockOSThread()
@@ -171,26 +171,7 @@ func BenchmarkQuotientDescendantsInterleaved(b *testing.B) {
 					k := (c + j) % len(fs)
 					f := fs[k]
 					start := threadCPUTime()
-					switch op {
-					case 0:
-						for _, key := range part {
-							if !f.add(key) {
-								b.Fatalf("%s: insert failed below the fill level", impls[k].name)
-							}
-						}
-					case 1, 2:
-						for _, key := range part {
-							if f.has(key) {
-								sink++
-							}
-						}
-					case 3:
-						for _, key := range part {
-							if !f.remove(key) {
-								b.Fatalf("%s: member not found", impls[k].name)
-							}
-						}
-					}
+					sink += dynBenchOp(b, impls[k].name, op, part, f.add, f.has, f.remove)
 					total[k][op] += threadCPUTime() - start
 				}
 			}

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // TestSelect64 checks the broadword select against a bit-by-bit count on
@@ -102,14 +103,6 @@ func TestVectorQuotientSizing(t *testing.T) {
 		}
 		if f.TagBits() != tc.tagBits || f.Cap() != tc.caps {
 			t.Errorf("NewVectorQuotient(%d, %v): %d-bit tags, cap %d; want %d, %d", tc.n, tc.fpRate, f.TagBits(), f.Cap(), tc.tagBits, tc.caps)
-		}
-	}
-	for _, bad := range []struct {
-		n int
-		p float64
-	}{{0, 0.01}, {10, 0}, {10, 1}, {10, math.NaN()}, {10, 1e-6}} {
-		if _, err := NewVectorQuotient(bad.n, bad.p); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("NewVectorQuotient(%d, %v): err = %v", bad.n, bad.p, err)
 		}
 	}
 }
@@ -262,99 +255,15 @@ func TestVectorQuotientSecondBlockInvolution(t *testing.T) {
 	}
 }
 
-// fillVectorQuotient adds random hashes until the first ErrFull.
-func fillVectorQuotient(t testing.TB, f *VectorQuotient, rng *rand.Rand) []uint64 {
-	var added []uint64
-	for {
-		h := rng.Uint64()
-		if err := f.AddHash(h); err != nil {
-			if !errors.Is(err, ErrFull) {
-				t.Fatal(err)
-			}
-			return added
-		}
-		added = append(added, h)
-	}
-}
-
-// TestVectorQuotientReachesLoad checks the sizing assumption: the first
-// ErrFull comes past load 0.9 (VectorQuotientLoad).
-func TestVectorQuotientReachesLoad(t *testing.T) {
-	for _, w := range []uint{8, 16} {
-		for seed := uint64(0); seed < 3; seed++ {
-			f := newVectorQuotientShape(w, 3001)
-			added := fillVectorQuotient(t, f, rand.New(rand.NewPCG(seed, uint64(w))))
-			if f.LoadFactor() < VectorQuotientLoad {
-				t.Errorf("w=%d seed=%d: first ErrFull at load %.4f", w, seed, f.LoadFactor())
-			}
-			for _, h := range added {
-				if !f.MayContainHash(h) {
-					t.Fatal("false negative")
-				}
-			}
-		}
-	}
-}
-
-// churnVectorQuotient runs random Add/Remove operations with the load held
-// where Adds start to fail, checking against a model multiset after every
-// batch (F1) and the bytes around every failed Add (F2).
+// churnVectorQuotient runs dynChurn with the load held where Adds start to
+// fail, comparing the bytes around every failed Add on small tables.
 func churnVectorQuotient(t *testing.T, w uint, nb uint32, ops, batch int, seed uint64) {
 	f := newVectorQuotientShape(w, nb)
-	rng := rand.New(rand.NewPCG(seed, 0x7f))
-	var members []uint64
-	target := int(float64(f.Cap()) * 0.97)
-	fails := 0
-	compare := nb <= 256
-	for done := 0; done < ops; {
-		for k := 0; k < batch && done < ops; k, done = k+1, done+1 {
-			pAdd := 0.7
-			if len(members) >= target {
-				pAdd = 0.5
-			}
-			if len(members) == 0 || rng.Float64() < pAdd {
-				h := rng.Uint64()
-				if len(members) > 0 && rng.IntN(10) == 0 {
-					h = members[rng.IntN(len(members))]
-				}
-				var before []byte
-				if compare {
-					before = mustMarshal(t, f)
-				}
-				if err := f.AddHash(h); err != nil {
-					if !errors.Is(err, ErrFull) {
-						t.Fatal(err)
-					}
-					fails++
-					if f.Len() != len(members) || (compare && !bytes.Equal(before, mustMarshal(t, f))) {
-						t.Fatalf("op %d: failed Add changed the filter", done)
-					}
-					continue
-				}
-				members = append(members, h)
-			} else {
-				j := rng.IntN(len(members))
-				h := members[j]
-				members[j] = members[len(members)-1]
-				members = members[:len(members)-1]
-				if !f.RemoveHash(h) {
-					t.Fatalf("op %d: RemoveHash of a member found nothing", done)
-				}
-			}
-		}
-		if f.Len() != len(members) {
-			t.Fatalf("op %d: Len %d, model %d", done, f.Len(), len(members))
-		}
-		for _, h := range members {
-			if !f.MayContainHash(h) {
-				t.Fatalf("op %d: false negative", done)
-			}
-		}
-	}
-	vqfCheck(t, f)
-	if fails == 0 {
-		t.Fatal("the churn never reached the limit")
-	}
+	snapshot, unchanged := dynBytesSnapshot(t, f, nb <= 256)
+	dynChurn(t, fmt.Sprintf("vector quotient w=%d", w), f, dynChurnSpec{
+		stream: 0x7f, nearFull: dynLoadAbove(f, 0.97), snapshot: snapshot, unchanged: unchanged,
+		final: func() { vqfCheck(t, f) },
+	}, ops, batch, seed)
 }
 
 func TestVectorQuotientChurn(t *testing.T) {
@@ -366,9 +275,7 @@ func TestVectorQuotientChurn(t *testing.T) {
 }
 
 func TestVectorQuotientChurnSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1")
-	}
+	testutil.SkipUnlessSoak(t)
 	for seed := uint64(0); seed < 2; seed++ {
 		churnVectorQuotient(t, 8, 20000, 10_000_000, 500_000, seed)
 		churnVectorQuotient(t, 16, 20000, 5_000_000, 500_000, seed)
@@ -389,90 +296,18 @@ func TestVectorQuotientFalsePositiveRate(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(7, uint64(tc.fpRate*1e6)))
-		fillVectorQuotient(t, f, rng)
-		fp := 0
-		for k := 0; k < tc.absent; k++ {
-			if f.MayContainHash(rng.Uint64()) {
-				fp++
-			}
-		}
-		rate := float64(fp) / float64(tc.absent)
-		if rate > 1.5*tc.fpRate {
-			t.Errorf("target %v (%d-bit) at load %.3f: measured %.5f", tc.fpRate, f.TagBits(), f.LoadFactor(), rate)
-		}
-		if want := vqfFPModel(f.tagBits, f.LoadFactor()); rate < 0.8*want || rate > 1.2*want {
-			t.Errorf("%d-bit at load %.3f: measured %.6f, model %.6f", f.TagBits(), f.LoadFactor(), rate, want)
-		}
-	}
-}
-
-func TestVectorQuotientRoundTrip(t *testing.T) {
-	for _, w := range []uint{8, 16} {
-		f := newVectorQuotientShape(w, 33)
-		rng := rand.New(rand.NewPCG(9, uint64(w)))
-		added := fillVectorQuotient(t, f, rng)
-		enc := mustMarshal(t, f)
-		g, err := Unmarshal(enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d VectorQuotient
-		if err := d.UnmarshalBinary(enc); err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range added {
-			if !g.MayContainHash(h) || !d.MayContainHash(h) {
-				t.Fatal("decoded filter lost a key")
-			}
-		}
-		if !bytes.Equal(mustMarshal(t, g.(*VectorQuotient)), enc) || d.Len() != f.Len() {
-			t.Fatal("re-encoding differs")
-		}
-		for _, h := range added {
-			if !d.RemoveHash(h) {
-				t.Fatal("remove failed")
-			}
-		}
-		if d.Len() != 0 || d.LoadFactor() != 0 {
-			t.Fatal("not empty")
-		}
-	}
-	f, err := NewVectorQuotient(100, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 100; i++ {
-		if err := f.Add([]byte(fmt.Sprintf("k%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 100; i++ {
-		if !f.MayContain([]byte(fmt.Sprintf("k%d", i))) {
-			t.Fatal("key missing")
-		}
-	}
-	if !f.Remove([]byte("k1")) || f.Len() != 99 {
-		t.Fatal("Remove by key")
+		dynFill(t, f, rng)
+		dynCheckFPRate(t, fmt.Sprintf("%d-bit", f.TagBits()), f, rng, tc.absent, tc.fpRate, vqfFPModel(f.tagBits, f.LoadFactor()))
 	}
 }
 
 func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 	for _, w := range []uint{8, 16} {
 		f := newVectorQuotientShape(w, 2)
-		fillVectorQuotient(t, f, rand.New(rand.NewPCG(1, 1)))
+		dynFill(t, f, rand.New(rand.NewPCG(1, 1)))
 		f.RemoveHash(0) // usually absent; harmless
 		enc := mustMarshal(t, f)
-		for i := range enc {
-			bad := append([]byte(nil), enc...)
-			bad[i] ^= 0x20
-			if _, err := Unmarshal(bad); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("w=%d flip at byte %d: err = %v", w, i, err)
-			}
-		}
-		_, body, err := openTyped(enc, TypeVectorQuotient)
-		if err != nil {
-			t.Fatal(err)
-		}
+		body := dynRejectsFlips(t, dynCaseOf("VectorQuotient"), enc, 0x20)
 		// A block with fewer tags, so there is an unused slot to corrupt.
 		g := newVectorQuotientShape(w, 2)
 		for i := 0; i < 3; i++ {
@@ -487,38 +322,23 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 		if w == 16 {
 			extra, missing = 60, 20
 		}
-		mutate := map[string]struct {
-			base []byte
-			m    func(b []byte)
-		}{
-			"tag width 12":          {body, func(b []byte) { b[0] = 12 }},
-			"reserved":              {body, func(b []byte) { b[2] = 1 }},
-			"zero blocks":           {body, func(b []byte) { b[4], b[5] = 0, 0 }},
-			"block count too large": {body, func(b []byte) { b[4]++ }},
-			"count disagrees":       {body, func(b []byte) { b[8]++ }},
-			"extra bucket end":      {sparse, func(b []byte) { b[16+extra/8] |= 1 << (extra % 8) }},
-			"missing bucket end":    {sparse, func(b []byte) { b[16+missing/8] &^= 1 << (missing % 8) }},
-			"unused tag set":        {sparse, func(b []byte) { b[16+63] = 1 }},
-			"truncated":             {body, nil},
+		bodies := dynMutated(body, 1, map[string]func(b []byte){
+			"tag width 12":          func(b []byte) { b[0] = 12 },
+			"reserved":              func(b []byte) { b[2] = 1 },
+			"zero blocks":           func(b []byte) { b[4], b[5] = 0, 0 },
+			"block count too large": func(b []byte) { b[4]++ },
+			"count disagrees":       func(b []byte) { b[8]++ },
+			"truncated":             nil,
+		})
+		for name, b := range dynMutated(sparse, 1, map[string]func(b []byte){
+			"extra bucket end":   func(b []byte) { b[16+extra/8] |= 1 << (extra % 8) },
+			"missing bucket end": func(b []byte) { b[16+missing/8] &^= 1 << (missing % 8) },
+			"unused tag set":     func(b []byte) { b[16+63] = 1 },
+		}) {
+			bodies[name] = b
 		}
-		for name, mt := range mutate {
-			b := append([]byte(nil), mt.base...)
-			if mt.m == nil {
-				b = b[:len(b)-1]
-			} else {
-				mt.m(b)
-			}
-			if _, err := Unmarshal(sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, b)); !errors.Is(err, ErrCorrupt) {
-				t.Errorf("w=%d %s: err = %v", w, name, err)
-			}
-		}
-		if _, err := Unmarshal(sealEnvelope(TypeVectorQuotient, 2, body)); !errors.Is(err, ErrCorrupt) {
-			t.Error("unknown version accepted")
-		}
-		var d VectorQuotient
-		if err := d.UnmarshalBinary(sealEnvelope(TypeQuotient, 1, body)); !errors.Is(err, ErrCorrupt) {
-			t.Error("wrong type accepted")
-		}
+		dynRejectsBodies(t, dynCaseOf("VectorQuotient"), bodies)
+		assertRejectsVersionAndType(t, TypeVectorQuotient, TypeQuotient, body, new(VectorQuotient))
 	}
 }
 
@@ -534,76 +354,9 @@ func TestVectorQuotientGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "53564b460d010000500000000000000008000000010000000200000000000000fffeffffffffdfffffff0300000000009b5b0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000070a28b9a"
-	assertGolden(t, f, golden)
+	golden.Bytes(t, "vector-quotient-v1", mustMarshal(t, f))
 }
 
-// FuzzVectorQuotientUnmarshal decodes the input as an encoding and as a
-// body under a valid envelope; whatever decodes must round-trip, answer and
-// take updates without panicking, and still satisfy VQ1-VQ3.
-func FuzzVectorQuotientUnmarshal(f *testing.F) {
-	for _, w := range []uint{8, 16} {
-		g := newVectorQuotientShape(w, 2)
-		fillVectorQuotient(f, g, rand.New(rand.NewPCG(2, uint64(w))))
-		enc := mustMarshal(f, g)
-		f.Add(enc)
-		f.Add(enc[envelopeHeaderSize : len(enc)-envelopeTrailer])
-		e := newVectorQuotientShape(w, 1)
-		f.Add(mustMarshal(f, e))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		exerciseVectorQuotientDecode(t, data)
-		exerciseVectorQuotientDecode(t, sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, data))
-	})
-}
-
-func exerciseVectorQuotientDecode(t *testing.T, data []byte) {
-	fl, err := Unmarshal(data)
-	if err != nil {
-		if !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("error %v does not wrap ErrCorrupt", err)
-		}
-		return
-	}
-	f, ok := fl.(*VectorQuotient)
-	if !ok {
-		return
-	}
-	if !bytes.Equal(mustMarshal(t, f), data) {
-		t.Fatal("accepted encoding does not round-trip")
-	}
-	rng := rand.New(rand.NewPCG(uint64(len(data)), 3))
-	for k := 0; k < 64; k++ {
-		h := rng.Uint64()
-		f.MayContainHash(h)
-		if f.AddHash(h) == nil && (!f.MayContainHash(h) || !f.RemoveHash(h)) {
-			t.Fatal("added key missing")
-		}
-	}
-	vqfCheck(t, f)
-}
-
-// TestNewDynQueriesDoNotAllocate: lookups and counts on both new filters
-// allocate nothing (the benchmarks' query loops rely on it).
-func TestNewDynQueriesDoNotAllocate(t *testing.T) {
-	v, _ := NewVectorQuotient(1000, 0.01)
-	c, _ := NewCountingQuotient(3000, 0.01)
-	rng := rand.New(rand.NewPCG(1, 1))
-	for i := 0; i < 900; i++ {
-		h := rng.Uint64()
-		if v.AddHash(h) != nil || c.AddHash(h) != nil || c.AddHash(h) != nil { // counters too
-			t.Fatal("add failed")
-		}
-	}
-	key := []byte("some key")
-	if a := testing.AllocsPerRun(100, func() {
-		h := rng.Uint64()
-		v.MayContainHash(h)
-		c.MayContainHash(h)
-		c.CountHash(h)
-		v.MayContain(key)
-		c.MayContain(key)
-	}); a != 0 {
-		t.Fatalf("%v allocations per query", a)
-	}
-}
+// FuzzVectorQuotientUnmarshal runs the dynamic battery's decoder fuzz on
+// VectorQuotient; whatever decodes must also still satisfy VQ1-VQ3.
+func FuzzVectorQuotientUnmarshal(f *testing.F) { dynFuzz(f, dynCaseOf("VectorQuotient")) }

@@ -105,10 +105,7 @@ func TestCheckHealthyDB(t *testing.T) {
 		t.Fatalf("counts wrong:\n%s", rep)
 	}
 	// Check does not change the DB: it opens cleanly with every write.
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	defer d.Close()
 	if v, err := d.Get([]byte("key00419")); err != nil || len(v) != 419%50 {
 		t.Fatalf("Get after Check: %q %v", v, err)
@@ -120,10 +117,7 @@ func TestCheckHealthyDB(t *testing.T) {
 
 func TestCheckRefusesAnOpenDB(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	defer d.Close()
 	if _, err := Check("db", &Options{FS: fs}); !errors.Is(err, vfs.ErrLocked) {
 		t.Fatalf("Check of an open DB = %v, want ErrLocked", err)

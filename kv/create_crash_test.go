@@ -46,10 +46,7 @@ func TestOpenAfterInterruptedCreation(t *testing.T) {
 // created and used, so its lost CURRENT is corruption.
 func TestOpenMissingCURRENTWithLoggedWritesIsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
 		t.Fatal(err)
 	}

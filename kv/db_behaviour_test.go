@@ -176,12 +176,12 @@ func TestWALTornTailIsDroppedAndMiddleCorruptionReported(t *testing.T) {
 		t.Fatalf("want one WAL, have %v", logs)
 	}
 	name := fs.PathJoin("db", logs[0])
-	data := readAll(t, fs, name)
+	data := readMemFile(t, fs, name)
 
 	// A torn tail: the last record cut short. The good prefix survives.
 	torn := vfs.NewMem()
 	copyDir(t, fs, torn, "db")
-	writeFile(t, torn, name, data[:len(data)-30])
+	writeMemFile(t, torn, name, data[:len(data)-30])
 	d = openMem(t, torn, nil)
 	if _, err := d.Get([]byte("k098")); err != nil {
 		t.Fatalf("record before the torn tail lost: %v", err)
@@ -196,7 +196,7 @@ func TestWALTornTailIsDroppedAndMiddleCorruptionReported(t *testing.T) {
 	copyDir(t, fs, bad, "db")
 	mid := bytes.Clone(data)
 	mid[len(mid)/3] ^= 0x40
-	writeFile(t, bad, name, mid)
+	writeMemFile(t, bad, name, mid)
 	if _, err := Open("db", &Options{FS: bad}); !errors.Is(err, ErrCorruption) {
 		t.Fatalf("Open with a corrupt WAL middle: err = %v, want ErrCorruption", err)
 	}
@@ -424,32 +424,6 @@ func listKind(t *testing.T, fs vfs.FS, kind fileKind) []string {
 	return out
 }
 
-func readAll(t *testing.T, fs vfs.FS, name string) []byte {
-	t.Helper()
-	f, err := fs.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	buf := make([]byte, st.Size())
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	return buf
-}
-
-func writeFile(t *testing.T, fs vfs.FS, name string, data []byte) {
-	t.Helper()
-	f, err := fs.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write(data)
-	f.Sync()
-	f.Close()
-}
-
 func copyDir(t *testing.T, from, to vfs.FS, dir string) {
 	t.Helper()
 	to.MkdirAll(dir, 0o755)
@@ -458,7 +432,7 @@ func copyDir(t *testing.T, from, to vfs.FS, dir string) {
 		if n == "LOCK" {
 			continue
 		}
-		writeFile(t, to, to.PathJoin(dir, n), readAll(t, from, from.PathJoin(dir, n)))
+		writeMemFile(t, to, to.PathJoin(dir, n), readMemFile(t, from, from.PathJoin(dir, n)))
 	}
 }
 
@@ -521,7 +495,7 @@ func TestOpenRemovesOrphanedFiles(t *testing.T) {
 	// Files a crash could leave: a table never named by the MANIFEST, a
 	// half-written CURRENT replacement, an old manifest.
 	for _, n := range []string{"000999.sst", "001000.tmp", "MANIFEST-000001"} {
-		writeFile(t, fs, fs.PathJoin("db", n), []byte("junk"))
+		writeMemFile(t, fs, fs.PathJoin("db", n), []byte("junk"))
 	}
 	d = openMem(t, fs, nil)
 	defer d.Close()

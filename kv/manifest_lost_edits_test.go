@@ -17,10 +17,7 @@ import (
 // version needs must exist; if not, Open reports corruption.
 func TestOpenManifestWithLostEditsIsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	var sizes []int64
 	manifest := ""
 	for i := 0; i < 3; i++ {
@@ -44,7 +41,7 @@ func TestOpenManifestWithLostEditsIsCorruption(t *testing.T) {
 	// Drop the last flush edit, as a truncation that happens to end on a
 	// record boundary would.
 	writeMemFile(t, fs, "db/"+manifest, b[:sizes[1]])
-	_, err = Open("db", &Options{FS: fs})
+	_, err := Open("db", &Options{FS: fs})
 	if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), manifest) {
 		t.Fatalf("Open = %v, want ErrCorruption naming %s", err, manifest)
 	}
@@ -57,15 +54,12 @@ func TestOpenManifestWithLostEditsIsCorruption(t *testing.T) {
 // MANIFEST that does not exist is damage, not a missing database.
 func TestOpenCURRENTNamingMissingManifestIsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	writeMemFile(t, fs, "db/CURRENT", []byte("MANIFEST-000099\n"))
-	_, err = Open("db", &Options{FS: fs})
+	_, err := Open("db", &Options{FS: fs})
 	if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), "MANIFEST-000099") {
 		t.Fatalf("Open = %v, want ErrCorruption naming MANIFEST-000099", err)
 	}

@@ -14,10 +14,7 @@ import (
 // database from, say, a wrong path.
 func TestOpenMissingTableIsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +32,7 @@ func TestOpenMissingTableIsCorruption(t *testing.T) {
 	if err := fs.Remove("db/" + name); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open("db", &Options{FS: fs})
+	_, err := Open("db", &Options{FS: fs})
 	if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), name) {
 		t.Fatalf("Open = %v, want ErrCorruption naming %s", err, name)
 	}

@@ -12,10 +12,7 @@ import (
 // those WALs (it may not flush them), so they are live and count.
 func TestReadOnlyMetricsCountReplayedWALs(t *testing.T) {
 	fs := vfs.NewMem()
-	d, err := Open("db", &Options{FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, fs, nil)
 	if err := d.Set([]byte("a"), []byte("1"), Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +22,7 @@ func TestReadOnlyMetricsCountReplayedWALs(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d, err = Open("db", &Options{FS: fs, ReadOnly: true})
+	d, err := Open("db", &Options{FS: fs, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,16 @@
 package sstable
 
 import (
-	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 	"github.com/sievekv/sievekv/vfs"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden files")
 
 // goldenEntries is a fixed input touching every block feature: shared
 // prefixes, a restart, a tombstone, an empty value, a compressible block.
@@ -52,20 +47,7 @@ func TestGoldenTable(t *testing.T) {
 			f, _ := fs.Open("/g")
 			got := make([]byte, md.Size)
 			f.ReadAt(got, 0)
-			path := filepath.Join("testdata", "golden", c.name+".hex")
-			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				if err := os.WriteFile(path, []byte(hex.Dump(got)), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal([]byte(hex.Dump(got)), want) {
-				t.Fatalf("table bytes changed; diff %s against:\n%s", path, hex.Dump(got))
-			}
+			golden.Check(t, c.name, hex.Dump(got))
 			r := openTable(t, fs, "/g", ReaderOptions{})
 			checkWalks(t, r.NewIter(nil, nil), goldenEntries())
 		})

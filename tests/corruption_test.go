@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -177,9 +177,7 @@ func TestCorruptionEveryFile(t *testing.T) {
 
 // TestCorruptionSoak flips every byte of every file.
 func TestCorruptionSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
-	}
+	testutil.SkipUnlessSoak(t)
 	runCorruption(t, 1<<30)
 }
 

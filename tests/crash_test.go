@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 )
 
@@ -154,9 +155,7 @@ func TestCrashKillCycles(t *testing.T) {
 
 // TestCrashKillSoak is the long form, for make soak.
 func TestCrashKillSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
-	}
+	testutil.SkipUnlessSoak(t)
 	runCrashCycles(t, soakCycles(400), 2)
 }
 

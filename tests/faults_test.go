@@ -3,12 +3,12 @@ package tests
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/vfs/errorfs"
@@ -261,9 +261,7 @@ func TestFaultInjectionEveryOperation(t *testing.T) {
 // by rerunning it with each kind of operation counted on its own, so the
 // Nth sync, the Nth rename and so on are each failed in turn.
 func TestFaultInjectionSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
-	}
+	testutil.SkipUnlessSoak(t)
 	kinds := []errorfs.Op{errorfs.OpRead, errorfs.OpWrite, errorfs.OpSync, errorfs.OpCreate, errorfs.OpOpen, errorfs.OpRename, errorfs.OpRemove, errorfs.OpList}
 	points := 0
 	for _, k := range kinds {

@@ -3,12 +3,12 @@ package tests
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -36,9 +36,7 @@ func TestPowerLossCrashClone(t *testing.T) {
 
 // TestPowerLossSoak is the long form, for make soak.
 func TestPowerLossSoak(t *testing.T) {
-	if os.Getenv("SIEVEKV_SOAK") == "" {
-		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
-	}
+	testutil.SkipUnlessSoak(t)
 	runPowerLoss(t, soakCycles(1500), 12)
 }
 

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestFilterBenchTinyRun runs the whole tool on a few thousand keys, so it
@@ -53,29 +54,8 @@ func TestFilterBenchTinyRun(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"filters_fp_vs_bits.png", "filters_query_ns.png"} {
-		f, err := os.Open(filepath.Join(dir, "charts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
-			t.Errorf("%s: %v is too small to be a chart", name, b)
-		}
-	}
-	mdText, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"## filterbench", "sievekv/binary-fuse8 | xorfilter/binary-fuse8", "filters_fp_vs_bits.png", "### n = 3000"} {
-		if !strings.Contains(string(mdText), want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	testutil.CheckCharts(t, filepath.Join(dir, "charts"), "filters_fp_vs_bits.png", "filters_query_ns.png")
+	testutil.CheckFileContains(t, md, "## filterbench", "sievekv/binary-fuse8 | xorfilter/binary-fuse8", "filters_fp_vs_bits.png", "### n = 3000")
 }
 
 // TestGoalsVerdict checks the goal arithmetic on made-up figures.

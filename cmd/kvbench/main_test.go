@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestKVBenchTinyRun runs the whole tool, every engine and workload and the
@@ -92,29 +94,8 @@ func TestKVBenchTinyRun(t *testing.T) {
 	if none.DataBlockReadsPerOp < 0.2 || b10.DataBlockReadsPerOp > 0.05 {
 		t.Errorf("reads per missing Get: none %.4f, bloom-10 %.4f", none.DataBlockReadsPerOp, b10.DataBlockReadsPerOp)
 	}
-	for _, name := range []string{"kv_reads_per_op.png", "kv_filter_sweep.png"} {
-		f, err := os.Open(filepath.Join(dir, "charts", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
-			t.Errorf("%s: %v is too small to be a chart", name, b)
-		}
-	}
-	mdText, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"## kvbench", "### Goals", "readmissing: reads per Get", "Tombstone index on and off", "kv_filter_sweep.png"} {
-		if !strings.Contains(string(mdText), want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	testutil.CheckCharts(t, filepath.Join(dir, "charts"), "kv_reads_per_op.png", "kv_filter_sweep.png")
+	testutil.CheckFileContains(t, md, "## kvbench", "### Goals", "readmissing: reads per Get", "Tombstone index on and off", "kv_filter_sweep.png")
 	if !strings.Contains(stdout.String(), "sievekv/pebble: ") || !strings.Contains(stdout.String(), "NewCache(") {
 		t.Errorf("output lacks ratios or the Pebble cache note:\n%s", stdout.String())
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the testdata/*.txt transcripts with the actual output")
 
 // A transcript (testdata/*.txt) is a shell session as a person would see
 // it. Lines before the first step are comments ('#'). Each step is one
@@ -34,7 +32,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the testdata/*.txt transcript
 // Each transcript runs against a fresh database on an in-memory file
 // system, with a clock that advances 125ms per reading, so file numbers,
 // sizes, counters and load rates are the same on every run. Regenerate
-// after a deliberate change with: go test ./cmd/kvshell -run Transcript -rewrite
+// after a deliberate change with: go test ./cmd/kvshell -run Transcript -update
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil || len(files) == 0 {
@@ -243,19 +241,19 @@ func runTranscript(t *testing.T, path string) {
 		for _, l := range lines {
 			got.WriteString(l + "\n")
 		}
-		if !*rewrite && strings.Join(lines, "\n") != strings.Join(st.want, "\n") {
+		if !golden.Updating() && strings.Join(lines, "\n") != strings.Join(st.want, "\n") {
 			failed = true
 			t.Errorf("%s: step %q\n--- got ---\n%s\n--- want ---\n%s", path, st.input,
 				strings.Join(lines, "\n"), strings.Join(st.want, "\n"))
 		}
 	}
-	if *rewrite {
+	if golden.Updating() {
 		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if failed {
-		t.Logf("if the new output is right: go test ./cmd/kvshell -run Transcript -rewrite")
+		t.Logf("if the new output is right: go test ./cmd/kvshell -run Transcript -update")
 	}
 }

@@ -1,0 +1,54 @@
+// Package testutil holds the small checks several packages' tests share.
+// Only tests import it; golden/ beside it is the golden-file mechanism.
+package testutil
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// SkipUnlessSoak skips t unless SIEVEKV_SOAK is set: long soak runs stay
+// out of `make test` and run under `make soak`.
+func SkipUnlessSoak(t testing.TB) {
+	t.Helper()
+	if os.Getenv("SIEVEKV_SOAK") == "" {
+		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
+	}
+}
+
+// CheckCharts fails t unless each named file in dir is a PNG image of at
+// least 200x200 pixels (a chart a tool wrote, not an empty placeholder).
+func CheckCharts(t testing.TB, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() < 200 || b.Dy() < 200 {
+			t.Errorf("%s: %v is too small to be a chart", name, b)
+		}
+	}
+}
+
+// CheckFileContains fails t unless the file at path contains every want.
+func CheckFileContains(t testing.TB, path string, wants ...string) {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("%s lacks %q", path, want)
+		}
+	}
+}
