@@ -13,10 +13,11 @@ all: test
 run:
 	$(GO) run ./cmd/kvshell
 
-## test: vet, gofmt, and the whole suite under the race detector. Fuzz targets
-## run their committed seed corpora as ordinary tests here.
+## test: vet, gofmt, and the whole suite under the race detector with the
+## invariants tag (internal/invariants: the expensive self-checks on). Fuzz
+## targets run their committed seed corpora as ordinary tests here.
 test: vet fmt-check
-	$(GO) test -race -timeout 20m $(PKGS)
+	$(GO) test -race -tags invariants -timeout 20m $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -3,6 +3,7 @@ package kv
 import (
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // readState pins what a read needs: the memtables and the version current
@@ -87,19 +88,21 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 	return nil, ErrNotFound
 }
 
+// getFromTable reads key from table t. With a trace, the reader fills a
+// per-call GetStats, so the trace shows this Get's work alone however many
+// reads and compactions run beside it; without one the ordinary Get path
+// runs and nothing extra is allocated or counted.
 func (d *DB) getFromTable(t *manifest.TableMetadata, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
 	r, err := d.tables.get(t)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	var before tableStats
-	if trace != nil {
-		before = d.snapshotTableStats()
+	if trace == nil {
+		return r.Get(key, seq)
 	}
-	v, kind, found, err := r.Get(key, seq)
-	if trace != nil {
-		trace.table(level, t, before, d.snapshotTableStats(), found, err)
-	}
+	var gs sstable.GetStats
+	v, kind, found, err := r.GetWithStats(key, seq, &gs)
+	trace.table(level, t, &gs, found, err)
 	return v, kind, found, err
 }
 

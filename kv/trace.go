@@ -6,14 +6,15 @@ import (
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // GetTrace explains one Get: every source it consulted, in order, and what
 // each cost. DB.ExplainGet fills it (kvshell's "explain get").
 //
-// Block reads and cache hits are measured as the change in the DB-wide
-// counters around each table lookup, so a trace taken while other
-// goroutines read the DB may attribute their reads to this Get.
+// Each table step's figures are what that lookup alone did (the sstable
+// reader's per-call GetStats), so they are exact while other reads,
+// flushes and compactions run.
 type GetTrace struct {
 	Key   []byte
 	Steps []TraceStep
@@ -45,16 +46,6 @@ type TraceStep struct {
 	FalsePositive bool
 }
 
-// tableStats is the subset of the shared table counters a trace compares.
-type tableStats struct {
-	filterChecks, filterNegatives, dataReads, indexReads, cacheHits int64
-}
-
-func (d *DB) snapshotTableStats() tableStats {
-	s := d.tableStats.Snapshot()
-	return tableStats{s.FilterChecks, s.FilterNegatives, s.DataBlockReads, s.IndexBlockReads, s.CacheHits}
-}
-
 func (t *GetTrace) memtable(name string, hit bool) {
 	if t == nil {
 		return
@@ -62,7 +53,7 @@ func (t *GetTrace) memtable(name string, hit bool) {
 	t.Steps = append(t.Steps, TraceStep{Source: name, Hit: hit})
 }
 
-func (t *GetTrace) table(level int, tm *manifest.TableMetadata, before, after tableStats, found bool, err error) {
+func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetStats, found bool, err error) {
 	if t == nil {
 		return
 	}
@@ -70,13 +61,13 @@ func (t *GetTrace) table(level int, tm *manifest.TableMetadata, before, after ta
 		Source:          "table",
 		Level:           level,
 		Table:           tm.FileNum,
-		FilterChecked:   after.filterChecks > before.filterChecks,
-		FilterNegative:  after.filterNegatives > before.filterNegatives,
-		DataBlockReads:  after.dataReads - before.dataReads,
-		IndexBlockReads: after.indexReads - before.indexReads,
-		CacheHits:       after.cacheHits - before.cacheHits,
+		FilterChecked:   gs.FilterChecked,
+		FilterNegative:  gs.FilterNegative,
+		DataBlockReads:  gs.DataBlockReads,
+		IndexBlockReads: gs.IndexBlockReads,
+		CacheHits:       gs.CacheHits,
 		Hit:             found,
-		FalsePositive:   after.filterChecks > before.filterChecks && after.filterNegatives == before.filterNegatives && !found && err == nil,
+		FalsePositive:   gs.FilterChecked && !gs.FilterNegative && !found && err == nil,
 	})
 	if err != nil {
 		t.Err = err

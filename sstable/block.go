@@ -72,13 +72,12 @@ func (w *blockWriter) reset() {
 	w.count, w.entries = 0, 0
 }
 
-// block is a decompressed, fully validated block (T4). It is immutable and
-// shared through the cache.
+// block is a decompressed block whose restart array parseBlock checked
+// (T4). It is immutable and shared through the cache.
 type block struct {
 	data        []byte // contents, restart array included
 	entriesEnd  int    // offset of the restart array
 	numRestarts int
-	numEntries  int
 }
 
 func (b *block) restart(i int) int {
@@ -95,6 +94,8 @@ func malformed(format string, args ...any) error {
 // decodeEntry decodes the entry at off given the previous key (whose first
 // shared bytes it reuses). It returns the key's bytes appended to
 // prev[:shared] (reusing prev's storage), the value, and the next offset.
+// Every length is checked against the block, so no input makes it read
+// outside data[:end] (T4).
 func decodeEntry(data []byte, end, off int, prev []byte) (key, value []byte, next int, err error) {
 	p := data[off:end]
 	shared, n1 := binary.Uvarint(p)
@@ -123,13 +124,14 @@ func decodeEntry(data []byte, end, off int, prev []byte) (key, value []byte, nex
 	return key, value, off + vs + int(vlen), nil
 }
 
-// parseBlock validates contents completely before anything reads from them
-// (T4): the restart array lies inside the block, starts at 0 and is
-// strictly increasing; every entry decodes inside the entries region; each
-// restart offset is an entry boundary with shared = 0; every key is a valid
-// internal key (at least a trailer, known kind) and keys strictly increase
-// under base.Compare. A block that passes cannot make an iterator panic or
-// return bytes from outside it.
+// parseBlock checks what every read of the block relies on, in time
+// proportional to the restart count rather than the entry count (T4): the
+// restart array lies inside the block, starts at 0 and strictly increases.
+// Entries are checked as they are decoded (decodeEntry's bounds, loadAt's
+// key shape), so a block that passes cannot make an iterator panic or
+// return bytes from outside it. Entry order and restart alignment are
+// validate's job: the reader runs it on index blocks, on every block in
+// invariants builds, and VerifyBlocks (kv.Check) runs it on every block.
 func parseBlock(data []byte) (*block, error) {
 	if len(data) < 4 {
 		return nil, malformed("%d bytes is too short for a restart count", len(data))
@@ -147,47 +149,59 @@ func parseBlock(data []byte) (*block, error) {
 		}
 		prevRestart = r
 	}
+	return b, nil
+}
+
+// validate walks every entry of a parsed block and checks what parseBlock
+// leaves to the iterators (T4): every entry decodes inside the entries
+// region; each restart offset is an entry boundary with shared = 0 (T3);
+// every key is a valid internal key (at least a trailer, known kind); and
+// keys strictly increase under base.Compare. It returns the entry count.
+// It costs a full decode of the block, which is why the read path runs it
+// only on index blocks and in invariants builds.
+func (b *block) validate() (entries int, err error) {
 	var key, prevKey []byte
 	nextRestart := 0
 	for off := 0; off < b.entriesEnd; {
 		isRestart := nextRestart < b.numRestarts && b.restart(nextRestart) == off
 		if nextRestart < b.numRestarts && b.restart(nextRestart) < off {
-			return nil, malformed("restart %d at %d is not an entry boundary", nextRestart, b.restart(nextRestart))
+			return 0, malformed("restart %d at %d is not an entry boundary", nextRestart, b.restart(nextRestart))
 		}
 		if isRestart {
 			nextRestart++
-			if shared, _ := binary.Uvarint(data[off:b.entriesEnd]); shared != 0 {
-				return nil, malformed("entry at restart offset %d shares %d bytes", off, shared)
+			if shared, _ := binary.Uvarint(b.data[off:b.entriesEnd]); shared != 0 {
+				return 0, malformed("entry at restart offset %d shares %d bytes", off, shared)
 			}
 		}
-		k, _, next, err := decodeEntry(data, b.entriesEnd, off, key)
+		k, _, next, err := decodeEntry(b.data, b.entriesEnd, off, key)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		key = k
 		ik, ok := base.DecodeInternalKey(key)
 		if !ok || !ik.Kind().Valid() {
-			return nil, malformed("entry at %d has an invalid internal key", off)
+			return 0, malformed("entry at %d has an invalid internal key", off)
 		}
-		if b.numEntries > 0 {
+		if entries > 0 {
 			pk, _ := base.DecodeInternalKey(prevKey)
 			if base.Compare(pk, ik) >= 0 {
-				return nil, malformed("key at %d does not sort after its predecessor", off)
+				return 0, malformed("key at %d does not sort after its predecessor", off)
 			}
 		}
 		prevKey = append(prevKey[:0], key...)
-		b.numEntries++
+		entries++
 		off = next
 	}
 	if nextRestart != b.numRestarts && b.entriesEnd > 0 {
-		return nil, malformed("restart %d at %d is not an entry boundary", nextRestart, b.restart(nextRestart))
+		return 0, malformed("restart %d at %d is not an entry boundary", nextRestart, b.restart(nextRestart))
 	}
-	return b, nil
+	return entries, nil
 }
 
-// blockIter walks a validated block. Because parseBlock checked every
-// entry, decode errors here are impossible; they are still handled (the
-// iterator stops with the error) rather than assumed away.
+// blockIter walks a parsed block. parseBlock checked only the restart
+// array, so every decode can fail on a malformed (but checksum-valid)
+// entry: the iterator then stops with the error, never panics, and never
+// yields a key that is not a well-formed internal key.
 type blockIter struct {
 	b         *block
 	off, next int // current entry and the one after it
@@ -214,15 +228,28 @@ func (it *blockIter) loadAt(off int) bool {
 		it.err, it.valid = err, false
 		return false
 	}
+	ik, ok := base.DecodeInternalKey(k)
+	if !ok || !ik.Kind().Valid() {
+		it.err, it.valid = malformed("entry at %d has an invalid internal key", off), false
+		return false
+	}
 	it.keyBuf, it.value, it.off, it.next = k, v, off, next
-	it.key, _ = base.DecodeInternalKey(k)
+	it.key = ik
 	it.valid = true
 	return true
 }
 
+// loadRestart decodes the entry at a restart offset. It passes no previous
+// key, so an entry there that claims shared bytes (breaking T3) is a
+// decode error rather than a key spliced from whatever was decoded last.
+func (it *blockIter) loadRestart(off int) bool {
+	it.keyBuf = it.keyBuf[:0]
+	return it.loadAt(off)
+}
+
 // restartKey decodes the full key at restart i (shared = 0 there, T3).
 func (it *blockIter) restartKey(i int) (base.InternalKey, bool) {
-	if !it.loadAt(it.b.restart(i)) {
+	if !it.loadRestart(it.b.restart(i)) {
 		return base.InternalKey{}, false
 	}
 	return it.key, true
@@ -247,8 +274,7 @@ func (it *blockIter) searchRestarts(key base.InternalKey) int {
 }
 
 func (it *blockIter) first() bool {
-	it.keyBuf = it.keyBuf[:0]
-	return it.loadAt(0)
+	return it.loadRestart(0)
 }
 
 func (it *blockIter) last() bool {
@@ -256,7 +282,7 @@ func (it *blockIter) last() bool {
 		it.valid = false
 		return false
 	}
-	if !it.loadAt(it.b.restart(it.b.numRestarts - 1)) {
+	if !it.loadRestart(it.b.restart(it.b.numRestarts - 1)) {
 		return false
 	}
 	for it.next < it.b.entriesEnd {
@@ -294,7 +320,7 @@ func (it *blockIter) prevEntry() bool {
 			hi = mid
 		}
 	}
-	if !it.loadAt(it.b.restart(lo - 1)) {
+	if !it.loadRestart(it.b.restart(lo - 1)) {
 		return false
 	}
 	for it.next < target {
@@ -314,7 +340,7 @@ func (it *blockIter) seekGE(key base.InternalKey) bool {
 	if r < 0 {
 		r = 0
 	}
-	if !it.loadAt(it.b.restart(r)) {
+	if !it.loadRestart(it.b.restart(r)) {
 		return false
 	}
 	for base.Compare(it.key, key) < 0 {

@@ -22,9 +22,13 @@
 //	   is wrong or whose handles do not tile the file in layout order.
 //	T3 (restarts): the entry at each restart offset stores its full key
 //	   (shared = 0); restart offsets start at 0 and strictly increase.
-//	T4 (validated before use): parseBlock checks the restart array, every
-//	   varint, every key and value length against the block bounds, kinds,
-//	   and strict key order before any iterator or cache sees the block.
+//	T4 (validated before use): parseBlock checks the restart array before
+//	   any iterator or cache sees a block, and iterators check every
+//	   varint, key and value length against the block bounds and every
+//	   key's shape as they decode, so no block can make a read panic or
+//	   return bytes from outside it. The full walk (each restart an entry
+//	   boundary, strict key order) runs on index blocks at Open, on every
+//	   block in invariants builds, and in VerifyBlocks (kv.Check).
 //	T5 (separators): index entry i holds a separator s_i and the handle of
 //	   data block i with s_{i-1} < every key of block i <= s_i; handles
 //	   tile the data region in order. s_i is either the last key of block

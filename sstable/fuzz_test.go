@@ -2,8 +2,10 @@ package sstable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sievekv/sievekv/filters"
@@ -33,8 +35,10 @@ func seedBlock(n, restart int) []byte {
 }
 
 // FuzzBlock decodes arbitrary block contents (T4): parseBlock either
-// rejects them with errMalformed or accepts a block whose every iterator
-// operation stays inside it, agrees with its entry count and order.
+// rejects them with errMalformed or accepts a block on which every
+// iterator operation stays inside it and fails, if at all, with
+// errMalformed; validate then either rejects the block or vouches for an
+// iterator that agrees with its entry count and order.
 func FuzzBlock(f *testing.F) {
 	f.Add(seedBlock(0, 16))
 	f.Add(seedBlock(1, 16))
@@ -43,8 +47,18 @@ func FuzzBlock(f *testing.F) {
 	f.Add(seedBlock(40, 3))
 	f.Add([]byte{0, 0, 0, 0})
 	f.Add([]byte{1, 0, 0, 0})
+	f.Add(swapFirstEntries(seedBlock(2, 1)))
+	f.Add(shiftSecondRestart(seedBlock(40, 16)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := parseBlock(data)
+		if err != nil {
+			if !errors.Is(err, errMalformed) {
+				t.Fatalf("error of the wrong class: %v", err)
+			}
+			return
+		}
+		exerciseUnvalidated(t, b)
+		n, err := b.validate()
 		if err != nil {
 			if !errors.Is(err, errMalformed) {
 				t.Fatalf("error of the wrong class: %v", err)
@@ -57,8 +71,8 @@ func FuzzBlock(f *testing.F) {
 		for ok := it.first(); ok; ok = it.nextEntry() {
 			keys = append(keys, it.key.Clone())
 		}
-		if it.err != nil || len(keys) != b.numEntries {
-			t.Fatalf("forward walk: %d of %d entries, err %v", len(keys), b.numEntries, it.err)
+		if it.err != nil || len(keys) != n {
+			t.Fatalf("forward walk: %d of %d entries, err %v", len(keys), n, it.err)
 		}
 		i := len(keys) - 1
 		for ok := it.last(); ok; ok = it.prevEntry() {
@@ -183,4 +197,75 @@ func FuzzReaderOpen(f *testing.F) {
 		}
 		r.Get([]byte("absent"), base.SeqNumMax)
 	})
+}
+
+// exerciseUnvalidated runs every block iterator operation on a block that
+// only parseBlock has seen, as a Get or scan does outside invariants
+// builds: nothing may panic or loop, every key yielded must be a valid
+// internal key, and every error must be errMalformed.
+func exerciseUnvalidated(t *testing.T, b *block) {
+	t.Helper()
+	var it blockIter
+	it.init(b)
+	checkErr := func(op string) {
+		if it.err != nil && !errors.Is(it.err, errMalformed) {
+			t.Fatalf("%s: error of the wrong class: %v", op, it.err)
+		}
+		if it.valid && !it.key.Kind().Valid() {
+			t.Fatalf("%s: yielded a key of invalid kind", op)
+		}
+	}
+	var keys []base.InternalKey
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		keys = append(keys, it.key.Clone())
+	}
+	checkErr("forward walk")
+	for ok := it.last(); ok; ok = it.prevEntry() {
+	}
+	checkErr("backward walk")
+	for _, k := range append(keys, base.MakeSearchKey(nil, base.SeqNumMax), base.MakeSearchKey([]byte{0xff, 0xff}, 0)) {
+		it.init(b)
+		it.seekGE(k)
+		checkErr("seekGE")
+		it.init(b)
+		it.seekLT(k)
+		checkErr("seekLT")
+	}
+}
+
+// swapFirstEntries rebuilds the block, restart interval 1 (every entry
+// stores its full key), with its first two entries swapped: every entry
+// still decodes, but the keys are out of order, which only validate
+// notices.
+func swapFirstEntries(data []byte) []byte {
+	b, err := parseBlock(data)
+	if err != nil || b.numRestarts < 2 {
+		return data
+	}
+	var it blockIter
+	it.init(b)
+	type entry struct{ key, value []byte }
+	var es []entry
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		es = append(es, entry{it.key.Encode(nil), slices.Clone(it.value)})
+	}
+	es[0], es[1] = es[1], es[0]
+	w := blockWriter{restartInterval: 1}
+	for _, e := range es {
+		w.add(e.key, e.value)
+	}
+	return slices.Clone(w.finish())
+}
+
+// shiftSecondRestart returns the block with its second restart offset
+// moved one byte into an entry: parseBlock accepts it (still increasing,
+// still inside), validate does not.
+func shiftSecondRestart(data []byte) []byte {
+	out := slices.Clone(data)
+	b, err := parseBlock(out)
+	if err != nil || b.numRestarts < 2 {
+		return out
+	}
+	binary.LittleEndian.PutUint32(out[b.entriesEnd+4:], uint32(b.restart(1)+1))
+	return out
 }

@@ -27,7 +27,7 @@ func (r *Reader) NewIter(lower, upper []byte) *Iter {
 
 // load reads block i into the block iterator.
 func (it *Iter) load(i int) bool {
-	b, err := it.r.readBlock(it.r.index[i].handle, dataBlock)
+	b, err := it.r.readBlock(it.r.index[i].handle, dataBlock, nil)
 	if err != nil {
 		it.err = err
 		return false

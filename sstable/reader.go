@@ -12,6 +12,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/invariants"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -92,7 +93,7 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	}
 	r.footer = ft
 
-	pb, err := r.readRaw(ft.props, metaBlock)
+	pb, err := r.readRaw(ft.props, metaBlock, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
 	}
 
-	ib, err := r.readBlock(ft.index, indexBlock)
+	ib, err := r.readBlock(ft.index, indexBlock, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	}
 
 	if ft.filter.length > 0 {
-		fb, err := r.readRaw(ft.filter, metaBlock)
+		fb, err := r.readRaw(ft.filter, metaBlock, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -179,8 +180,8 @@ func (r *Reader) readFull(p []byte, off uint64) error {
 }
 
 // readRaw reads a block from the file, verifies its checksum and returns
-// its decompressed contents (T1).
-func (r *Reader) readRaw(h blockHandle, kind blockKind) ([]byte, error) {
+// its decompressed contents (T1). gs, when not nil, also counts the read.
+func (r *Reader) readRaw(h blockHandle, kind blockKind, gs *GetStats) ([]byte, error) {
 	if h.end() > r.size-FooterLen || h.length > maxBlockLen {
 		return nil, base.CorruptionErrorf("sstable: %s: %s block handle (%d, %d) outside the table", r.name, blockKindNames[kind], h.offset, h.length)
 	}
@@ -188,14 +189,7 @@ func (r *Reader) readRaw(h blockHandle, kind blockKind) ([]byte, error) {
 	if err := r.readFull(buf, h.offset); err != nil {
 		return nil, err
 	}
-	switch kind {
-	case dataBlock:
-		r.stats.DataBlockReads.Add(1)
-	case indexBlock:
-		r.stats.IndexBlockReads.Add(1)
-	default:
-		r.stats.MetaBlockReads.Add(1)
-	}
+	r.countBlockRead(kind, gs)
 	contents, tail := buf[:h.length], buf[h.length:]
 	stored := uint32(tail[1]) | uint32(tail[2])<<8 | uint32(tail[3])<<16 | uint32(tail[4])<<24
 	if got := crc32.Update(crc32.Checksum(contents, crcTable), crcTable, tail[:1]); got != stored {
@@ -219,21 +213,29 @@ func (r *Reader) readRaw(h blockHandle, kind blockKind) ([]byte, error) {
 	return nil, base.CorruptionErrorf("sstable: %s: %s block at offset %d: unknown compression tag %d", r.name, blockKindNames[kind], h.offset, tail[0])
 }
 
-// readBlock returns a validated block, from the cache for data blocks
-// when possible (T4: only validated blocks enter the cache).
-func (r *Reader) readBlock(h blockHandle, kind blockKind) (*block, error) {
+// readBlock returns a parsed block, from the cache for data blocks when
+// possible (T4: only parsed blocks enter the cache). Index blocks, read
+// once per Open, are validated entry by entry; data blocks only in
+// invariants builds, since a full walk of every block read would dominate
+// a cold Get (the checksum already vouches for the bytes, and the
+// iterators bounds-check every entry they decode). gs, when not nil,
+// counts this call's cache lookup and file read.
+func (r *Reader) readBlock(h blockHandle, kind blockKind, gs *GetStats) (*block, error) {
 	if kind == dataBlock && r.cache != nil {
-		if b := r.cache.get(r.fileNum, h.offset); b != nil {
-			r.stats.CacheHits.Add(1)
+		b := r.cache.get(r.fileNum, h.offset)
+		r.countCacheLookup(b != nil, gs)
+		if b != nil {
 			return b, nil
 		}
-		r.stats.CacheMisses.Add(1)
 	}
-	contents, err := r.readRaw(h, kind)
+	contents, err := r.readRaw(h, kind, gs)
 	if err != nil {
 		return nil, err
 	}
 	b, err := parseBlock(contents)
+	if err == nil && (kind == indexBlock || invariants.Enabled) {
+		_, err = b.validate()
+	}
 	if err != nil {
 		return nil, r.corrupt(h.offset, blockKindNames[kind]+" block", err)
 	}
@@ -259,14 +261,23 @@ func (r *Reader) findBlock(key base.InternalKey) int {
 // aliases a block and must not be modified; it stays valid (blocks are
 // immutable and garbage collected).
 func (r *Reader) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool, err error) {
+	return r.GetWithStats(userKey, seq, nil)
+}
+
+// GetWithStats is Get that also records, in gs when not nil, what this
+// call alone did: the filter's answer, blocks read and cache lookups.
+// The shared Stats are counted either way.
+func (r *Reader) GetWithStats(userKey []byte, seq base.SeqNum, gs *GetStats) (value []byte, kind base.Kind, found bool, err error) {
 	if r.filter != nil {
 		r.stats.FilterChecks.Add(1)
-		if !r.filter.MayContainHash(filters.Hash(userKey)) {
+		mayContain := r.filter.MayContainHash(filters.Hash(userKey))
+		gs.countFilter(mayContain)
+		if !mayContain {
 			r.stats.FilterNegatives.Add(1)
 			return nil, 0, false, nil
 		}
 	}
-	value, kind, found, err = r.get(userKey, seq)
+	value, kind, found, err = r.get(userKey, seq, gs)
 	if r.filter != nil && err == nil {
 		if found {
 			r.stats.FilterTruePositives.Add(1)
@@ -281,13 +292,13 @@ func (r *Reader) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.K
 // that a Get served from the cache allocates nothing.
 var iterPool = sync.Pool{New: func() any { return new(blockIter) }}
 
-func (r *Reader) get(userKey []byte, seq base.SeqNum) ([]byte, base.Kind, bool, error) {
+func (r *Reader) get(userKey []byte, seq base.SeqNum, gs *GetStats) ([]byte, base.Kind, bool, error) {
 	search := base.MakeSearchKey(userKey, seq)
 	i := r.findBlock(search)
 	if i == len(r.index) {
 		return nil, 0, false, nil // search key above the last separator
 	}
-	b, err := r.readBlock(r.index[i].handle, dataBlock)
+	b, err := r.readBlock(r.index[i].handle, dataBlock, gs)
 	if err != nil {
 		return nil, 0, false, err
 	}

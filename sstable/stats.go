@@ -69,3 +69,66 @@ func (s StatsSnapshot) Sub(o StatsSnapshot) StatsSnapshot {
 		CacheMisses:          s.CacheMisses - o.CacheMisses,
 	}
 }
+
+// GetStats records what one Get did (Reader.GetWithStats), for a caller
+// that explains a single read while others run: unlike the shared Stats,
+// only the goroutine running that Get writes it, so it holds exactly that
+// call's work. Not safe for concurrent use.
+type GetStats struct {
+	// FilterChecked and FilterNegative: a filter was consulted, and it
+	// said "definitely absent".
+	FilterChecked, FilterNegative bool
+	// DataBlockReads and IndexBlockReads count blocks read from the file.
+	DataBlockReads, IndexBlockReads int64
+	// CacheHits and CacheMisses count block-cache lookups.
+	CacheHits, CacheMisses int64
+}
+
+// countFilter records a filter's answer in gs (nil: nothing to record).
+func (gs *GetStats) countFilter(mayContain bool) {
+	if gs == nil {
+		return
+	}
+	gs.FilterChecked = true
+	gs.FilterNegative = !mayContain
+}
+
+// countBlockRead counts a block read from the file in the shared Stats
+// and, when not nil, in gs.
+func (r *Reader) countBlockRead(kind blockKind, gs *GetStats) {
+	switch kind {
+	case dataBlock:
+		r.stats.DataBlockReads.Add(1)
+	case indexBlock:
+		r.stats.IndexBlockReads.Add(1)
+	default:
+		r.stats.MetaBlockReads.Add(1)
+	}
+	if gs == nil {
+		return
+	}
+	switch kind {
+	case dataBlock:
+		gs.DataBlockReads++
+	case indexBlock:
+		gs.IndexBlockReads++
+	}
+}
+
+// countCacheLookup counts a block-cache hit or miss in the shared Stats
+// and, when not nil, in gs.
+func (r *Reader) countCacheLookup(hit bool, gs *GetStats) {
+	if hit {
+		r.stats.CacheHits.Add(1)
+	} else {
+		r.stats.CacheMisses.Add(1)
+	}
+	if gs == nil {
+		return
+	}
+	if hit {
+		gs.CacheHits++
+	} else {
+		gs.CacheMisses++
+	}
+}

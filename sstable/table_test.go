@@ -265,7 +265,7 @@ func TestSnappyOnlyWhenWorthIt(t *testing.T) {
 	r := openTable(t, fs, "/m", ReaderOptions{})
 	raw := 0
 	for _, ie := range r.index {
-		b, _ := r.readRaw(ie.handle, dataBlock)
+		b, _ := r.readRaw(ie.handle, dataBlock, nil)
 		if uint64(len(b)) == ie.handle.length && bytes.HasPrefix(ie.sep.UserKey, []byte("b")) {
 			raw++
 		}
