@@ -80,15 +80,7 @@ func (o oracleOptions) kvOptions(fs vfs.FS) *kv.Options {
 
 // kvFilterTypes lists every filter kv accepts, from kv's own vocabulary,
 // so a filter added there joins the oracle without an edit here.
-func kvFilterTypes() []kv.FilterType {
-	var fs []kv.FilterType
-	for f := kv.FilterType(0); ; f++ {
-		if _, err := kv.ParseFilterType(f.String()); err != nil {
-			return fs
-		}
-		fs = append(fs, f)
-	}
-}
+func kvFilterTypes() []kv.FilterType { return kv.FilterTypes() }
 
 // logUniform draws from [lo, hi] with every power of two equally likely,
 // so small sizes (the ones that make blocks split, caches evict and
