@@ -21,10 +21,12 @@ type Config struct {
 	// HeartbeatTimeout is raft's heartbeat and election timeout; the
 	// leader lease is half of it. Default 1 s (raft's).
 	HeartbeatTimeout time.Duration
-	// SnapshotThreshold and TrailingLogs are raft's: the log entries
-	// between snapshots, and those kept after one for slow followers.
-	// Defaults raft's (8192, 10240).
+	// SnapshotThreshold, SnapshotInterval and TrailingLogs are raft's: the
+	// log entries between snapshots, how often that is checked, and the
+	// entries kept after a snapshot for slow followers. Defaults raft's
+	// (8192, 120 s, 10240).
 	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
 
 	// DB is the sievekv options of the state machine and the raft store.
@@ -55,6 +57,9 @@ func (c *Config) raftConfig() *raft.Config {
 	}
 	if c.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = c.SnapshotThreshold
+	}
+	if c.SnapshotInterval > 0 {
+		rc.SnapshotInterval = c.SnapshotInterval
 	}
 	if c.TrailingLogs > 0 {
 		rc.TrailingLogs = c.TrailingLogs

@@ -22,6 +22,7 @@ func main() {
 	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http://HOST:PORT) to join through; ignored once DIR has state")
 	flag.DurationVar(&cfg.HeartbeatTimeout, "heartbeat", 0, "raft heartbeat and election timeout (default raft's 1s)")
 	flag.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between snapshots (default raft's 8192)")
+	flag.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 0, "how often the snapshot threshold is checked (default raft's 2m)")
 	flag.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 0, "log entries kept after a snapshot (default raft's 10240)")
 	flag.StringVar(&cfg.LogLevel, "log-level", "INFO", "raft log level: DEBUG, INFO, WARN, ERROR")
 	flag.Parse()
