@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
 )
@@ -47,6 +48,22 @@ const maxValueBytes = 4 << 20
 // applyTimeout bounds how long a request waits for raft to take a command.
 const applyTimeout = 10 * time.Second
 
+// logger is a named hclog logger writing to LogOutput at LogLevel.
+func (c *Config) logger(name string) hclog.Logger {
+	out := c.LogOutput
+	if out == nil {
+		out = io.Discard
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Output: out, Level: hclog.LevelFromString(c.logLevel())})
+}
+
+func (c *Config) logLevel() string {
+	if c.LogLevel == "" {
+		return "INFO"
+	}
+	return c.LogLevel
+}
+
 func (c *Config) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(c.ID)
@@ -68,10 +85,6 @@ func (c *Config) raftConfig() *raft.Config {
 	// (S2): restoring the last snapshot at every start would only rewrite
 	// what is already there.
 	rc.NoSnapshotRestoreOnStart = true
-	rc.LogOutput = c.LogOutput
-	rc.LogLevel = c.LogLevel
-	if rc.LogLevel == "" {
-		rc.LogLevel = "INFO"
-	}
+	rc.Logger = c.logger("raft")
 	return rc
 }

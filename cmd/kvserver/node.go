@@ -67,7 +67,7 @@ func (n *Node) open() error {
 	if n.fsm, err = openStateMachine(filepath.Join(cfg.Dir, "state"), cfg.DB); err != nil {
 		return err
 	}
-	snaps, err := raft.NewFileSnapshotStore(cfg.Dir, 2, cfg.LogOutput)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, cfg.logger("snapshot"))
 	if err != nil {
 		return fmt.Errorf("kvserver: snapshot store: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -19,11 +18,12 @@ func newTransport(cfg *Config) (raft.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := cfg.LogOutput
-	if out == nil {
-		out = io.Discard
-	}
-	return raft.NewNetworkTransport(layer, 3, 10*time.Second, out), nil
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  layer,
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  cfg.logger("raft-net"),
+	}), nil
 }
 
 // tcpStreamLayer carries raft's RPCs over plain TCP connections.
