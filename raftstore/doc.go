@@ -24,7 +24,8 @@
 //	   entries in index order and the first and last keys hold the first and
 //	   last index.
 //	R2 (cached bounds): Store.first and Store.last equal the smallest and
-//	   largest index present (both 0 when the log is empty). Open recovers
+//	   largest index present (both 0 when the log is empty; nonEmpty tells
+//	   that apart from a log of index 0 alone). Open recovers
 //	   them by one bounded seek to each end of the log range; every log
 //	   write updates them after its batch is committed, under writeMu.
 //	R3 (durable on return): StoreLog, StoreLogs, DeleteRange, Set and

@@ -24,6 +24,9 @@ type Store struct {
 	// make (R2). Readers load first and last without it.
 	writeMu     sync.Mutex
 	first, last atomic.Uint64
+	// nonEmpty tells an empty log from one holding only index 0 (which
+	// raft never writes, but a LogStore must not lose).
+	nonEmpty atomic.Bool
 
 	reclaim reclaimer
 }
@@ -53,41 +56,40 @@ func Open(dir string, opts *kv.Options) (*Store, error) {
 // recoverBounds sets first and last from the two ends of the log range:
 // one bounded seek each, however long the log (R2).
 func (s *Store) recoverBounds() error {
-	first, err := s.seekLogIndex(logRangeStart, logRangeEnd, false)
+	first, found, err := s.seekLogIndex(logRangeStart, logRangeEnd, false)
 	if err != nil {
 		return err
 	}
-	last, err := s.seekLogIndex(logRangeStart, logRangeEnd, true)
+	last, _, err := s.seekLogIndex(logRangeStart, logRangeEnd, true)
 	if err != nil {
 		return err
 	}
 	s.first.Store(first)
 	s.last.Store(last)
+	s.nonEmpty.Store(found)
 	return nil
 }
 
 // seekLogIndex returns the first (or, with fromEnd, the last) index whose
-// key is in [lower, upper), or 0 when there is none.
-func (s *Store) seekLogIndex(lower, upper []byte, fromEnd bool) (uint64, error) {
+// key is in [lower, upper); found is false (and index 0) when there is none.
+func (s *Store) seekLogIndex(lower, upper []byte, fromEnd bool) (index uint64, found bool, err error) {
 	it := s.db.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: upper})
-	var found bool
 	if fromEnd {
 		found = it.Last()
 	} else {
 		found = it.First()
 	}
-	var index uint64
 	if found {
 		var ok bool
 		if index, ok = logKeyIndex(it.Key()); !ok {
 			it.Close()
-			return 0, fmt.Errorf("raftstore: %s: %w: malformed log key %x", s.dir, kv.ErrCorruption, it.Key())
+			return 0, false, fmt.Errorf("raftstore: %s: %w: malformed log key %x", s.dir, kv.ErrCorruption, it.Key())
 		}
 	}
 	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("raftstore: %s: seek the log: %w", s.dir, err)
+		return 0, false, fmt.Errorf("raftstore: %s: seek the log: %w", s.dir, err)
 	}
-	return index, nil
+	return index, found, nil
 }
 
 // Close waits for a space reclamation in progress and closes the DB.
@@ -143,12 +145,14 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if err := s.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("raftstore: store logs %d-%d: %w", lo, hi, err)
 	}
-	if first := s.first.Load(); first == 0 && s.last.Load() == 0 || lo < first {
+	if !s.nonEmpty.Load() {
 		s.first.Store(lo)
-	}
-	if hi > s.last.Load() {
 		s.last.Store(hi)
+		s.nonEmpty.Store(true)
+		return nil
 	}
+	s.first.Store(min(s.first.Load(), lo))
+	s.last.Store(max(s.last.Load(), hi))
 	return nil
 }
 
@@ -162,7 +166,7 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	first, last := s.first.Load(), s.last.Load()
-	if last == 0 && first == 0 || hi < first || lo > last {
+	if !s.nonEmpty.Load() || hi < first || lo > last {
 		return nil
 	}
 	lo, hi = max(lo, first), min(hi, last)
@@ -171,15 +175,19 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 	}
 	// Keep R2: a bound inside the deleted range moves to the nearest entry
 	// left outside it (the log may have gaps, so it is sought, not assumed).
-	if first >= lo {
-		next, err := s.seekLogIndex(logKeyAfter(hi), logRangeEnd, false)
+	switch {
+	case lo == first && hi == last:
+		s.first.Store(0)
+		s.last.Store(0)
+		s.nonEmpty.Store(false)
+	case lo == first:
+		next, _, err := s.seekLogIndex(logKeyAfter(hi), logRangeEnd, false)
 		if err != nil {
 			return err
 		}
 		s.first.Store(next)
-	}
-	if last <= hi {
-		prev, err := s.seekLogIndex(logRangeStart, logKey(lo), true)
+	case hi == last:
+		prev, _, err := s.seekLogIndex(logRangeStart, logKey(lo), true)
 		if err != nil {
 			return err
 		}

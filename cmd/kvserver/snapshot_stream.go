@@ -15,7 +15,7 @@ import (
 //
 //	magic "SKVSNAP1" (8) | uvarint applied index
 //	records: 0x01 | uvarint len(key) | key | uvarint len(value) | value
-//	end:     0x00 | crc32c of every byte before the end marker, 4 bytes LE
+//	end:     0x00 | crc32c of every byte before it (the 0x00 included), 4 bytes LE
 //
 // key is a state DB key (user or member prefix included).
 const snapshotMagic = "SKVSNAP1"
