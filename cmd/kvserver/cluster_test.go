@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -131,34 +132,50 @@ func (c *testCluster) voters(i int) int {
 	return len(cf.Configuration().Servers)
 }
 
-// put writes through node i's HTTP API, following a redirect to the leader.
+// put writes through node i's HTTP API, following a redirect to the
+// leader, and retries while the node knows no leader yet (503), as a
+// client would during an election.
 func (c *testCluster) put(i int, key, value string) {
 	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, c.https[i].URL+"/kv/"+key, bytes.NewReader([]byte(value)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatalf("PUT %s via n%d: %v", key, i+1, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		c.t.Fatalf("PUT %s via n%d: %s", key, i+1, resp.Status)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodPut, c.https[i].URL+"/kv/"+key, bytes.NewReader([]byte(value)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			c.t.Fatalf("PUT %s via n%d: %v", key, i+1, err)
+		}
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusNoContent:
+			return
+		case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
+			c.t.Fatalf("PUT %s via n%d: %s", key, i+1, resp.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// get reads key through node i; stale reads are served by i itself.
+// get reads key through node i; stale reads are served by i itself. A
+// linearizable read is retried while there is no leader (503).
 func (c *testCluster) get(i int, key string, stale bool) (string, int) {
 	c.t.Helper()
 	url := c.https[i].URL + "/kv/" + key
 	if stale {
 		url += "?stale=true"
 	}
-	resp, err := http.Get(url)
-	if err != nil {
-		c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err != nil {
+			c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || stale || time.Now().After(deadline) {
+			return string(b), resp.StatusCode
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b), resp.StatusCode
 }
 
 // TestClusterLeaderFailover: a three-node cluster keeps taking writes when
@@ -211,5 +228,57 @@ func TestClusterLeaderFailover(t *testing.T) {
 	}
 	if _, code := c.get(next, "absent", false); code != http.StatusNotFound {
 		t.Fatalf("read of an absent key: %d; want 404", code)
+	}
+}
+
+// TestLostStateRestoredFromSnapshot: a node whose state directory is gone
+// (but whose raft log and snapshots remain) restores the newest snapshot
+// before raft starts, since raft itself replays only the entries after it.
+func TestLostStateRestoredFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cfg := Config{ID: "solo", Dir: dir, HTTPAddr: srv.Listener.Addr().String(), HeartbeatTimeout: 100 * time.Millisecond,
+		TrailingLogs: 4, LogOutput: io.Discard, LogLevel: "ERROR"}
+	start := func() *Node {
+		_, tr := raft.NewInmemTransport("inmem-solo")
+		c := cfg
+		c.Transport = tr
+		n, err := StartNode(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "leadership", 5*time.Second, func() bool { return n.raft.State() == raft.Leader })
+		return n
+	}
+	n := start()
+	set := func(i int) {
+		if err := n.apply(command{op: opSet, key: fmt.Appendf(nil, "k%d", i), value: fmt.Appendf(nil, "v%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		set(i)
+	}
+	if err := n.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 30; i < 35; i++ {
+		set(i)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	n = start()
+	defer n.Shutdown()
+	waitFor(t, "the log replayed", 5*time.Second, func() bool { return n.raft.AppliedIndex() >= n.raft.CommitIndex() })
+	for i := 0; i < 35; i++ {
+		v, err := n.linearizableRead(fmt.Appendf(nil, "k%d", i))
+		if err != nil || string(v) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("k%d after losing the state dir: %q, %v", i, v, err)
+		}
 	}
 }

@@ -191,16 +191,22 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		if stale {
 			url += "?stale=true"
 		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return "", err
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, err := client.Get(url)
+			if err != nil {
+				return "", err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == http.StatusOK:
+				return string(b), nil
+			case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
+				return "", fmt.Errorf("%s: %s", resp.Status, b)
+			}
+			time.Sleep(10 * time.Millisecond) // no leader for the moment: an election
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("%s: %s", resp.Status, b)
-		}
-		return string(b), nil
 	}
 	n := 0
 	acked.Range(func(k, v any) bool {
