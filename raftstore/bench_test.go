@@ -12,7 +12,7 @@ import (
 // The benchmarks run raft's own store benchmark functions on a Store and,
 // beside it, on raft-boltdb v2, the store raft users most often pick:
 //
-//	go test ./raftstore -run '^$' -bench . -benchtime 2000x
+//	go test ./raftstore -run '^$' -bench . -benchtime 1000x -count 5
 //
 // compares each pair (docs/benchmarks.md, "raftstore").
 
@@ -42,52 +42,44 @@ var benchStores = []struct {
 	}},
 }
 
-func runStoreBench(b *testing.B, fn func(*testing.B, benchStore)) {
-	for _, st := range benchStores {
-		b.Run(st.name, func(b *testing.B) {
-			s := st.open(b)
-			defer s.Close()
-			fn(b, s)
+// BenchmarkRaftBench runs each of raft's benchmark functions on each store:
+// BenchmarkRaftBench/<function>/<store>.
+func BenchmarkRaftBench(b *testing.B) {
+	logBenches := []struct {
+		name string
+		fn   func(*testing.B, raft.LogStore)
+	}{
+		{"FirstIndex", raftbench.FirstIndex},
+		{"LastIndex", raftbench.LastIndex},
+		{"GetLog", raftbench.GetLog},
+		{"StoreLog", raftbench.StoreLog},
+		{"StoreLogs", raftbench.StoreLogs},
+		{"DeleteRange", raftbench.DeleteRange},
+	}
+	stableBenches := []struct {
+		name string
+		fn   func(*testing.B, raft.StableStore)
+	}{
+		{"Set", raftbench.Set},
+		{"Get", raftbench.Get},
+		{"SetUint64", raftbench.SetUint64},
+		{"GetUint64", raftbench.GetUint64},
+	}
+	run := func(name string, fn func(*testing.B, benchStore)) {
+		b.Run(name, func(b *testing.B) {
+			for _, st := range benchStores {
+				b.Run(st.name, func(b *testing.B) {
+					s := st.open(b)
+					defer s.Close()
+					fn(b, s)
+				})
+			}
 		})
 	}
-}
-
-func BenchmarkFirstIndex(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.FirstIndex(b, s) })
-}
-
-func BenchmarkLastIndex(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.LastIndex(b, s) })
-}
-
-func BenchmarkGetLog(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.GetLog(b, s) })
-}
-
-func BenchmarkStoreLog(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.StoreLog(b, s) })
-}
-
-func BenchmarkStoreLogs(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.StoreLogs(b, s) })
-}
-
-func BenchmarkDeleteRange(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.DeleteRange(b, s) })
-}
-
-func BenchmarkSet(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.Set(b, s) })
-}
-
-func BenchmarkGet(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.Get(b, s) })
-}
-
-func BenchmarkSetUint64(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.SetUint64(b, s) })
-}
-
-func BenchmarkGetUint64(b *testing.B) {
-	runStoreBench(b, func(b *testing.B, s benchStore) { raftbench.GetUint64(b, s) })
+	for _, bench := range logBenches {
+		run(bench.name, func(b *testing.B, s benchStore) { bench.fn(b, s) })
+	}
+	for _, bench := range stableBenches {
+		run(bench.name, func(b *testing.B, s benchStore) { bench.fn(b, s) })
+	}
 }

@@ -132,50 +132,33 @@ func (c *testCluster) voters(i int) int {
 	return len(cf.Configuration().Servers)
 }
 
-// put writes through node i's HTTP API, following a redirect to the
-// leader, and retries while the node knows no leader yet (503), as a
-// client would during an election.
+// put writes through node i's HTTP API, following a redirect to the leader.
 func (c *testCluster) put(i int, key, value string) {
 	c.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
 		req, _ := http.NewRequest(http.MethodPut, c.https[i].URL+"/kv/"+key, bytes.NewReader([]byte(value)))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			c.t.Fatalf("PUT %s via n%d: %v", key, i+1, err)
-		}
-		resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusNoContent:
-			return
-		case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
-			c.t.Fatalf("PUT %s via n%d: %s", key, i+1, resp.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return req
+	})
+	if err != nil || code != http.StatusNoContent {
+		c.t.Fatalf("PUT %s via n%d: %d %s %v", key, i+1, code, body, err)
 	}
 }
 
-// get reads key through node i; stale reads are served by i itself. A
-// linearizable read is retried while there is no leader (503).
+// get reads key through node i; stale reads are served by i itself.
 func (c *testCluster) get(i int, key string, stale bool) (string, int) {
 	c.t.Helper()
 	url := c.https[i].URL + "/kv/" + key
 	if stale {
 		url += "?stale=true"
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err != nil {
-			c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusServiceUnavailable || stale || time.Now().After(deadline) {
-			return string(b), resp.StatusCode
-		}
-		time.Sleep(10 * time.Millisecond)
+	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		return req
+	})
+	if err != nil {
+		c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
 	}
+	return body, code
 }
 
 // TestClusterLeaderFailover: a three-node cluster keeps taking writes when

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,8 +156,17 @@ func (n *Node) joinLoop() {
 	defer n.bg.Done()
 	body, _ := json.Marshal(joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr})
 	client := &http.Client{Timeout: applyTimeout + 5*time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stop: // Shutdown must not wait for a join in flight
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		err := postJoin(client, n.cfg.Join, body)
+		err := postJoin(ctx, client, n.cfg.Join, body)
 		if err == nil {
 			return
 		}
@@ -169,8 +179,13 @@ func (n *Node) joinLoop() {
 	}
 }
 
-func postJoin(client *http.Client, base string, body []byte) error {
-	resp, err := client.Post(base+"/join", "application/json", bytes.NewReader(body))
+func postJoin(ctx context.Context, client *http.Client, base string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/join", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -191,22 +190,14 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		if stale {
 			url += "?stale=true"
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			resp, err := client.Get(url)
-			if err != nil {
-				return "", err
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			switch {
-			case resp.StatusCode == http.StatusOK:
-				return string(b), nil
-			case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
-				return "", fmt.Errorf("%s: %s", resp.Status, b)
-			}
-			time.Sleep(10 * time.Millisecond) // no leader for the moment: an election
+		code, body, err := doRetrying(client, func() *http.Request {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			return req
+		})
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("status %d: %s", code, body)
 		}
+		return body, err
 	}
 	n := 0
 	acked.Range(func(k, v any) bool {
