@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
@@ -26,7 +27,7 @@ import (
 // request on the leader. Middleware for authentication and limits wraps
 // the returned handler.
 func NewHandler(n *Node) http.Handler {
-	h := &handler{n: n, client: &http.Client{Timeout: applyTimeout + 5*applyTimeout/10}}
+	h := &handler{n: n, client: &http.Client{Timeout: applyTimeout + 5*time.Second}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /kv/{key...}", h.put)
 	mux.HandleFunc("DELETE /kv/{key...}", h.delete)
