@@ -47,7 +47,8 @@ func decodeCommand(b []byte) (command, error) {
 		return command{}, fmt.Errorf("%w: unknown command op %d", ErrBadCommand, b[0])
 	}
 	n, w := binary.Uvarint(b[1:])
-	if w <= 0 || n > uint64(len(b)-1-w) {
+	// Only the minimal varint is accepted, so a command has one encoding.
+	if w <= 0 || w != len(binary.AppendUvarint(nil, n)) || n > uint64(len(b)-1-w) {
 		return command{}, fmt.Errorf("%w: bad command key length", ErrBadCommand)
 	}
 	rest := b[1+w:]

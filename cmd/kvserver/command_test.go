@@ -18,7 +18,7 @@ func TestCommandRoundTrip(t *testing.T) {
 			t.Fatalf("decode(encode(%+v)) = %+v, %v", c, got, err)
 		}
 	}
-	for _, b := range [][]byte{nil, {0}, {9, 0}, {1}, {1, 5, 'a'}, {2, 1, 'a', 'v'}, {1, 0xff}} {
+	for _, b := range [][]byte{nil, {0}, {9, 0}, {1}, {1, 5, 'a'}, {2, 1, 'a', 'v'}, {1, 0xff}, {1, 0x80, 0x00}} {
 		if _, err := decodeCommand(b); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("decodeCommand(%x) = %v; want ErrBadCommand", b, err)
 		}
