@@ -43,7 +43,9 @@ func (c *testCluster) config(i int) Config {
 		ID:                fmt.Sprintf("n%d", i+1),
 		Dir:               c.dirs[i],
 		HTTPAddr:          c.https[i].Listener.Addr().String(),
-		HeartbeatTimeout:  100 * time.Millisecond,
+		// Short enough for fast failover, long enough that a loaded
+		// machine under -race does not keep calling elections.
+		HeartbeatTimeout:  250 * time.Millisecond,
 		SnapshotThreshold: 32,
 		SnapshotInterval:  50 * time.Millisecond,
 		TrailingLogs:      16,

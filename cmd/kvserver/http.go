@@ -204,6 +204,10 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("join request: %v", err), http.StatusBadRequest)
 		return
 	}
+	if err := req.validate(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if h.n.raft.State() != raft.Leader {
 		leader := h.n.leaderHTTP()
 		if leader == "" {
@@ -221,10 +225,6 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.n.addMember(req); err != nil {
-		if errors.Is(err, ErrBadCommand) {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
 		h.raftError(w, r, err)
 		return
 	}

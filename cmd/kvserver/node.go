@@ -150,6 +150,13 @@ type joinRequest struct {
 	HTTP string `json:"http"`
 }
 
+func (r joinRequest) validate() error {
+	if r.ID == "" || r.Raft == "" || r.HTTP == "" {
+		return fmt.Errorf("%w: join needs id, raft and http", ErrBadCommand)
+	}
+	return nil
+}
+
 // joinLoop asks cfg.Join to add this node until it is a member or the node
 // stops; any member forwards the request to the leader.
 func (n *Node) joinLoop() {
@@ -200,8 +207,8 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 // addMember makes req's server a voter and records its HTTP address.
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
-	if req.ID == "" || req.Raft == "" || req.HTTP == "" {
-		return fmt.Errorf("%w: join needs id, raft and http", ErrBadCommand)
+	if err := req.validate(); err != nil {
+		return err
 	}
 	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
 	if err := n.apply(c); err != nil {
