@@ -40,9 +40,9 @@ func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *testCluster) config(i int) Config {
 	cfg := Config{
-		ID:                fmt.Sprintf("n%d", i+1),
-		Dir:               c.dirs[i],
-		HTTPAddr:          c.https[i].Listener.Addr().String(),
+		ID:       fmt.Sprintf("n%d", i+1),
+		Dir:      c.dirs[i],
+		HTTPAddr: c.https[i].Listener.Addr().String(),
 		// Short enough for fast failover, long enough that a loaded
 		// machine under -race does not keep calling elections.
 		HeartbeatTimeout:  250 * time.Millisecond,
