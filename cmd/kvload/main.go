@@ -1,0 +1,141 @@
+// Command kvload measures writes per second through a kvserver cluster: it
+// sends PUTs from -c concurrent clients, spread over the -targets in turn
+// (followers redirect to the leader), and reports the rate of acknowledged
+// writes and their latency percentiles.
+//
+//	kvload -targets http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003 -n 20000 -c 32
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	targets := flag.String("targets", "http://127.0.0.1:8001", "comma-separated kvserver URLs")
+	n := flag.Int("n", 10000, "writes to send")
+	c := flag.Int("c", 16, "concurrent clients")
+	size := flag.Int("size", 100, "value size in bytes")
+	read := flag.Bool("read", false, "after the writes, time linearizable and stale reads of the same keys")
+	flag.Parse()
+	urls := strings.Split(*targets, ",")
+	if *n <= 0 || *c <= 0 || *size < 0 || len(urls) == 0 {
+		fmt.Fprintln(os.Stderr, "kvload: -n and -c must be positive, -size not negative")
+		os.Exit(2)
+	}
+	l := &load{urls: urls, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *c}}}
+	value := bytes.Repeat([]byte("v"), *size)
+	r := l.run(*n, *c, func(i int) (*http.Request, error) {
+		return http.NewRequest(http.MethodPut, l.urls[i%len(l.urls)]+fmt.Sprintf("/kv/load-%08d", i), bytes.NewReader(value))
+	}, http.StatusNoContent)
+	r.print("write")
+	if r.failed > 0 && r.ok == 0 {
+		os.Exit(1)
+	}
+	if *read {
+		for _, q := range []string{"", "?stale=true"} {
+			r := l.run(*n, *c, func(i int) (*http.Request, error) {
+				return http.NewRequest(http.MethodGet, l.urls[i%len(l.urls)]+fmt.Sprintf("/kv/load-%08d%s", i, q), nil)
+			}, http.StatusOK)
+			r.print(map[string]string{"": "linearizable read", "?stale=true": "stale read"}[q])
+		}
+	}
+}
+
+type load struct {
+	urls   []string
+	client *http.Client
+}
+
+type result struct {
+	ok, failed int
+	firstErr   error
+	elapsed    time.Duration
+	latencies  []time.Duration
+}
+
+// run sends requests 0..n-1 from c clients; a request counts when it ends
+// with status want (after any redirect).
+func (l *load) run(n, c int, req func(int) (*http.Request, error), want int) result {
+	var next atomic.Int64
+	var mu sync.Mutex
+	var r result
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			var ok, failed int
+			var firstErr error
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				t0 := time.Now()
+				err := l.do(req, i, want)
+				if err != nil {
+					failed++
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				ok++
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			r.ok += ok
+			r.failed += failed
+			r.latencies = append(r.latencies, lat...)
+			if r.firstErr == nil {
+				r.firstErr = firstErr
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	slices.Sort(r.latencies)
+	return r
+}
+
+func (l *load) do(req func(int) (*http.Request, error), i, want int) error {
+	rq, err := req(i)
+	if err != nil {
+		return err
+	}
+	resp, err := l.client.Do(rq)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+func (r result) print(what string) {
+	pct := func(p float64) time.Duration {
+		if len(r.latencies) == 0 {
+			return 0
+		}
+		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
+	}
+	fmt.Printf("%s: %d ok, %d failed in %v: %.0f/s; latency p50 %v p99 %v max %v\n",
+		what, r.ok, r.failed, r.elapsed.Round(time.Millisecond), float64(r.ok)/r.elapsed.Seconds(),
+		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
+	if r.firstErr != nil {
+		fmt.Printf("%s: first error: %v\n", what, r.firstErr)
+	}
+}

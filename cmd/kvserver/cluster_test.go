@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// testCluster is three nodes on raft's in-memory transport, each with its
+// own data directory and a real HTTP server for its API.
+type testCluster struct {
+	t     *testing.T
+	nodes []*Node
+	trans []*raft.InmemTransport
+	addrs []raft.ServerAddress
+	https []*httptest.Server
+	api   []*swapHandler
+	dirs  []string
+}
+
+// swapHandler lets a restarted node take over its HTTP server.
+type swapHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := s.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	http.Error(w, "node down", http.StatusServiceUnavailable)
+}
+
+func (c *testCluster) config(i int) Config {
+	cfg := Config{
+		ID:       fmt.Sprintf("n%d", i+1),
+		Dir:      c.dirs[i],
+		HTTPAddr: c.https[i].Listener.Addr().String(),
+		// Short enough for fast failover, long enough that a loaded
+		// machine under -race does not keep calling elections.
+		HeartbeatTimeout:  250 * time.Millisecond,
+		SnapshotThreshold: 32,
+		SnapshotInterval:  50 * time.Millisecond,
+		TrailingLogs:      16,
+		LogOutput:         io.Discard,
+		LogLevel:          "ERROR",
+	}
+	if i > 0 {
+		cfg.Join = c.https[0].URL
+	}
+	return cfg
+}
+
+// start (re)starts node i from its directory on a fresh in-memory
+// transport at its old address, connected both ways to the others.
+func (c *testCluster) start(i int) {
+	c.t.Helper()
+	_, tr := raft.NewInmemTransport(c.addrs[i])
+	for j, other := range c.trans {
+		if j != i && other != nil {
+			tr.Connect(c.addrs[j], other)
+			other.Connect(c.addrs[i], tr)
+		}
+	}
+	c.trans[i] = tr
+	cfg := c.config(i)
+	cfg.Transport = tr
+	n, err := StartNode(cfg)
+	if err != nil {
+		c.t.Fatalf("start %s: %v", cfg.ID, err)
+	}
+	c.nodes[i] = n
+	h := NewHandler(n)
+	c.api[i].h.Store(&h)
+}
+
+func newTestCluster(t *testing.T) *testCluster {
+	c := &testCluster{t: t, nodes: make([]*Node, 3), trans: make([]*raft.InmemTransport, 3)}
+	root := t.TempDir()
+	for i := 0; i < 3; i++ {
+		c.addrs = append(c.addrs, raft.ServerAddress(fmt.Sprintf("inmem-n%d", i+1)))
+		c.dirs = append(c.dirs, filepath.Join(root, fmt.Sprintf("n%d", i+1)))
+		api := &swapHandler{}
+		c.api = append(c.api, api)
+		c.https = append(c.https, httptest.NewServer(api))
+	}
+	t.Cleanup(func() {
+		for i, n := range c.nodes {
+			if n != nil {
+				n.Shutdown()
+			}
+			c.https[i].Close()
+		}
+	})
+	for i := 0; i < 3; i++ {
+		c.start(i)
+	}
+	return c
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (c *testCluster) leader() int {
+	for i, n := range c.nodes {
+		if n != nil && n.raft.State() == raft.Leader && n.leaderHTTP() != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *testCluster) voters(i int) int {
+	cf := c.nodes[i].raft.GetConfiguration()
+	if cf.Error() != nil {
+		return 0
+	}
+	return len(cf.Configuration().Servers)
+}
+
+// put writes through node i's HTTP API, following a redirect to the leader.
+func (c *testCluster) put(i int, key, value string) {
+	c.t.Helper()
+	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
+		req, _ := http.NewRequest(http.MethodPut, c.https[i].URL+"/kv/"+key, bytes.NewReader([]byte(value)))
+		return req
+	})
+	if err != nil || code != http.StatusNoContent {
+		c.t.Fatalf("PUT %s via n%d: %d %s %v", key, i+1, code, body, err)
+	}
+}
+
+// get reads key through node i; stale reads are served by i itself.
+func (c *testCluster) get(i int, key string, stale bool) (string, int) {
+	c.t.Helper()
+	url := c.https[i].URL + "/kv/" + key
+	if stale {
+		url += "?stale=true"
+	}
+	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		return req
+	})
+	if err != nil {
+		c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
+	}
+	return body, code
+}
+
+// TestClusterLeaderFailover: a three-node cluster keeps taking writes when
+// its leader shuts down, and the old leader, restarted from its directory,
+// catches up by a snapshot install (its log fell behind the others'
+// compacted logs) and serves every write.
+func TestClusterLeaderFailover(t *testing.T) {
+	c := newTestCluster(t)
+	waitFor(t, "a leader with three voters", 10*time.Second, func() bool {
+		l := c.leader()
+		return l >= 0 && c.voters(l) == 3
+	})
+	const before, after = 60, 120
+	for i := 0; i < before; i++ {
+		c.put(i%3, fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i))
+	}
+	old := c.leader()
+	if err := c.nodes[old].Shutdown(); err != nil {
+		t.Fatalf("shut the leader down: %v", err)
+	}
+	c.nodes[old] = nil
+	c.api[old].h.Store(nil)
+	waitFor(t, "a new leader", 10*time.Second, func() bool { return c.leader() >= 0 })
+	next := c.leader()
+	for i := before; i < before+after; i++ {
+		c.put(next, fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i))
+	}
+	// Snapshot now so the new leader's log starts past what the old leader
+	// holds: it can catch up only by an installed snapshot.
+	if err := c.nodes[next].raft.Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	first, _ := c.nodes[next].store.FirstIndex()
+	c.start(old)
+	restarted := c.nodes[old]
+	waitFor(t, "the restarted node to catch up", 10*time.Second, func() bool {
+		return restarted.raft.AppliedIndex() >= c.nodes[next].raft.CommitIndex()
+	})
+	if restarted.fsm.gen < 2 {
+		t.Fatalf("restarted node caught up without restoring a snapshot (leader's log starts at %d)", first)
+	}
+	for i := 0; i < before+after; i++ {
+		key, want := fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i)
+		if got, code := c.get(old, key, true); code != http.StatusOK || got != want {
+			t.Fatalf("stale read of %s on the restarted node: %d %q; want %q", key, code, got, want)
+		}
+		if got, code := c.get((old+1)%3, key, false); code != http.StatusOK || got != want {
+			t.Fatalf("linearizable read of %s: %d %q; want %q", key, code, got, want)
+		}
+	}
+	if _, code := c.get(next, "absent", false); code != http.StatusNotFound {
+		t.Fatalf("read of an absent key: %d; want 404", code)
+	}
+}
+
+// TestLostStateRestoredFromSnapshot: a node whose state directory is gone
+// (but whose raft log and snapshots remain) restores the newest snapshot
+// before raft starts, since raft itself replays only the entries after it.
+func TestLostStateRestoredFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cfg := Config{ID: "solo", Dir: dir, HTTPAddr: srv.Listener.Addr().String(), HeartbeatTimeout: 100 * time.Millisecond,
+		TrailingLogs: 4, LogOutput: io.Discard, LogLevel: "ERROR"}
+	start := func() *Node {
+		_, tr := raft.NewInmemTransport("inmem-solo")
+		c := cfg
+		c.Transport = tr
+		n, err := StartNode(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "leadership", 5*time.Second, func() bool { return n.raft.State() == raft.Leader })
+		return n
+	}
+	n := start()
+	set := func(i int) {
+		if err := n.apply(command{op: opSet, key: fmt.Appendf(nil, "k%d", i), value: fmt.Appendf(nil, "v%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		set(i)
+	}
+	if err := n.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 30; i < 35; i++ {
+		set(i)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	n = start()
+	defer n.Shutdown()
+	waitFor(t, "the log replayed", 5*time.Second, func() bool { return n.raft.AppliedIndex() >= n.raft.CommitIndex() })
+	for i := 0; i < 35; i++ {
+		v, err := n.linearizableRead(fmt.Appendf(nil, "k%d", i))
+		if err != nil || string(v) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("k%d after losing the state dir: %q, %v", i, v, err)
+		}
+	}
+}

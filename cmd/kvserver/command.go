@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrBadCommand is wrapped by the decoding errors of commands and snapshot
+// streams: bytes that no kvserver wrote.
+var ErrBadCommand = errors.New("kvserver: malformed input")
+
+// op is a command's operation, the first byte of a raft log entry's Data.
+// Do not renumber: in every node's raft log.
+type op byte
+
+const (
+	opSet    op = 1 // key, value: set a user key
+	opDelete op = 2 // key: delete a user key
+	opMember op = 3 // key = server ID, value = its HTTP address
+)
+
+// command is one state-machine write, the Data of a raft log entry:
+//
+//	op (1) | uvarint len(key) | key | value (the rest; empty for opDelete)
+type command struct {
+	op    op
+	key   []byte
+	value []byte
+}
+
+func (c command) encode() []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen32+len(c.key)+len(c.value))
+	b = append(b, byte(c.op))
+	b = binary.AppendUvarint(b, uint64(len(c.key)))
+	b = append(b, c.key...)
+	return append(b, c.value...)
+}
+
+// decodeCommand parses a log entry's Data; key and value alias b.
+func decodeCommand(b []byte) (command, error) {
+	if len(b) == 0 {
+		return command{}, fmt.Errorf("%w: empty command", ErrBadCommand)
+	}
+	c := command{op: op(b[0])}
+	if c.op < opSet || c.op > opMember {
+		return command{}, fmt.Errorf("%w: unknown command op %d", ErrBadCommand, b[0])
+	}
+	n, w := binary.Uvarint(b[1:])
+	// Only the minimal varint is accepted, so a command has one encoding.
+	if w <= 0 || w != len(binary.AppendUvarint(nil, n)) || n > uint64(len(b)-1-w) {
+		return command{}, fmt.Errorf("%w: bad command key length", ErrBadCommand)
+	}
+	rest := b[1+w:]
+	c.key, c.value = rest[:n:n], rest[n:]
+	if c.op == opDelete && len(c.value) != 0 {
+		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
+	}
+	return c, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"io"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/kv"
+)
+
+// Config is everything a node needs; main fills it from flags, tests
+// directly. Security settings (authentication, TLS, request limits) are
+// meant to join it here, applied by newTransport and NewHandler.
+type Config struct {
+	ID       string // this server's raft ID, unique in the cluster
+	Dir      string // data directory: raft/, snapshots/, state/
+	RaftAddr string // host:port raft listens on and advertises
+	HTTPAddr string // host:port of this node's HTTP API, as peers reach it
+	Join     string // URL of any member to join through; ignored once state exists
+
+	// HeartbeatTimeout is raft's heartbeat and election timeout; the
+	// leader lease is half of it. Default 1 s (raft's).
+	HeartbeatTimeout time.Duration
+	// SnapshotThreshold, SnapshotInterval and TrailingLogs are raft's: the
+	// log entries between snapshots, how often that is checked, and the
+	// entries kept after a snapshot for slow followers. Defaults raft's
+	// (8192, 120 s, 10240).
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+
+	// DB is the sievekv options of the state machine and the raft store.
+	DB *kv.Options
+	// LogOutput receives raft's log; LogLevel filters it (default "INFO").
+	LogOutput io.Writer
+	LogLevel  string
+
+	// Transport, when set, replaces the TCP transport on RaftAddr (tests
+	// use raft's in-memory transport). The node closes it on shutdown.
+	Transport raft.Transport
+}
+
+// maxValueBytes bounds a PUT body: a raft entry is replicated to every
+// member and held in memory on the way, so one must stay small.
+const maxValueBytes = 4 << 20
+
+// applyTimeout bounds how long a request waits for raft to take a command.
+const applyTimeout = 10 * time.Second
+
+// logger is a named hclog logger writing to LogOutput at LogLevel.
+func (c *Config) logger(name string) hclog.Logger {
+	out := c.LogOutput
+	if out == nil {
+		out = io.Discard
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Output: out, Level: hclog.LevelFromString(c.logLevel())})
+}
+
+func (c *Config) logLevel() string {
+	if c.LogLevel == "" {
+		return "INFO"
+	}
+	return c.LogLevel
+}
+
+func (c *Config) raftConfig() *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(c.ID)
+	if c.HeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = c.HeartbeatTimeout
+		rc.ElectionTimeout = c.HeartbeatTimeout
+		rc.LeaderLeaseTimeout = c.HeartbeatTimeout / 2
+	}
+	if c.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = c.SnapshotThreshold
+	}
+	if c.SnapshotInterval > 0 {
+		rc.SnapshotInterval = c.SnapshotInterval
+	}
+	if c.TrailingLogs > 0 {
+		rc.TrailingLogs = c.TrailingLogs
+	}
+	// The state machine is a persistent DB that knows its applied index
+	// (S2): restoring the last snapshot at every start would only rewrite
+	// what is already there.
+	rc.NoSnapshotRestoreOnStart = true
+	rc.Logger = c.logger("raft")
+	return rc
+}

@@ -1,0 +1,39 @@
+// Command kvserver is a node of a replicated key-value service: its state
+// machine is a sievekv DB and its raft log and stable store are raftstore,
+// with consensus by hashicorp/raft as it is.
+//
+//	kvserver -id n1 -dir data/n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001
+//	kvserver -id n2 -dir data/n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -join http://127.0.0.1:8001
+//
+// The HTTP API is described on NewHandler; running a cluster and the cost of
+// each read mode are in the README ("A replicated cluster: kvserver").
+//
+// # Layout of DIR
+//
+//	raft/       the raftstore DB: raft's log and stable state
+//	snapshots/  raft's file snapshot store (the stream format of S3)
+//	state/      the state machine: CURRENT names the live generation
+//	            directory (000001, ...), a sievekv DB
+//
+// # Concurrency
+//
+// raft calls the state machine's Apply, Snapshot and Restore on one
+// goroutine; HTTP handlers read the state concurrently under
+// stateMachine.mu held shared, which Restore takes exclusively to swap DBs.
+//
+// # Invariants
+//
+//	S1 (one writer): only committed raft entries change the state, applied
+//	   in index order on raft's FSM goroutine.
+//	S2 (applied index): each command's write and the new applied index are
+//	   one sievekv batch, so the DB knows exactly which entries it holds; a
+//	   replayed entry at or below it is skipped. Snapshot syncs the DB
+//	   first, so the state is durable up to any index raft compacts away,
+//	   and raft need not restore a snapshot at start.
+//	S3 (streamed snapshots): a snapshot is a sievekv snapshot iterated one
+//	   record at a time into raft's sink, never built in memory; Restore
+//	   fills a new generation, syncs it, and only then switches CURRENT.
+//	S4 (linearizable reads): served by the leader after a barrier in its
+//	   current term, at read index = commit index, once VerifyLeader has
+//	   heard from a quorum and the applied index reached the read index.
+package main

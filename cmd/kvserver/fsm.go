@@ -1,0 +1,310 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/kv"
+)
+
+// Key prefixes of the state machine's DB. Do not renumber: on disk and in
+// snapshot streams.
+const (
+	userPrefix   byte = 'u' // user key -> value
+	memberPrefix byte = 'h' // server ID -> HTTP address
+)
+
+// appliedKey holds the index of the last command applied (S2); it is not a
+// user or member key, so snapshot streams leave it out.
+var appliedKey = []byte{'a'}
+
+// stateMachine is the raft FSM: a sievekv DB under dir/<generation>, the
+// generation named by dir/CURRENT. Restore builds a new generation and
+// switches CURRENT, so a crash mid-restore leaves the old state whole.
+type stateMachine struct {
+	dir string
+
+	// mu guards db and gen. Apply, Snapshot and Restore run on raft's FSM
+	// goroutine, one at a time; readers and snapshot streams hold mu
+	// shared so Restore, holding it exclusively, never closes a DB under
+	// them.
+	mu  sync.RWMutex
+	db  *kv.DB
+	gen uint64
+
+	applied atomic.Uint64 // index of the last command applied (S2)
+	dbOpts  *kv.Options
+
+	// failed is the first write failure of the DB (owned by the FSM
+	// goroutine; read by status through failure). After it the state is
+	// behind the log, so no later command is applied: a restart replays
+	// them from the raft log (S2).
+	failed atomic.Pointer[error]
+}
+
+// failure is the sticky apply error, or nil.
+func (sm *stateMachine) failure() error {
+	if p := sm.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+const currentFile = "CURRENT"
+
+// openStateMachine opens the generation CURRENT names (creating the first
+// one in an empty dir) and removes any other, the leftovers of a restore
+// that did not finish.
+func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kvserver: state dir: %w", err)
+	}
+	sm := &stateMachine{dir: dir, dbOpts: opts, gen: 1}
+	switch b, err := os.ReadFile(filepath.Join(dir, currentFile)); {
+	case errors.Is(err, os.ErrNotExist):
+		if err := sm.setCurrent(1); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("kvserver: read %s: %w", currentFile, err)
+	default:
+		gen, perr := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if perr != nil || gen == 0 {
+			return nil, fmt.Errorf("kvserver: %s: %w: %q names no generation", filepath.Join(dir, currentFile), ErrBadCommand, b)
+		}
+		sm.gen = gen
+	}
+	if err := sm.removeOtherGenerations(); err != nil {
+		return nil, err
+	}
+	db, err := kv.Open(sm.genDir(sm.gen), opts)
+	if err != nil {
+		return nil, fmt.Errorf("kvserver: open state: %w", err)
+	}
+	sm.db = db
+	applied, err := readApplied(db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	sm.applied.Store(applied)
+	return sm, nil
+}
+
+func (sm *stateMachine) genDir(gen uint64) string {
+	return filepath.Join(sm.dir, fmt.Sprintf("%06d", gen))
+}
+
+// setCurrent makes gen the live generation: write, sync, rename, sync dir.
+func (sm *stateMachine) setCurrent(gen uint64) error {
+	tmp := filepath.Join(sm.dir, currentFile+".tmp")
+	f, err := os.Create(tmp)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%d\n", gen)
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(sm.dir, currentFile))
+	}
+	if err == nil {
+		err = syncDir(sm.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("kvserver: switch state to generation %d: %w", gen, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (sm *stateMachine) removeOtherGenerations() error {
+	entries, err := os.ReadDir(sm.dir)
+	if err != nil {
+		return fmt.Errorf("kvserver: list state dir: %w", err)
+	}
+	for _, e := range entries {
+		if gen, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() && gen != sm.gen {
+			if err := os.RemoveAll(filepath.Join(sm.dir, e.Name())); err != nil {
+				return fmt.Errorf("kvserver: remove stale state generation: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func readApplied(db *kv.DB) (uint64, error) {
+	v, err := db.Get(appliedKey)
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kvserver: read applied index: %w", err)
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("kvserver: %w: applied index of %d bytes", kv.ErrCorruption, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Apply applies one committed command. A command at or below the applied
+// index is already in the DB (raft replays the log past its last snapshot
+// at start, S2) and is skipped. The write need not sync: the raft log holds
+// the command durably, and Snapshot syncs before raft may drop it.
+func (sm *stateMachine) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand || l.Index <= sm.applied.Load() {
+		return nil
+	}
+	if err := sm.failure(); err != nil {
+		return err
+	}
+	c, err := decodeCommand(l.Data)
+	if err != nil {
+		// Only a kvserver writes commands; skip the entry rather than stop
+		// the node, and report it to the caller that proposed it.
+		sm.applied.Store(l.Index)
+		return fmt.Errorf("kvserver: log entry %d: %w", l.Index, err)
+	}
+	b := sm.db.NewBatch()
+	switch c.op {
+	case opSet:
+		b.Set(prefixed(userPrefix, c.key), c.value)
+	case opDelete:
+		b.Delete(prefixed(userPrefix, c.key))
+	case opMember:
+		b.Set(prefixed(memberPrefix, c.key), c.value)
+	}
+	b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, l.Index))
+	if err := sm.db.Apply(b, kv.NoSync); err != nil {
+		err = fmt.Errorf("kvserver: apply log entry %d: %w", l.Index, err)
+		sm.failed.CompareAndSwap(nil, &err)
+		return err
+	}
+	sm.applied.Store(l.Index)
+	return nil
+}
+
+func prefixed(p byte, key []byte) []byte {
+	k := make([]byte, 0, 1+len(key))
+	return append(append(k, p), key...)
+}
+
+// get reads a user key from the local state (no consensus).
+func (sm *stateMachine) get(key []byte) ([]byte, error) {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	return sm.db.Get(prefixed(userPrefix, key))
+}
+
+// memberHTTP is the HTTP address a member registered, "" if none.
+func (sm *stateMachine) memberHTTP(id string) string {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	v, err := sm.db.Get(prefixed(memberPrefix, []byte(id)))
+	if err != nil {
+		return ""
+	}
+	return string(v)
+}
+
+// Snapshot syncs the DB, so every command up to the applied index is
+// durable before raft may compact them out of its log (S2), and pins a
+// sievekv snapshot for Persist to stream.
+func (sm *stateMachine) Snapshot() (raft.FSMSnapshot, error) {
+	applied := sm.applied.Load()
+	if err := sm.db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync); err != nil {
+		return nil, fmt.Errorf("kvserver: sync state for snapshot: %w", err)
+	}
+	sm.mu.RLock() // released by Release
+	return &fsmSnapshot{sm: sm, snap: sm.db.NewSnapshot(), applied: applied}, nil
+}
+
+// fsmSnapshot streams a pinned sievekv snapshot; it holds sm.mu shared
+// until Release.
+type fsmSnapshot struct {
+	sm       *stateMachine
+	snap     *kv.Snapshot
+	applied  uint64
+	released sync.Once
+}
+
+// Persist writes the snapshot stream (S3) to sink straight from a sievekv
+// iterator: memory stays bounded by one key and value, whatever the size
+// of the state.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	err := writeSnapshotStream(sink, s.snap, s.applied)
+	if err != nil {
+		sink.Cancel()
+		return fmt.Errorf("kvserver: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {
+	s.released.Do(func() {
+		s.snap.Close()
+		s.sm.mu.RUnlock()
+	})
+}
+
+// Restore replaces the state with a snapshot stream: it fills a fresh
+// generation, makes it durable, switches CURRENT to it, and only then
+// closes and removes the old one. A damaged stream leaves the old state.
+func (sm *stateMachine) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	gen := sm.gen + 1
+	dir := sm.genDir(gen)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("kvserver: restore: %w", err)
+	}
+	db, err := kv.Open(dir, sm.dbOpts)
+	if err != nil {
+		return fmt.Errorf("kvserver: restore: open new state: %w", err)
+	}
+	applied, err := readSnapshotStream(rc, db)
+	if err == nil {
+		err = db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync)
+	}
+	if err == nil {
+		err = sm.setCurrent(gen)
+	}
+	if err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return fmt.Errorf("kvserver: restore: %w", err)
+	}
+	sm.mu.Lock()
+	old, oldGen := sm.db, sm.gen
+	sm.db, sm.gen = db, gen
+	sm.applied.Store(applied)
+	sm.mu.Unlock()
+	old.Close()
+	os.RemoveAll(sm.genDir(oldGen))
+	return nil
+}
+
+func (sm *stateMachine) close() error {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.db.Close()
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/raftstore"
+)
+
+// Node is one member of the replicated service: raft over a raftstore log,
+// a file snapshot store, and the sievekv state machine.
+type Node struct {
+	cfg   Config
+	raft  *raft.Raft
+	fsm   *stateMachine
+	store *raftstore.Store
+	trans raft.Transport
+
+	// readyTerm is the term in which this node, as leader, has applied
+	// everything committed before it led (a barrier), which linearizable
+	// reads need (S4).
+	readyTerm atomic.Uint64
+
+	stop     chan struct{}
+	bg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+// ErrNoLeader is returned when the cluster has no leader to serve a request.
+var ErrNoLeader = errors.New("kvserver: no leader")
+
+// StartNode opens the node's directory and starts raft: bootstrapping a
+// one-node cluster in an empty directory without cfg.Join, joining through
+// cfg.Join in an empty directory with it, and rejoining from the stored
+// state otherwise (cfg.Join is then ignored).
+func StartNode(cfg Config) (*Node, error) {
+	if cfg.ID == "" || cfg.Dir == "" || cfg.HTTPAddr == "" || (cfg.RaftAddr == "" && cfg.Transport == nil) {
+		return nil, fmt.Errorf("kvserver: -id, -dir, -raft and -http are required")
+	}
+	if cfg.LogOutput == nil {
+		cfg.LogOutput = os.Stderr
+	}
+	n := &Node{cfg: cfg, stop: make(chan struct{})}
+	if err := n.open(); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) open() error {
+	cfg := &n.cfg
+	var err error
+	if n.store, err = raftstore.Open(filepath.Join(cfg.Dir, "raft"), cfg.DB); err != nil {
+		return err
+	}
+	if n.fsm, err = openStateMachine(filepath.Join(cfg.Dir, "state"), cfg.DB); err != nil {
+		return err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, cfg.logger("snapshot"))
+	if err != nil {
+		return fmt.Errorf("kvserver: snapshot store: %w", err)
+	}
+	if err := n.catchUpFromSnapshot(snaps); err != nil {
+		return err
+	}
+	if n.trans, err = newTransport(cfg); err != nil {
+		return err
+	}
+	existing, err := raft.HasExistingState(n.store, n.store, snaps)
+	if err != nil {
+		return fmt.Errorf("kvserver: inspect state: %w", err)
+	}
+	if n.raft, err = raft.NewRaft(cfg.raftConfig(), n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+		return fmt.Errorf("kvserver: start raft: %w", err)
+	}
+	switch {
+	case existing:
+		// Rejoin from the stored configuration.
+	case cfg.Join == "":
+		boot := raft.Configuration{Servers: []raft.Server{{ID: raft.ServerID(cfg.ID), Address: n.trans.LocalAddr()}}}
+		if err := n.raft.BootstrapCluster(boot).Error(); err != nil {
+			return fmt.Errorf("kvserver: bootstrap: %w", err)
+		}
+	default:
+		n.bg.Add(1)
+		go n.joinLoop()
+	}
+	n.bg.Add(1)
+	go n.leaderLoop()
+	return nil
+}
+
+// catchUpFromSnapshot restores the newest snapshot when the state DB is
+// behind it (its directory lost or replaced): raft, which does not restore
+// at start (S2), would otherwise replay only the entries after it.
+func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
+	list, err := snaps.List()
+	if err != nil || len(list) == 0 || list[0].Index <= n.fsm.applied.Load() {
+		return err
+	}
+	_, rc, err := snaps.Open(list[0].ID)
+	if err != nil {
+		return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
+	}
+	return n.fsm.Restore(rc)
+}
+
+// leaderLoop runs a barrier each time this node becomes leader, so reads
+// see every entry committed before it led (S4), and registers this node's
+// HTTP address if the state does not have it yet.
+func (n *Node) leaderLoop() {
+	defer n.bg.Done()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case isLeader := <-n.raft.LeaderCh():
+			if !isLeader {
+				continue
+			}
+			term := n.raft.CurrentTerm()
+			if n.raft.Barrier(applyTimeout).Error() != nil {
+				continue
+			}
+			n.readyTerm.Store(term)
+			if n.fsm.memberHTTP(n.cfg.ID) != n.cfg.HTTPAddr {
+				c := command{op: opMember, key: []byte(n.cfg.ID), value: []byte(n.cfg.HTTPAddr)}
+				n.raft.Apply(c.encode(), applyTimeout)
+			}
+		}
+	}
+}
+
+// joinRequest is the body of POST /join.
+type joinRequest struct {
+	ID   string `json:"id"`
+	Raft string `json:"raft"`
+	HTTP string `json:"http"`
+}
+
+func (r joinRequest) validate() error {
+	if r.ID == "" || r.Raft == "" || r.HTTP == "" {
+		return fmt.Errorf("%w: join needs id, raft and http", ErrBadCommand)
+	}
+	return nil
+}
+
+// joinLoop asks cfg.Join to add this node until it is a member or the node
+// stops; any member forwards the request to the leader.
+func (n *Node) joinLoop() {
+	defer n.bg.Done()
+	body, _ := json.Marshal(joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr})
+	client := &http.Client{Timeout: applyTimeout + 5*time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stop: // Shutdown must not wait for a join in flight
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		err := postJoin(ctx, client, n.cfg.Join, body)
+		if err == nil {
+			return
+		}
+		fmt.Fprintf(n.cfg.LogOutput, "kvserver: join through %s: %v (retrying)\n", n.cfg.Join, err)
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+func postJoin(ctx context.Context, client *http.Client, base string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/join", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// addMember makes req's server a voter and records its HTTP address.
+// REQUIRES: this node is the leader (else raft.ErrNotLeader).
+func (n *Node) addMember(req joinRequest) error {
+	if err := req.validate(); err != nil {
+		return err
+	}
+	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
+	if err := n.apply(c); err != nil {
+		return err
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
+		if sameID && sameAddr && s.Suffrage == raft.Voter {
+			return nil // already a member: joining again is not an error
+		}
+		if sameID || sameAddr {
+			// A server that moved address or was replaced: drop the
+			// stale entry before adding the new one.
+			if err := n.raft.RemoveServer(s.ID, 0, applyTimeout).Error(); err != nil {
+				return err
+			}
+		}
+	}
+	return n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout).Error()
+}
+
+// apply proposes c and waits until this node's state machine applied it.
+func (n *Node) apply(c command) error {
+	f := n.raft.Apply(c.encode(), applyTimeout)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	if err, ok := f.Response().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// leaderHTTP is the leader's HTTP address, or "" when there is no leader
+// or it has not registered one yet.
+func (n *Node) leaderHTTP() string {
+	_, id := n.raft.LeaderWithID()
+	if id == "" {
+		return ""
+	}
+	return n.fsm.memberHTTP(string(id))
+}
+
+// linearizableRead returns key's value as of some instant between the call
+// and its return (S4): the leader confirms with a quorum that it still
+// leads, and waits until it applied every entry committed before.
+func (n *Node) linearizableRead(key []byte) ([]byte, error) {
+	if n.readyTerm.Load() != n.raft.CurrentTerm() {
+		term := n.raft.CurrentTerm()
+		if err := n.raft.Barrier(applyTimeout).Error(); err != nil {
+			return nil, err
+		}
+		n.readyTerm.Store(term)
+	}
+	readIndex := n.raft.CommitIndex()
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(applyTimeout)
+	for n.raft.AppliedIndex() < readIndex {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("kvserver: read waited %v for index %d to apply", applyTimeout, readIndex)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := n.fsm.failure(); err != nil {
+		return nil, err
+	}
+	return n.fsm.get(key)
+}
+
+// Shutdown stops raft, then closes the transport and both stores. The
+// data directory then holds everything a restart needs.
+func (n *Node) Shutdown() error {
+	var err error
+	n.stopOnce.Do(func() {
+		close(n.stop)
+		if n.raft != nil {
+			err = n.raft.Shutdown().Error()
+		}
+		n.bg.Wait()
+		if cerr := n.closeStores(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+func (n *Node) closeStores() error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if c, ok := n.trans.(io.Closer); ok {
+		keep(c.Close())
+	}
+	if n.fsm != nil {
+		keep(n.fsm.close())
+	}
+	if n.store != nil {
+		keep(n.store.Close())
+	}
+	return first
+}
