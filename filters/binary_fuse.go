@@ -86,8 +86,8 @@ const (
 )
 
 func init() {
-	registerDecoder(TypeBinaryFuse8, decodeBinaryFuse8)
-	registerDecoder(TypeBinaryFuse16, decodeBinaryFuse16)
+	registerDecoder(TypeBinaryFuse8, namedDecoderOf("binary fuse8", decodeBinaryFuse8Body))
+	registerDecoder(TypeBinaryFuse16, namedDecoderOf("binary fuse16", decodeBinaryFuse16Body))
 }
 
 func fuse3Layout(n int) staticLayout { return fuseLayout(3, n) }
@@ -165,24 +165,7 @@ func (f *BinaryFuse8) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse8) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeBinaryFuse8)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse8: %w", err)
-	}
-	g, err := decodeBinaryFuse8Body(version, body)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse8: %w", err)
-	}
-	*f = *g
-	return nil
-}
-
-func decodeBinaryFuse8(version uint8, body []byte) (Filter, error) {
-	f, err := decodeBinaryFuse8Body(version, body)
-	if err != nil {
-		return nil, fmt.Errorf("filters: binary fuse8: %w", err)
-	}
-	return f, nil
+	return unmarshalAs(f, data, TypeBinaryFuse8, "binary fuse8", decodeBinaryFuse8Body)
 }
 
 func decodeBinaryFuse8Body(version uint8, body []byte) (*BinaryFuse8, error) {
@@ -268,24 +251,7 @@ func (f *BinaryFuse16) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse16) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeBinaryFuse16)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse16: %w", err)
-	}
-	g, err := decodeBinaryFuse16Body(version, body)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse16: %w", err)
-	}
-	*f = *g
-	return nil
-}
-
-func decodeBinaryFuse16(version uint8, body []byte) (Filter, error) {
-	f, err := decodeBinaryFuse16Body(version, body)
-	if err != nil {
-		return nil, fmt.Errorf("filters: binary fuse16: %w", err)
-	}
-	return f, nil
+	return unmarshalAs(f, data, TypeBinaryFuse16, "binary fuse16", decodeBinaryFuse16Body)
 }
 
 func decodeBinaryFuse16Body(version uint8, body []byte) (*BinaryFuse16, error) {

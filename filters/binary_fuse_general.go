@@ -52,7 +52,7 @@ type BinaryFuse struct {
 //	   then ceil(size*bits/8) bytes of packed fingerprints.
 const binaryFuseVersion = 1
 
-func init() { registerDecoder(TypeBinaryFuse, decodeBinaryFuse) }
+func init() { registerDecoder(TypeBinaryFuse, namedDecoderOf("binary fuse", decodeBinaryFuseBody)) }
 
 // BuildBinaryFuse builds a binary fuse filter from keys with the given arity
 // and fingerprint width. Duplicate keys are allowed and count once; an empty
@@ -195,24 +195,7 @@ func (f *BinaryFuse) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeBinaryFuse)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse: %w", err)
-	}
-	g, err := decodeBinaryFuseBody(version, body)
-	if err != nil {
-		return fmt.Errorf("filters: binary fuse: %w", err)
-	}
-	*f = *g
-	return nil
-}
-
-func decodeBinaryFuse(version uint8, body []byte) (Filter, error) {
-	f, err := decodeBinaryFuseBody(version, body)
-	if err != nil {
-		return nil, fmt.Errorf("filters: binary fuse: %w", err)
-	}
-	return f, nil
+	return unmarshalAs(f, data, TypeBinaryFuse, "binary fuse", decodeBinaryFuseBody)
 }
 
 func decodeBinaryFuseBody(version uint8, body []byte) (*BinaryFuse, error) {

@@ -46,13 +46,7 @@ type BlockedBloom struct {
 }
 
 func init() {
-	registerDecoder(TypeBlockedBloom, func(version uint8, body []byte) (Filter, error) {
-		b, err := decodeBlockedBloom(version, body)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	})
+	registerDecoder(TypeBlockedBloom, decoderOf(decodeBlockedBloom))
 }
 
 // NewBlockedBloom returns an empty blocked Bloom filter for n keys whose
@@ -267,15 +261,7 @@ func (b *BlockedBloom) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeBlockedBloom)
-	if err == nil {
-		var nb *BlockedBloom
-		if nb, err = decodeBlockedBloom(version, body); err == nil {
-			*b = *nb
-			return nil
-		}
-	}
-	return fmt.Errorf("filters: BlockedBloom.UnmarshalBinary: %w", err)
+	return unmarshalAs(b, data, TypeBlockedBloom, "BlockedBloom.UnmarshalBinary", decodeBlockedBloom)
 }
 
 func decodeBlockedBloom(version uint8, body []byte) (*BlockedBloom, error) {

@@ -74,13 +74,7 @@ var (
 )
 
 func init() {
-	registerDecoder(TypeBloom, func(version uint8, body []byte) (Filter, error) {
-		b, err := decodeBloom(version, body)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	})
+	registerDecoder(TypeBloom, decoderOf(decodeBloom))
 }
 
 // NewBloom returns an empty standard Bloom filter sized by OptimalBloomParams
@@ -287,15 +281,7 @@ func (b *Bloom) appendBody(w *bodyWriter) {
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *Bloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeBloom)
-	if err == nil {
-		var nb *Bloom
-		if nb, err = decodeBloom(version, body); err == nil {
-			*b = *nb
-			return nil
-		}
-	}
-	return fmt.Errorf("filters: Bloom.UnmarshalBinary: %w", err)
+	return unmarshalAs(b, data, TypeBloom, "Bloom.UnmarshalBinary", decodeBloom)
 }
 
 func decodeBloom(version uint8, body []byte) (*Bloom, error) {

@@ -44,13 +44,7 @@ type CountingBloom struct {
 }
 
 func init() {
-	registerDecoder(TypeCountingBloom, func(version uint8, body []byte) (Filter, error) {
-		c, err := decodeCountingBloom(version, body)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	})
+	registerDecoder(TypeCountingBloom, decoderOf(decodeCountingBloom))
 }
 
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
@@ -195,15 +189,7 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged and the error wraps ErrCorrupt.
 func (c *CountingBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeCountingBloom)
-	if err == nil {
-		var nc *CountingBloom
-		if nc, err = decodeCountingBloom(version, body); err == nil {
-			*c = *nc
-			return nil
-		}
-	}
-	return fmt.Errorf("filters: CountingBloom.UnmarshalBinary: %w", err)
+	return unmarshalAs(c, data, TypeCountingBloom, "CountingBloom.UnmarshalBinary", decodeCountingBloom)
 }
 
 func decodeCountingBloom(version uint8, body []byte) (*CountingBloom, error) {

@@ -710,22 +710,11 @@ func (f *CountingQuotient) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeCountingQuotient)
-	if err != nil {
-		return fmt.Errorf("filters: counting quotient: %w", err)
-	}
-	d, err := decodeCountingQuotient(version, body)
-	if err != nil {
-		return err
-	}
-	*f = *d
-	return nil
+	return unmarshalAs(f, data, TypeCountingQuotient, "counting quotient", decodeCountingQuotient)
 }
 
 func init() {
-	registerDecoder(TypeCountingQuotient, func(version uint8, body []byte) (Filter, error) {
-		return decodeCountingQuotient(version, body)
-	})
+	registerDecoder(TypeCountingQuotient, decoderOf(decodeCountingQuotient))
 }
 
 // decodeCountingQuotient checks the shape against the body length before

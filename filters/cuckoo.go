@@ -385,22 +385,11 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged.
 func (c *Cuckoo) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeCuckoo)
-	if err != nil {
-		return fmt.Errorf("filters: cuckoo: %w", err)
-	}
-	d, err := decodeCuckoo(version, body)
-	if err != nil {
-		return err
-	}
-	*c = *d
-	return nil
+	return unmarshalAs(c, data, TypeCuckoo, "cuckoo", decodeCuckoo)
 }
 
 func init() {
-	registerDecoder(TypeCuckoo, func(version uint8, body []byte) (Filter, error) {
-		return decodeCuckoo(version, body)
-	})
+	registerDecoder(TypeCuckoo, decoderOf(decodeCuckoo))
 }
 
 // decodeCuckoo checks every field before building the filter, including

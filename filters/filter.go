@@ -53,3 +53,45 @@ func UnmarshalWithType(data []byte) (Filter, Type, error) {
 	}
 	return f, t, nil
 }
+
+// decoderOf adapts a filter's typed body decoder to the registry. The
+// error check comes first so a failed decode yields a nil Filter, not an
+// interface holding a nil pointer.
+func decoderOf[T Filter](decode func(version uint8, body []byte) (T, error)) decodeFunc {
+	return func(version uint8, body []byte) (Filter, error) {
+		f, err := decode(version, body)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+}
+
+// unmarshalAs is every filter's UnmarshalBinary: it opens data as an
+// envelope of type t, decodes the body with decode and replaces *dst. On
+// error *dst is unchanged and the error, naming the filter, wraps
+// ErrCorrupt.
+func unmarshalAs[T any](dst *T, data []byte, t Type, name string, decode func(version uint8, body []byte) (*T, error)) error {
+	version, body, err := openTyped(data, t)
+	if err == nil {
+		var f *T
+		if f, err = decode(version, body); err == nil {
+			*dst = *f
+			return nil
+		}
+	}
+	return fmt.Errorf("filters: %s: %w", name, err)
+}
+
+// namedDecoderOf is decoderOf for a decoder whose errors do not name its
+// filter: it prefixes them with name.
+func namedDecoderOf[T Filter](name string, decode func(version uint8, body []byte) (T, error)) decodeFunc {
+	inner := decoderOf(decode)
+	return func(version uint8, body []byte) (Filter, error) {
+		f, err := inner(version, body)
+		if err != nil {
+			return nil, fmt.Errorf("filters: %s: %w", name, err)
+		}
+		return f, nil
+	}
+}

@@ -491,22 +491,11 @@ func (m *Morton) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces m with the filter encoded in data. On error m is
 // unchanged.
 func (m *Morton) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeMorton)
-	if err != nil {
-		return fmt.Errorf("filters: morton: %w", err)
-	}
-	d, err := decodeMorton(version, body)
-	if err != nil {
-		return err
-	}
-	*m = *d
-	return nil
+	return unmarshalAs(m, data, TypeMorton, "morton", decodeMorton)
 }
 
 func init() {
-	registerDecoder(TypeMorton, func(version uint8, body []byte) (Filter, error) {
-		return decodeMorton(version, body)
-	})
+	registerDecoder(TypeMorton, decoderOf(decodeMorton))
 }
 
 // decodeMorton checks the shape before allocating, then every block: at

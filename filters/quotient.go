@@ -456,22 +456,11 @@ func (f *Quotient) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Quotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeQuotient)
-	if err != nil {
-		return fmt.Errorf("filters: quotient: %w", err)
-	}
-	d, err := decodeQuotient(version, body)
-	if err != nil {
-		return err
-	}
-	*f = *d
-	return nil
+	return unmarshalAs(f, data, TypeQuotient, "quotient", decodeQuotient)
 }
 
 func init() {
-	registerDecoder(TypeQuotient, func(version uint8, body []byte) (Filter, error) {
-		return decodeQuotient(version, body)
-	})
+	registerDecoder(TypeQuotient, decoderOf(decodeQuotient))
 }
 
 // decodeQuotient checks the parameters, that no bit outside the table is

@@ -121,7 +121,7 @@ const ribbonVersion = 1
 // ribbonHeaderSize is the encoded size of the body fields before the words.
 const ribbonHeaderSize = 8 + 8 + 1 + 1 + 4
 
-func init() { registerDecoder(TypeRibbon, decodeRibbon) }
+func init() { registerDecoder(TypeRibbon, namedDecoderOf("ribbon", decodeRibbonBody)) }
 
 // ribbonBlocks returns the number of 64-slot blocks for n distinct keys and
 // band width w: (1+eps)*n + 64 slots rounded up to a whole block, and never
@@ -493,24 +493,7 @@ func (f *Ribbon) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Ribbon) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeRibbon)
-	if err != nil {
-		return fmt.Errorf("filters: ribbon: %w", err)
-	}
-	g, err := decodeRibbonBody(version, body)
-	if err != nil {
-		return fmt.Errorf("filters: ribbon: %w", err)
-	}
-	*f = *g
-	return nil
-}
-
-func decodeRibbon(version uint8, body []byte) (Filter, error) {
-	f, err := decodeRibbonBody(version, body)
-	if err != nil {
-		return nil, fmt.Errorf("filters: ribbon: %w", err)
-	}
-	return f, nil
+	return unmarshalAs(f, data, TypeRibbon, "ribbon", decodeRibbonBody)
 }
 
 // decodeRibbonBody checks every parameter an encoder could not have written

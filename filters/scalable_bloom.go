@@ -60,13 +60,7 @@ type scalableBloomStage struct {
 }
 
 func init() {
-	registerDecoder(TypeScalableBloom, func(version uint8, body []byte) (Filter, error) {
-		s, err := decodeScalableBloom(version, body)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	})
+	registerDecoder(TypeScalableBloom, decoderOf(decodeScalableBloom))
 }
 
 // NewScalableBloom returns an empty scalable Bloom filter whose first stage
@@ -238,15 +232,7 @@ func (s *ScalableBloom) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s with the chain encoded in data. On error s is
 // unchanged and the error wraps ErrCorrupt.
 func (s *ScalableBloom) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeScalableBloom)
-	if err == nil {
-		var ns *ScalableBloom
-		if ns, err = decodeScalableBloom(version, body); err == nil {
-			*s = *ns
-			return nil
-		}
-	}
-	return fmt.Errorf("filters: ScalableBloom.UnmarshalBinary: %w", err)
+	return unmarshalAs(s, data, TypeScalableBloom, "ScalableBloom.UnmarshalBinary", decodeScalableBloom)
 }
 
 // scalableBloomMinStageBytes is the smallest encoded stage: capacity, count, m, k

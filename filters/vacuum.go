@@ -331,22 +331,11 @@ func (v *Vacuum) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces v with the filter encoded in data. On error v is
 // unchanged.
 func (v *Vacuum) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeVacuum)
-	if err != nil {
-		return fmt.Errorf("filters: vacuum: %w", err)
-	}
-	d, err := decodeVacuum(version, body)
-	if err != nil {
-		return err
-	}
-	*v = *d
-	return nil
+	return unmarshalAs(v, data, TypeVacuum, "vacuum", decodeVacuum)
 }
 
 func init() {
-	registerDecoder(TypeVacuum, func(version uint8, body []byte) (Filter, error) {
-		return decodeVacuum(version, body)
-	})
+	registerDecoder(TypeVacuum, decoderOf(decodeVacuum))
 }
 
 // decodeVacuum checks the shape before allocating, then that no bit outside

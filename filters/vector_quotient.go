@@ -447,22 +447,11 @@ func (f *VectorQuotient) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *VectorQuotient) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeVectorQuotient)
-	if err != nil {
-		return fmt.Errorf("filters: vector quotient: %w", err)
-	}
-	d, err := decodeVectorQuotient(version, body)
-	if err != nil {
-		return err
-	}
-	*f = *d
-	return nil
+	return unmarshalAs(f, data, TypeVectorQuotient, "vector quotient", decodeVectorQuotient)
 }
 
 func init() {
-	registerDecoder(TypeVectorQuotient, func(version uint8, body []byte) (Filter, error) {
-		return decodeVectorQuotient(version, body)
-	})
+	registerDecoder(TypeVectorQuotient, decoderOf(decodeVectorQuotient))
 }
 
 // decodeVectorQuotient checks the shape against the body length before

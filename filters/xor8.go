@@ -20,7 +20,7 @@ type Xor8 struct {
 //	1: seed u64, n u64, blockLen u32, 3*blockLen fingerprint bytes.
 const xor8Version = 1
 
-func init() { registerDecoder(TypeXor8, decodeXor8) }
+func init() { registerDecoder(TypeXor8, namedDecoderOf("xor8", decodeXor8Body)) }
 
 // BuildXor8 builds an XOR filter from keys. Duplicate keys are allowed and
 // count once; an empty set gives a filter that reports every key absent.
@@ -96,24 +96,7 @@ func (f *Xor8) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Xor8) UnmarshalBinary(data []byte) error {
-	version, body, err := openTyped(data, TypeXor8)
-	if err != nil {
-		return fmt.Errorf("filters: xor8: %w", err)
-	}
-	g, err := decodeXor8Body(version, body)
-	if err != nil {
-		return fmt.Errorf("filters: xor8: %w", err)
-	}
-	*f = *g
-	return nil
-}
-
-func decodeXor8(version uint8, body []byte) (Filter, error) {
-	f, err := decodeXor8Body(version, body)
-	if err != nil {
-		return nil, fmt.Errorf("filters: xor8: %w", err)
-	}
-	return f, nil
+	return unmarshalAs(f, data, TypeXor8, "xor8", decodeXor8Body)
 }
 
 func decodeXor8Body(version uint8, body []byte) (*Xor8, error) {
