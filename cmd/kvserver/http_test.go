@@ -76,7 +76,7 @@ func TestHTTPAPI(t *testing.T) {
 		want         int
 	}{
 		"empty key":      {http.MethodPut, "/kv/", []byte("v"), http.StatusBadRequest},
-		"oversize value": {http.MethodPut, "/kv/big", bytes.Repeat([]byte("x"), maxValueBytes+1), http.StatusRequestEntityTooLarge},
+		"oversize value": {http.MethodPut, "/kv/big", bytes.Repeat([]byte("x"), defaultMaxValueBytes+1), http.StatusRequestEntityTooLarge},
 		"join not json":  {http.MethodPost, "/join", []byte("{"), http.StatusBadRequest},
 		"join no id":     {http.MethodPost, "/join", []byte(`{"raft":"x:1","http":"x:2"}`), http.StatusBadRequest},
 		"unknown path":   {http.MethodGet, "/nope", nil, http.StatusNotFound},
