@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Limits bound what one HTTP request may cost a node (K3). A zero field
@@ -96,5 +98,7 @@ func NewServer(n *Node) *http.Server {
 		WriteTimeout:      l.WriteTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.maxHeaderBytes(),
+		// TLS handshake failures and the like, into the node's log.
+		ErrorLog: n.cfg.logger("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 }
