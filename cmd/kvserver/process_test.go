@@ -109,18 +109,8 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 			procs[i].join = procs[i-1].url() // any member forwards to the leader
 		}
 	}
-	defer func() {
-		for _, p := range procs {
-			if p.cmd != nil && p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-			}
-		}
-	}()
-	procs[0].start(t, bin)
-	waitFor(t, "n1 to lead", 10*time.Second, func() bool {
-		s, ok := procs[0].status()
-		return ok && s.State == "Leader" && s.LeaderHTTP != ""
-	})
+	defer killAll(procs)
+	procs[0].startLeader(t, bin)
 	procs[1].start(t, bin)
 	procs[2].start(t, bin)
 	waitFor(t, "three members that know the leader", 15*time.Second, func() bool {
@@ -233,6 +223,31 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	})
 	t.Logf("%d writes acknowledged (%d before the kill), all readable", n, atKill)
 
+	terminateAll(t, procs)
+}
+
+// startLeader starts p, the first node, and waits until it leads.
+func (p *proc) startLeader(t *testing.T, bin string) {
+	t.Helper()
+	p.start(t, bin)
+	waitFor(t, p.id+" to lead", 10*time.Second, func() bool {
+		s, ok := p.status()
+		return ok && s.State == "Leader" && s.LeaderHTTP != ""
+	})
+}
+
+// killAll kills the processes still running (a failed test's).
+func killAll(procs []*proc) {
+	for _, p := range procs {
+		if p.cmd != nil && p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+		}
+	}
+}
+
+// terminateAll sends every process SIGTERM and checks each exits cleanly.
+func terminateAll(t *testing.T, procs []*proc) {
+	t.Helper()
 	for _, p := range procs {
 		p.cmd.Process.Signal(syscall.SIGTERM)
 	}

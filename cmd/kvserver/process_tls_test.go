@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -51,18 +50,8 @@ func TestProcessesMutualTLS(t *testing.T) {
 				"-tls-ca", filepath.Join(certs, "ca.pem")}}
 	}
 	procs[1].join = procs[0].url()
-	defer func() {
-		for _, p := range procs {
-			if p.cmd != nil && p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-			}
-		}
-	}()
-	procs[0].start(t, bin)
-	waitFor(t, "n1 to lead", 10*time.Second, func() bool {
-		s, ok := procs[0].status()
-		return ok && s.State == "Leader" && s.LeaderHTTP != ""
-	})
+	defer killAll(procs)
+	procs[0].startLeader(t, bin)
 	procs[1].start(t, bin)
 	waitFor(t, "two members that know the leader", 15*time.Second, func() bool {
 		s, ok := procs[1].status()
@@ -87,19 +76,7 @@ func TestProcessesMutualTLS(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("a client without a certificate: %s", resp.Status)
 	}
-	for _, p := range procs {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	for _, p := range procs {
-		select {
-		case err := <-p.exited:
-			if err != nil {
-				t.Errorf("%s after SIGTERM: %v", p.id, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s did not stop within 10s of SIGTERM", p.id)
-		}
-	}
+	terminateAll(t, procs)
 }
 
 // TestProcessRefusesExposedHTTP: the binary will not serve every interface

@@ -88,6 +88,12 @@ func send(t *testing.T, method, url, auth string, body []byte) (int, string) {
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the answer's status and body.
+func roundTrip(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
 	resp, err := quickClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +163,7 @@ func TestOversizeRefused(t *testing.T) {
 	put := func(key string, body io.Reader, length int64) (int, string) {
 		req, _ := http.NewRequest(http.MethodPut, s.url+"/kv/"+key, body)
 		req.ContentLength = length
-		resp, err := quickClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return roundTrip(t, req)
 	}
 	big := strings.Repeat("x", 101)
 	for name, tc := range map[string]struct {
