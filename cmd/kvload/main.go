@@ -4,6 +4,9 @@
 // writes and their latency percentiles.
 //
 //	kvload -targets http://127.0.0.1:8001,http://127.0.0.1:8002,http://127.0.0.1:8003 -n 20000 -c 32
+//
+// Against a secured cluster: -token-file for its bearer token, -ca for the
+// CA of its HTTPS certificates, -cert and -key for a client certificate.
 package main
 
 import (
@@ -27,13 +30,23 @@ func main() {
 	c := flag.Int("c", 16, "concurrent clients")
 	size := flag.Int("size", 100, "value size in bytes")
 	read := flag.Bool("read", false, "after the writes, time linearizable and stale reads of the same keys")
+	var sec clientSecurity
+	flag.StringVar(&sec.tokenFile, "token-file", "", "file holding the cluster's bearer token")
+	flag.StringVar(&sec.caFile, "ca", "", "CA certificate (PEM) of the cluster's HTTPS certificates")
+	flag.StringVar(&sec.certFile, "cert", "", "client certificate (PEM), for a cluster that takes certificates")
+	flag.StringVar(&sec.keyFile, "key", "", "the client certificate's private key (PEM)")
 	flag.Parse()
 	urls := strings.Split(*targets, ",")
 	if *n <= 0 || *c <= 0 || *size < 0 || len(urls) == 0 {
 		fmt.Fprintln(os.Stderr, "kvload: -n and -c must be positive, -size not negative")
 		os.Exit(2)
 	}
-	l := &load{urls: urls, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *c}}}
+	client, err := sec.client(*c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	l := &load{urls: urls, client: client}
 	value := bytes.Repeat([]byte("v"), *size)
 	r := l.run(*n, *c, func(i int) (*http.Request, error) {
 		return http.NewRequest(http.MethodPut, l.urls[i%len(l.urls)]+fmt.Sprintf("/kv/load-%08d", i), bytes.NewReader(value))

@@ -25,6 +25,9 @@ type testCluster struct {
 	https []*httptest.Server
 	api   []*swapHandler
 	dirs  []string
+	// opts adjust every node's Config; client carries the token they set.
+	opts   []func(*Config)
+	client *http.Client
 }
 
 // swapHandler lets a restarted node take over its HTTP server.
@@ -55,6 +58,9 @@ func (c *testCluster) config(i int) Config {
 	if i > 0 {
 		cfg.Join = c.https[0].URL
 	}
+	for _, o := range c.opts {
+		o(&cfg)
+	}
 	return cfg
 }
 
@@ -81,8 +87,13 @@ func (c *testCluster) start(i int) {
 	c.api[i].h.Store(&h)
 }
 
-func newTestCluster(t *testing.T) *testCluster {
-	c := &testCluster{t: t, nodes: make([]*Node, 3), trans: make([]*raft.InmemTransport, 3)}
+func newTestCluster(t *testing.T, opts ...func(*Config)) *testCluster {
+	c := &testCluster{t: t, nodes: make([]*Node, 3), trans: make([]*raft.InmemTransport, 3), opts: opts}
+	var probe Config
+	for _, o := range opts {
+		o(&probe)
+	}
+	c.client = &http.Client{Timeout: 10 * time.Second, Transport: bearer{token: probe.Token, next: http.DefaultTransport}}
 	root := t.TempDir()
 	for i := 0; i < 3; i++ {
 		c.addrs = append(c.addrs, raft.ServerAddress(fmt.Sprintf("inmem-n%d", i+1)))
@@ -137,7 +148,7 @@ func (c *testCluster) voters(i int) int {
 // put writes through node i's HTTP API, following a redirect to the leader.
 func (c *testCluster) put(i int, key, value string) {
 	c.t.Helper()
-	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
+	code, body, err := doRetrying(c.client, func() *http.Request {
 		req, _ := http.NewRequest(http.MethodPut, c.https[i].URL+"/kv/"+key, bytes.NewReader([]byte(value)))
 		return req
 	})
@@ -153,7 +164,7 @@ func (c *testCluster) get(i int, key string, stale bool) (string, int) {
 	if stale {
 		url += "?stale=true"
 	}
-	code, body, err := doRetrying(http.DefaultClient, func() *http.Request {
+	code, body, err := doRetrying(c.client, func() *http.Request {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		return req
 	})

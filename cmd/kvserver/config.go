@@ -10,14 +10,33 @@ import (
 )
 
 // Config is everything a node needs; main fills it from flags, tests
-// directly. Security settings (authentication, TLS, request limits) are
-// meant to join it here, applied by newTransport and NewHandler.
+// directly. The security settings (token, TLS files, limits) are checked
+// and loaded by loadSecurity and applied by newTransport, NewHandler and
+// NewServer (see the package doc, "Security").
 type Config struct {
-	ID       string // this server's raft ID, unique in the cluster
-	Dir      string // data directory: raft/, snapshots/, state/
-	RaftAddr string // host:port raft listens on and advertises
-	HTTPAddr string // host:port of this node's HTTP API, as peers reach it
+	ID string // this server's raft ID, unique in the cluster
+	// Dir is the data directory: raft/, snapshots/, state/.
+	Dir string
+	// RaftAddr is the host:port raft listens on and advertises; HTTPAddr
+	// the host:port of this node's HTTP API, as peers reach it. Without a
+	// host (":7001") both mean loopback (K1).
+	RaftAddr string
+	HTTPAddr string
 	Join     string // URL of any member to join through; ignored once state exists
+
+	// Token, when set, is the bearer token every HTTP request must carry
+	// (K2); main reads it from -token-file. At least minTokenBytes long.
+	Token string
+	// TLSCertFile and TLSKeyFile are this node's certificate and key (PEM),
+	// TLSCAFile the CA that signs every member's and client's certificate.
+	// All three or none: with them the HTTP API is HTTPS, accepting client
+	// certificates signed by the CA, and raft runs over mutual TLS (K4).
+	TLSCertFile string
+	TLSKeyFile  string
+	TLSCAFile   string
+
+	// Limits of the HTTP API; zero means the default (limits.go).
+	Limits Limits
 
 	// HeartbeatTimeout is raft's heartbeat and election timeout; the
 	// leader lease is half of it. Default 1 s (raft's).
@@ -40,10 +59,6 @@ type Config struct {
 	// use raft's in-memory transport). The node closes it on shutdown.
 	Transport raft.Transport
 }
-
-// maxValueBytes bounds a PUT body: a raft entry is replicated to every
-// member and held in memory on the way, so one must stay small.
-const maxValueBytes = 4 << 20
 
 // applyTimeout bounds how long a request waits for raft to take a command.
 const applyTimeout = 10 * time.Second

@@ -6,7 +6,8 @@
 //	kvserver -id n2 -dir data/n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -join http://127.0.0.1:8001
 //
 // The HTTP API is described on NewHandler; running a cluster and the cost of
-// each read mode are in the README ("A replicated cluster: kvserver").
+// each read mode are in the README ("A replicated cluster: kvserver"), a
+// secured one in its "A secure three-node cluster".
 //
 // # Layout of DIR
 //
@@ -36,4 +37,27 @@
 //	S4 (linearizable reads): served by the leader after a barrier in its
 //	   current term, at read index = commit index, once VerifyLeader has
 //	   heard from a quorum and the applied index reached the read index.
+//
+// # Security
+//
+// A node is safe by default: what it does not protect it does not expose.
+//
+//	K1 (exposure): an address without a host is loopback. A non-loopback
+//	   HTTP address needs a token or TLS (client certificates), a
+//	   non-loopback raft address needs TLS; otherwise StartNode refuses
+//	   with ErrInsecure and the flags that fix it (loadSecurity).
+//	K2 (authentication): with a token or TLS, every HTTP request, /join
+//	   and /status included, carries the bearer token (compared in
+//	   constant time) or a client certificate the CA signed; any other is
+//	   answered 401 before its body is read or the state is touched
+//	   (requireAuth). So only an authenticated join adds a voter.
+//	K3 (bounded requests): a key, a value, the request headers, the time
+//	   to send them and the requests in flight are bounded (Limits):
+//	   beyond them a 413 or 503, or the connection is closed; no request
+//	   has more than MaxValueBytes of its body read.
+//	K4 (raft over mutual TLS): with TLS files, raft connections are TLS
+//	   with client certificates required and verified against the CA in
+//	   both directions, the handshake finished (within raftTimeout) before
+//	   raft reads a byte; a peer without a CA-signed certificate cannot
+//	   send a raft message (tlsStreamLayer).
 package main

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
@@ -24,39 +23,75 @@ import (
 //	POST   /join              JSON joinRequest; forwarded to the leader
 //
 // Writes and linearizable reads on a follower answer 307 with the same
-// request on the leader. Middleware for authentication and limits wraps
-// the returned handler.
+// request on the leader. Every request must be authenticated when the node
+// has a token or TLS (K2: 401 otherwise), and is bounded by the node's
+// Limits (K3: 413 beyond the key or value size, 503 beyond MaxRequests).
 func NewHandler(n *Node) http.Handler {
-	h := &handler{n: n, client: &http.Client{Timeout: applyTimeout + 5*time.Second}}
+	return newHandler(n, n.sec, n.cfg.Limits, n.sec.httpClient(n.cfg.Token))
+}
+
+// newHandler is the API over any backend: the Node, or a fake one in tests.
+// client forwards joins to the leader.
+func newHandler(b backend, sec *security, limits Limits, client *http.Client) http.Handler {
+	h := &handler{b: b, client: client, scheme: sec.scheme(), limits: limits.withDefaults()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /kv/{key...}", h.put)
 	mux.HandleFunc("DELETE /kv/{key...}", h.delete)
 	mux.HandleFunc("GET /kv/{key...}", h.get)
 	mux.HandleFunc("GET /status", h.status)
 	mux.HandleFunc("POST /join", h.join)
-	return mux
+	return requireAuth(sec, limitRequests(h.limits.MaxRequests, mux))
+}
+
+// backend is what the HTTP API needs of a node.
+type backend interface {
+	isLeader() bool
+	// leaderHTTP is the leader's HTTP host:port, "" when unknown.
+	leaderHTTP() string
+	// apply commits c and waits until this node applied it.
+	apply(c command) error
+	linearizableRead(key []byte) ([]byte, error)
+	staleRead(key []byte) ([]byte, error)
+	status() statusReply
+	// addMember makes a server a voter; REQUIRES: isLeader.
+	addMember(req joinRequest) error
 }
 
 type handler struct {
-	n      *Node
+	b      backend
 	client *http.Client // for forwarded joins
+	scheme string       // of this cluster's HTTP API: http or https
+	limits Limits
 }
 
 func (h *handler) put(w http.ResponseWriter, r *http.Request) {
-	key, ok := requestKey(w, r)
-	if !ok || h.redirectToLeader(w, r) {
+	key, ok := h.requestKey(w, r)
+	if !ok {
 		return
 	}
-	value, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxValueBytes))
-	if err != nil {
-		http.Error(w, fmt.Sprintf("value: %v (at most %d bytes)", err, maxValueBytes), http.StatusRequestEntityTooLarge)
+	max := int64(h.limits.MaxValueBytes)
+	if r.ContentLength > max {
+		http.Error(w, fmt.Sprintf("kvserver: a value of %d bytes is larger than the %d this node takes (-max-value-bytes)", r.ContentLength, max), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if h.redirectToLeader(w, r) {
+		return
+	}
+	value, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		http.Error(w, fmt.Sprintf("kvserver: the value is larger than the %d bytes this node takes (-max-value-bytes)", max), http.StatusRequestEntityTooLarge)
+		return
+	case err != nil:
+		http.Error(w, fmt.Sprintf("kvserver: read the value: %v", err), http.StatusBadRequest)
 		return
 	}
 	h.write(w, r, command{op: opSet, key: key, value: value})
 }
 
 func (h *handler) delete(w http.ResponseWriter, r *http.Request) {
-	key, ok := requestKey(w, r)
+	key, ok := h.requestKey(w, r)
 	if !ok || h.redirectToLeader(w, r) {
 		return
 	}
@@ -64,7 +99,7 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) write(w http.ResponseWriter, r *http.Request, c command) {
-	if err := h.n.apply(c); err != nil {
+	if err := h.b.apply(c); err != nil {
 		h.raftError(w, r, err)
 		return
 	}
@@ -72,21 +107,19 @@ func (h *handler) write(w http.ResponseWriter, r *http.Request, c command) {
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
-	key, ok := requestKey(w, r)
+	key, ok := h.requestKey(w, r)
 	if !ok {
 		return
 	}
 	var value []byte
 	var err error
 	if stale, _ := strconv.ParseBool(r.URL.Query().Get("stale")); stale {
-		if err = h.n.fsm.failure(); err == nil {
-			value, err = h.n.fsm.get(key)
-		}
+		value, err = h.b.staleRead(key)
 	} else {
 		if h.redirectToLeader(w, r) {
 			return
 		}
-		value, err = h.n.linearizableRead(key)
+		value, err = h.b.linearizableRead(key)
 	}
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
@@ -99,11 +132,16 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// requestKey is the URL's key (path-unescaped); an empty key is refused.
-func requestKey(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// requestKey is the URL's key (path-unescaped); an empty key, or one
+// longer than MaxKeyBytes, is refused.
+func (h *handler) requestKey(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	key := r.PathValue("key")
-	if key == "" {
+	switch {
+	case key == "":
 		http.Error(w, "empty key", http.StatusBadRequest)
+		return nil, false
+	case len(key) > h.limits.MaxKeyBytes:
+		http.Error(w, fmt.Sprintf("kvserver: a key of %d bytes is longer than the %d this node takes (-max-key-bytes)", len(key), h.limits.MaxKeyBytes), http.StatusRequestEntityTooLarge)
 		return nil, false
 	}
 	return []byte(key), true
@@ -113,15 +151,15 @@ func requestKey(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // node is not it: 307 to the same URL on the leader, or 503 when there is
 // no leader. It reports whether it answered.
 func (h *handler) redirectToLeader(w http.ResponseWriter, r *http.Request) bool {
-	if h.n.raft.State() == raft.Leader {
+	if h.b.isLeader() {
 		return false
 	}
-	leader := h.n.leaderHTTP()
+	leader := h.b.leaderHTTP()
 	if leader == "" {
 		http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
 		return true
 	}
-	http.Redirect(w, r, "http://"+leader+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	http.Redirect(w, r, h.scheme+"://"+leader+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 	return true
 }
 
@@ -164,32 +202,8 @@ type member struct {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	n := h.n
-	_, leader := n.raft.LeaderWithID()
-	s := statusReply{
-		ID:           n.cfg.ID,
-		State:        n.raft.State().String(),
-		Term:         n.raft.CurrentTerm(),
-		Leader:       string(leader),
-		LeaderHTTP:   n.leaderHTTP(),
-		CommitIndex:  n.raft.CommitIndex(),
-		AppliedIndex: n.raft.AppliedIndex(),
-		LastIndex:    n.raft.LastIndex(),
-		Members:      []member{},
-	}
-	if err := n.fsm.failure(); err != nil {
-		s.StateError = err.Error()
-	}
-	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
-		for _, srv := range cf.Configuration().Servers {
-			s.Members = append(s.Members, member{
-				ID: string(srv.ID), Raft: string(srv.Address),
-				HTTP: n.fsm.memberHTTP(string(srv.ID)), Suffrage: srv.Suffrage.String(),
-			})
-		}
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(s)
+	json.NewEncoder(w).Encode(h.b.status())
 }
 
 // join adds the requesting server on the leader, or forwards the request
@@ -208,13 +222,13 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if h.n.raft.State() != raft.Leader {
-		leader := h.n.leaderHTTP()
+	if !h.b.isLeader() {
+		leader := h.b.leaderHTTP()
 		if leader == "" {
 			http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		resp, err := h.client.Post("http://"+leader+"/join", "application/json", bytes.NewReader(body))
+		resp, err := h.client.Post(h.scheme+"://"+leader+"/join", "application/json", bytes.NewReader(body))
 		if err != nil {
 			http.Error(w, fmt.Sprintf("forward join to %s: %v", leader, err), http.StatusBadGateway)
 			return
@@ -224,7 +238,7 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		io.Copy(w, io.LimitReader(resp.Body, 4096))
 		return
 	}
-	if err := h.n.addMember(req); err != nil {
+	if err := h.b.addMember(req); err != nil {
 		h.raftError(w, r, err)
 		return
 	}

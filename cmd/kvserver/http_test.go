@@ -11,14 +11,20 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// noRedirect is a client that shows 307s instead of following them.
-var noRedirect = &http.Client{
-	Timeout:       5 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
+// testToken is the bearer token of the tests' secured nodes.
+const testToken = "test-token-0123456789abcdef"
 
+func withToken(token string) func(*Config) { return func(c *Config) { c.Token = token } }
+
+// TestHTTPAPI runs a cluster with a token, so every request here, the
+// joins and forwarded joins included, is an authenticated one.
 func TestHTTPAPI(t *testing.T) {
-	c := newTestCluster(t)
+	c := newTestCluster(t, withToken(testToken))
+	noRedirect := &http.Client{
+		Timeout:       5 * time.Second,
+		Transport:     bearer{token: testToken, next: http.DefaultTransport},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	waitFor(t, "a leader with three voters known to all", 10*time.Second, func() bool {
 		l := c.leader()
 		if l < 0 || c.voters(l) != 3 {
@@ -62,7 +68,7 @@ func TestHTTPAPI(t *testing.T) {
 	}
 
 	req, _ := http.NewRequest(http.MethodDelete, leaderURL+"/kv/a%2Fb", nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+	if resp, err := c.client.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("DELETE: %v %v", resp, err)
 	}
 	if _, code := c.get(leader, "a%2Fb", false); code != http.StatusNotFound {
@@ -76,13 +82,14 @@ func TestHTTPAPI(t *testing.T) {
 		want         int
 	}{
 		"empty key":      {http.MethodPut, "/kv/", []byte("v"), http.StatusBadRequest},
-		"oversize value": {http.MethodPut, "/kv/big", bytes.Repeat([]byte("x"), maxValueBytes+1), http.StatusRequestEntityTooLarge},
+		"oversize value": {http.MethodPut, "/kv/big", bytes.Repeat([]byte("x"), defaultMaxValueBytes+1), http.StatusRequestEntityTooLarge},
+		"oversize key":   {http.MethodPut, "/kv/" + strings.Repeat("k", defaultMaxKeyBytes+1), []byte("v"), http.StatusRequestEntityTooLarge},
 		"join not json":  {http.MethodPost, "/join", []byte("{"), http.StatusBadRequest},
 		"join no id":     {http.MethodPost, "/join", []byte(`{"raft":"x:1","http":"x:2"}`), http.StatusBadRequest},
 		"unknown path":   {http.MethodGet, "/nope", nil, http.StatusNotFound},
 	} {
 		req, _ := http.NewRequest(tc.method, leaderURL+tc.path, bytes.NewReader(tc.body))
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,11 +104,11 @@ func TestHTTPAPI(t *testing.T) {
 
 	// Joining again is not an error and changes nothing.
 	body, _ := json.Marshal(joinRequest{ID: c.nodes[follower].cfg.ID, Raft: string(c.addrs[follower]), HTTP: c.nodes[follower].cfg.HTTPAddr})
-	if resp, err := http.Post(c.https[follower].URL+"/join", "application/json", bytes.NewReader(body)); err != nil || resp.StatusCode != http.StatusOK {
+	if resp, err := c.client.Post(c.https[follower].URL+"/join", "application/json", bytes.NewReader(body)); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("repeated join through a follower: %v %v", resp, err)
 	}
 
-	resp, err := http.Get(c.https[follower].URL + "/status")
+	resp, err := c.client.Get(c.https[follower].URL + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,18 +19,43 @@ func main() {
 	var cfg Config
 	flag.StringVar(&cfg.ID, "id", "", "this server's ID, unique in the cluster")
 	flag.StringVar(&cfg.Dir, "dir", "", "data directory (created if missing)")
-	flag.StringVar(&cfg.RaftAddr, "raft", "", "HOST:PORT for raft traffic, as peers dial it")
-	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it")
-	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http://HOST:PORT) to join through; ignored once DIR has state")
+	flag.StringVar(&cfg.RaftAddr, "raft", "", "HOST:PORT for raft traffic, as peers dial it (no HOST: loopback)")
+	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it (no HOST: loopback)")
+	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through; ignored once DIR has state")
+	tokenFile := flag.String("token-file", "", "file holding the bearer token every HTTP request (and join) must carry")
+	flag.StringVar(&cfg.TLSCertFile, "tls-cert", "", "this node's certificate (PEM): HTTPS, and mutual TLS for raft")
+	flag.StringVar(&cfg.TLSKeyFile, "tls-key", "", "this node's private key (PEM)")
+	flag.StringVar(&cfg.TLSCAFile, "tls-ca", "", "the CA certificate (PEM) that signs every member's and client's certificate")
+	flag.IntVar(&cfg.Limits.MaxKeyBytes, "max-key-bytes", defaultMaxKeyBytes, "longest key taken (413 beyond)")
+	flag.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", defaultMaxValueBytes, "largest value taken (413 beyond)")
+	flag.IntVar(&cfg.Limits.MaxRequests, "max-requests", defaultMaxRequests, "HTTP requests served at once (503 beyond)")
+	flag.DurationVar(&cfg.Limits.ReadHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send its request headers")
+	flag.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", defaultIdleTimeout, "keep-alive connections idle longer are closed")
+	genCerts := flag.String("gen-certs", "", "write a CA (kept if DIR has one) and certificates for the NAME=HOST[,HOST...] arguments into DIR, then exit")
 	flag.DurationVar(&cfg.HeartbeatTimeout, "heartbeat", 0, "raft heartbeat and election timeout (default raft's 1s)")
 	flag.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 0, "log entries between snapshots (default raft's 8192)")
 	flag.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 0, "how often the snapshot threshold is checked (default raft's 2m)")
 	flag.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 0, "log entries kept after a snapshot (default raft's 10240)")
 	flag.StringVar(&cfg.LogLevel, "log-level", "INFO", "raft log level: DEBUG, INFO, WARN, ERROR")
 	flag.Parse()
+	if *genCerts != "" {
+		if err := genCertsCommand(*genCerts, flag.Args(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 0 {
 		fmt.Fprintf(os.Stderr, "kvserver: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
+	}
+	if *tokenFile != "" {
+		token, err := readToken(*tokenFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cfg.Token = token
 	}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -39,19 +66,24 @@ func main() {
 // run serves until SIGTERM or SIGINT, then shuts down cleanly: the HTTP
 // server stops taking requests, raft shuts down, the stores close.
 func run(cfg Config) error {
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	cfg.normalizeAddrs()
+	sec, err := loadSecurity(&cfg)
 	if err != nil {
-		return fmt.Errorf("kvserver: http listen %s: %w", cfg.HTTPAddr, err)
+		return err
 	}
-	node, err := StartNode(cfg)
+	ln, err := listenHTTP(cfg.HTTPAddr, sec)
+	if err != nil {
+		return err
+	}
+	node, err := startNode(cfg, sec)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: NewHandler(node), ReadHeaderTimeout: 10 * time.Second}
+	srv := NewServer(node)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "kvserver: %s serving http on %s, raft on %s\n", cfg.ID, ln.Addr(), cfg.RaftAddr)
+	fmt.Fprintf(os.Stderr, "kvserver: %s serving %s on %s, raft on %s\n", cfg.ID, sec.scheme(), ln.Addr(), cfg.RaftAddr)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -67,4 +99,31 @@ func run(cfg Config) error {
 		err = serr
 	}
 	return err
+}
+
+// listenHTTP listens for the HTTP API on addr, over TLS when sec has
+// certificates.
+func listenHTTP(addr string, sec *security) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("kvserver: http listen %s: %w", addr, err)
+	}
+	if sec.httpTLS != nil {
+		ln = tls.NewListener(ln, sec.httpTLS)
+	}
+	return ln, nil
+}
+
+// readToken is the bearer token in path: its content without surrounding
+// white space.
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("kvserver: -token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("%w: -token-file %s is empty", ErrInsecure, path)
+	}
+	return token, nil
 }

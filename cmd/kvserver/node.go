@@ -26,6 +26,7 @@ type Node struct {
 	fsm   *stateMachine
 	store *raftstore.Store
 	trans raft.Transport
+	sec   *security
 
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it led (a barrier), which linearizable
@@ -44,14 +45,27 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 // one-node cluster in an empty directory without cfg.Join, joining through
 // cfg.Join in an empty directory with it, and rejoining from the stored
 // state otherwise (cfg.Join is then ignored).
+//
+// It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
+	cfg.normalizeAddrs()
+	sec, err := loadSecurity(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	return startNode(cfg, sec)
+}
+
+// startNode is StartNode with the security settings loaded.
+func startNode(cfg Config, sec *security) (*Node, error) {
 	if cfg.ID == "" || cfg.Dir == "" || cfg.HTTPAddr == "" || (cfg.RaftAddr == "" && cfg.Transport == nil) {
 		return nil, fmt.Errorf("kvserver: -id, -dir, -raft and -http are required")
 	}
 	if cfg.LogOutput == nil {
 		cfg.LogOutput = os.Stderr
 	}
-	n := &Node{cfg: cfg, stop: make(chan struct{})}
+	cfg.Limits = cfg.Limits.withDefaults()
+	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
 	if err := n.open(); err != nil {
 		n.closeStores()
 		return nil, err
@@ -75,7 +89,7 @@ func (n *Node) open() error {
 	if err := n.catchUpFromSnapshot(snaps); err != nil {
 		return err
 	}
-	if n.trans, err = newTransport(cfg); err != nil {
+	if n.trans, err = newTransport(cfg, n.sec); err != nil {
 		return err
 	}
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
@@ -162,7 +176,7 @@ func (r joinRequest) validate() error {
 func (n *Node) joinLoop() {
 	defer n.bg.Done()
 	body, _ := json.Marshal(joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr})
-	client := &http.Client{Timeout: applyTimeout + 5*time.Second}
+	client := n.sec.httpClient(n.cfg.Token)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -244,6 +258,44 @@ func (n *Node) apply(c command) error {
 		return err
 	}
 	return nil
+}
+
+func (n *Node) isLeader() bool { return n.raft.State() == raft.Leader }
+
+// staleRead is key's value in this node's state, without consensus.
+func (n *Node) staleRead(key []byte) ([]byte, error) {
+	if err := n.fsm.failure(); err != nil {
+		return nil, err
+	}
+	return n.fsm.get(key)
+}
+
+// status is this node's view of the cluster.
+func (n *Node) status() statusReply {
+	_, leader := n.raft.LeaderWithID()
+	s := statusReply{
+		ID:           n.cfg.ID,
+		State:        n.raft.State().String(),
+		Term:         n.raft.CurrentTerm(),
+		Leader:       string(leader),
+		LeaderHTTP:   n.leaderHTTP(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+		LastIndex:    n.raft.LastIndex(),
+		Members:      []member{},
+	}
+	if err := n.fsm.failure(); err != nil {
+		s.StateError = err.Error()
+	}
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		for _, srv := range cf.Configuration().Servers {
+			s.Members = append(s.Members, member{
+				ID: string(srv.ID), Raft: string(srv.Address),
+				HTTP: n.fsm.memberHTTP(string(srv.ID)), Suffrage: srv.Suffrage.String(),
+			})
+		}
+	}
+	return s
 }
 
 // leaderHTTP is the leader's HTTP address, or "" when there is no leader

@@ -16,9 +16,12 @@ import (
 	"time"
 )
 
-// proc is one kvserver process of TestProcessesSurviveLeaderKill.
+// proc is one kvserver process of the process tests.
 type proc struct {
 	id, dir, raft, http, join string
+	extra                     []string // more flags: security settings
+	scheme                    string   // of its URL; "" is http
+	client                    *http.Client
 	cmd                       *exec.Cmd
 	exited                    chan error
 }
@@ -31,6 +34,7 @@ func (p *proc) start(t *testing.T, bin string) {
 	if p.join != "" {
 		args = append(args, "-join", p.join)
 	}
+	args = append(args, p.extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = os.Stderr
 	if err := p.cmd.Start(); err != nil {
@@ -40,11 +44,23 @@ func (p *proc) start(t *testing.T, bin string) {
 	go func() { p.exited <- p.cmd.Wait() }()
 }
 
-func (p *proc) url() string { return "http://" + p.http }
+func (p *proc) url() string {
+	if p.scheme != "" {
+		return p.scheme + "://" + p.http
+	}
+	return "http://" + p.http
+}
+
+func (p *proc) httpClient() *http.Client {
+	if p.client != nil {
+		return p.client
+	}
+	return quickClient
+}
 
 func (p *proc) status() (statusReply, bool) {
 	var s statusReply
-	resp, err := quickClient.Get(p.url() + "/status")
+	resp, err := p.httpClient().Get(p.url() + "/status")
 	if err != nil {
 		return s, false
 	}
@@ -70,39 +86,31 @@ func freeAddrs(t *testing.T, n int) []string {
 }
 
 // TestProcessesSurviveLeaderKill builds kvserver, runs three processes on
-// loopback, writes through them, SIGKILLs the leader mid-stream, and checks
+// loopback with a -token-file, writes through them, SIGKILLs the leader mid-stream, and checks
 // that every acknowledged write is readable, that the restarted node
 // catches up, and that SIGTERM stops every node cleanly.
 func TestProcessesSurviveLeaderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs three processes")
 	}
-	bin := filepath.Join(t.TempDir(), "kvserver")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := buildKVServer(t)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: bearer{token: testToken, next: http.DefaultTransport}}
 	addrs := freeAddrs(t, 6)
 	root := t.TempDir()
 	procs := make([]*proc, 3)
 	for i := range procs {
 		procs[i] = &proc{id: fmt.Sprintf("n%d", i+1), dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)),
-			raft: addrs[2*i], http: addrs[2*i+1]}
+			raft: addrs[2*i], http: addrs[2*i+1], extra: []string{"-token-file", tokenFile}, client: client}
 		if i > 0 {
 			procs[i].join = procs[i-1].url() // any member forwards to the leader
 		}
 	}
-	defer func() {
-		for _, p := range procs {
-			if p.cmd != nil && p.cmd.ProcessState == nil {
-				p.cmd.Process.Kill()
-			}
-		}
-	}()
-	procs[0].start(t, bin)
-	waitFor(t, "n1 to lead", 10*time.Second, func() bool {
-		s, ok := procs[0].status()
-		return ok && s.State == "Leader" && s.LeaderHTTP != ""
-	})
+	defer killAll(procs)
+	procs[0].startLeader(t, bin)
 	procs[1].start(t, bin)
 	procs[2].start(t, bin)
 	waitFor(t, "three members that know the leader", 15*time.Second, func() bool {
@@ -133,7 +141,7 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 				}
 				key, value := fmt.Sprintf("w%d-%05d", w, i), fmt.Sprintf("value %d of writer %d", i, w)
 				req, _ := http.NewRequest(http.MethodPut, procs[i%3].url()+"/kv/"+key, bytes.NewReader([]byte(value)))
-				resp, err := quickClient.Do(req)
+				resp, err := client.Do(req)
 				if err != nil {
 					continue
 				}
@@ -184,7 +192,7 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		t.Errorf("restarted node's state generation: %q, %v; want a restored one", cur, err)
 	}
 
-	client := &http.Client{Timeout: 5 * time.Second}
+	client = &http.Client{Timeout: 5 * time.Second, Transport: client.Transport}
 	read := func(p *proc, key string, stale bool) (string, error) {
 		url := p.url() + "/kv/" + key
 		if stale {
@@ -215,6 +223,31 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	})
 	t.Logf("%d writes acknowledged (%d before the kill), all readable", n, atKill)
 
+	terminateAll(t, procs)
+}
+
+// startLeader starts p, the first node, and waits until it leads.
+func (p *proc) startLeader(t *testing.T, bin string) {
+	t.Helper()
+	p.start(t, bin)
+	waitFor(t, p.id+" to lead", 10*time.Second, func() bool {
+		s, ok := p.status()
+		return ok && s.State == "Leader" && s.LeaderHTTP != ""
+	})
+}
+
+// killAll kills the processes still running (a failed test's).
+func killAll(procs []*proc) {
+	for _, p := range procs {
+		if p.cmd != nil && p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+		}
+	}
+}
+
+// terminateAll sends every process SIGTERM and checks each exits cleanly.
+func terminateAll(t *testing.T, procs []*proc) {
+	t.Helper()
 	for _, p := range procs {
 		p.cmd.Process.Signal(syscall.SIGTERM)
 	}
@@ -228,4 +261,38 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 			t.Errorf("%s did not stop within 10s of SIGTERM", p.id)
 		}
 	}
+}
+
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildKVServer builds the kvserver binary once for all the process tests
+// of this run; TestMain removes it.
+func buildKVServer(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "kvserver-bin"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "kvserver")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Limits bound what one HTTP request may cost a node (K3). A zero field
+// takes its default.
+type Limits struct {
+	// MaxKeyBytes and MaxValueBytes bound a key and a PUT body. A value is
+	// a raft entry, held in memory by every member on its way to the log,
+	// so it must stay small: the 1 MiB default is etcd's order of
+	// magnitude (1.5 MiB per request). Beyond either the answer is 413.
+	MaxKeyBytes   int
+	MaxValueBytes int
+	// MaxRequests bounds the requests served at once; one more is answered
+	// 503 with Retry-After at once rather than queued, so a flood costs a
+	// node at most MaxRequests values in memory.
+	MaxRequests int
+	// ReadHeaderTimeout cuts off a client that is slow to send its headers
+	// (one byte a second would otherwise hold a connection for ever);
+	// ReadTimeout bounds reading a whole request with its body.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the end
+	// of its answer. Snapshots stream over the raft port, not HTTP, so the
+	// longest answer is a join: up to three raft changes of applyTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request.
+	IdleTimeout time.Duration
+}
+
+// Defaults of Limits.
+const (
+	defaultMaxKeyBytes       = 4 << 10
+	defaultMaxValueBytes     = 1 << 20
+	defaultMaxRequests       = 128
+	defaultReadHeaderTimeout = 5 * time.Second
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 3*applyTimeout + 15*time.Second
+	defaultIdleTimeout       = 60 * time.Second
+)
+
+// withDefaults is l with every zero field set to its default.
+func (l Limits) withDefaults() Limits {
+	set := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.MaxKeyBytes, defaultMaxKeyBytes)
+	set(&l.MaxValueBytes, defaultMaxValueBytes)
+	set(&l.MaxRequests, defaultMaxRequests)
+	setD(&l.ReadHeaderTimeout, defaultReadHeaderTimeout)
+	setD(&l.ReadTimeout, defaultReadTimeout)
+	setD(&l.WriteTimeout, defaultWriteTimeout)
+	setD(&l.IdleTimeout, defaultIdleTimeout)
+	return l
+}
+
+// maxHeaderBytes bounds a request's line and headers: room for a key of
+// MaxKeyBytes escaped three bytes per byte, and ordinary headers.
+func (l Limits) maxHeaderBytes() int { return 3*l.MaxKeyBytes + 16<<10 }
+
+// limitRequests answers 503 to a request beyond max in flight (K3).
+func limitRequests(max int, next http.Handler) http.Handler {
+	slots := make(chan struct{}, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("kvserver: %d requests in flight, the most this node serves at once; retry", max), http.StatusServiceUnavailable)
+		}
+	})
+}
+
+// NewServer is the HTTP server of n's API with the limits of its Config
+// (K3) and, when the node has TLS files, its HTTPS settings; serve it on a
+// listener from listenHTTP.
+func NewServer(n *Node) *http.Server {
+	l := n.cfg.Limits
+	return &http.Server{
+		Handler:           NewHandler(n),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.maxHeaderBytes(),
+		// TLS handshake failures and the like, into the node's log.
+		ErrorLog: n.cfg.logger("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+}
