@@ -145,3 +145,29 @@ func ExampleDB_Metrics() {
 	fmt.Println(m.Filter.Checks >= 100, m.Filter.Negatives >= 95)
 	// Output: true true
 }
+
+// A checkpoint is a copy of the live database, as of one moment, in a
+// directory of its own: it opens as a database and no longer needs the
+// original.
+func ExampleDB_Checkpoint() {
+	dir := exampleDir()
+	defer os.RemoveAll(dir)
+	db, _ := kv.Open(dir+"/live", nil)
+
+	db.Set([]byte("k"), []byte("before"), kv.NoSync)
+	if err := db.Checkpoint(dir + "/backup"); err != nil {
+		panic(err)
+	}
+	db.Set([]byte("k"), []byte("after"), kv.NoSync)
+	db.Close()
+	os.RemoveAll(dir + "/live")
+
+	backup, err := kv.Open(dir+"/backup", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer backup.Close()
+	v, _ := backup.Get([]byte("k"))
+	fmt.Println(string(v))
+	// Output: before
+}

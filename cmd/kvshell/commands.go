@@ -78,6 +78,11 @@ func init() {
 				"bounds) and every WAL that recovery would replay, lists what is wrong, and\n" +
 				"opens the database again. Fails if anything is damaged.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdCheck},
+		{name: "checkpoint", usage: "checkpoint DIR", summary: "write a consistent, openable copy of the database to DIR",
+			help: "Flushes, then writes into DIR (which must not exist or be empty) a copy of the\n" +
+				"database as of that moment: tables hard-linked where possible, copied otherwise,\n" +
+				"and a MANIFEST of their own. Open DIR as a database; it does not need the original.",
+			minArgs: 1, maxArgs: 1, run: (*Interp).cmdCheckpoint},
 		{name: "help", usage: "help [COMMAND]", summary: "list commands, or describe one",
 			minArgs: 0, maxArgs: 1, run: (*Interp).cmdHelp},
 		{name: "quit", aliases: []string{"exit"}, usage: "quit", summary: "leave the shell (alias: exit, or Ctrl-D)",
@@ -453,6 +458,17 @@ func (in *Interp) cmdFlush(context.Context, []token) error {
 		return err
 	}
 	return in.ok("flush", nil)
+}
+
+func (in *Interp) cmdCheckpoint(_ context.Context, args []token) error {
+	dir, err := wordBytes(args[0])
+	if err != nil {
+		return err
+	}
+	if err := in.db.Checkpoint(string(dir)); err != nil {
+		return err
+	}
+	return in.ok("checkpoint", nil)
 }
 
 func (in *Interp) cmdCompact(_ context.Context, args []token) error {
