@@ -12,6 +12,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -44,6 +45,10 @@ type Reader struct {
 	props   Properties
 	filter  filters.Filter // nil when the table has none
 	index   []indexEntry
+	// rangeDels holds the table's range tombstones, resident like the
+	// index (rangedel.go); empty for a format 1 table.
+	rangeDels     *rangedel.Set
+	rangeDelsList []rangedel.Tombstone
 	// memBytes is what the resident index and filter cost.
 	memBytes int64
 }
@@ -100,6 +105,10 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	}
 	if r.props.FilterSize != ft.filter.length {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
+	}
+
+	if err := r.loadRangeDels(); err != nil {
+		return nil, err
 	}
 
 	ib, err := r.readBlock(ft.index, indexBlock)
