@@ -37,6 +37,17 @@ func naiveCover(ts []Tombstone, key []byte, readSeq base.SeqNum) base.SeqNum {
 	return best
 }
 
+// naiveCoverAbove is CoverAbove from the definition.
+func naiveCoverAbove(ts []Tombstone, key []byte, seq base.SeqNum) base.SeqNum {
+	var best base.SeqNum
+	for _, t := range ts {
+		if t.Covers(key, seq) && (best == 0 || t.Seq < best) {
+			best = t.Seq
+		}
+	}
+	return best
+}
+
 // TestSetCoverMatchesDefinition: for random overlapping tombstones the
 // fragmented Set answers every key and read sequence number as the
 // definition does.
@@ -58,6 +69,9 @@ func TestSetCoverMatchesDefinition(t *testing.T) {
 				for _, rs := range []base.SeqNum{0, 1, 5, 20, 39, 40, base.SeqNumMax} {
 					if got, want := s.Cover(key, rs), naiveCover(ts, key, rs); got != want {
 						t.Fatalf("round %d: Cover(%q, %d) = %d, want %d; tombstones %v", round, key, rs, got, want, ts)
+					}
+					if got, want := s.CoverAbove(key, rs), naiveCoverAbove(ts, key, rs); got != want {
+						t.Fatalf("round %d: CoverAbove(%q, %d) = %d, want %d; tombstones %v", round, key, rs, got, want, ts)
 					}
 				}
 			}

@@ -83,15 +83,11 @@ func (s *Set) Len() int {
 // tombstone covering key, or 0 if none (R3). The entry key#p is deleted
 // for a read at readSeq exactly when p < Cover(key, readSeq) (R1).
 func (s *Set) Cover(key []byte, readSeq base.SeqNum) base.SeqNum {
-	if s.Empty() {
+	f := s.fragment(key)
+	if f == nil {
 		return 0
 	}
-	// The last fragment starting at or before key.
-	i := sort.Search(len(s.frags), func(i int) bool { return bytes.Compare(s.frags[i].start, key) > 0 }) - 1
-	if i < 0 || bytes.Compare(key, s.frags[i].end) >= 0 {
-		return 0
-	}
-	for _, seq := range s.frags[i].seqs {
+	for _, seq := range f.seqs {
 		if seq <= readSeq {
 			return seq
 		}
@@ -109,4 +105,36 @@ func (s *Set) Bytes() int64 {
 		n += int64(len(f.start)+len(f.end)) + 8*int64(len(f.seqs)) + 72
 	}
 	return n
+}
+
+// CoverAbove returns the smallest sequence number above seq of a tombstone
+// covering key, or 0 if none: the oldest tombstone that deletes key#seq
+// (R1). Compaction compares its snapshot stripe with the entry's to decide
+// whether any read can still see the entry.
+func (s *Set) CoverAbove(key []byte, seq base.SeqNum) base.SeqNum {
+	f := s.fragment(key)
+	if f == nil {
+		return 0
+	}
+	var best base.SeqNum
+	for _, t := range f.seqs { // newest first
+		if t <= seq {
+			break
+		}
+		best = t
+	}
+	return best
+}
+
+// fragment returns the fragment holding key, or nil.
+func (s *Set) fragment(key []byte) *fragment {
+	if s.Empty() {
+		return nil
+	}
+	// The last fragment starting at or before key.
+	i := sort.Search(len(s.frags), func(i int) bool { return bytes.Compare(s.frags[i].start, key) > 0 }) - 1
+	if i < 0 || bytes.Compare(key, s.frags[i].end) >= 0 {
+		return nil
+	}
+	return &s.frags[i]
 }
