@@ -147,6 +147,9 @@ func decodeBatch(data []byte, fn func(seq base.SeqNum, e batchEntry) error) (fir
 				return 0, 0, err
 			}
 		}
+		if e.Kind == base.KindRangeDelete && checkRange(e.Key, e.Value) != nil {
+			return 0, 0, base.CorruptionErrorf("kv: batch entry %d: range deletion [%q, %q) is empty", i, e.Key, e.Value)
+		}
 		if fn != nil {
 			if err := fn(first+base.SeqNum(i), e); err != nil {
 				return 0, 0, err

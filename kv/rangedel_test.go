@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -526,5 +527,29 @@ func TestDeleteRangeSpanningCompactionOutputs(t *testing.T) {
 		if v, err := snap.Get([]byte(k)); err != nil || len(v) != 200 {
 			t.Errorf("snapshot Get(%s) = %v", k, err)
 		}
+	}
+}
+
+// TestDecodeBatchRangeDelete: a range deletion round-trips through the
+// batch encoding as one entry, and a decoded empty or reversed range is
+// corruption, never a tombstone that a flush could not write.
+func TestDecodeBatchRangeDelete(t *testing.T) {
+	b := newBatch()
+	b.Set([]byte("a"), []byte("1"))
+	b.DeleteRange([]byte("b"), []byte("d"))
+	b.setSeq(10)
+	var got []string
+	_, n, err := decodeBatch(b.data, func(seq base.SeqNum, e batchEntry) error {
+		got = append(got, fmt.Sprintf("%d %s %s %s", seq, e.Kind, e.Key, e.Value))
+		return nil
+	})
+	if err != nil || n != 2 || strings.Join(got, "; ") != "10 SET a 1; 11 RANGEDEL b d" {
+		t.Fatalf("decoded %d entries %q, %v", n, got, err)
+	}
+	reversed := newBatch()
+	reversed.add(base.KindRangeDelete, []byte("d"), []byte("b"))
+	reversed.setSeq(1)
+	if _, _, err := decodeBatch(reversed.data, nil); !errors.Is(err, ErrCorruption) {
+		t.Fatalf("reversed range in a batch: %v, want corruption", err)
 	}
 }
