@@ -50,8 +50,8 @@
 //	   table is open) and point filters know nothing of them, so a Get asks
 //	   each source, newest first in K4's order, for its newest visible
 //	   tombstone covering the key before that source's filter-first point
-//	   lookup, and answers "not found" unless a point version newer than
-//	   every tombstone met so far exists. For any key k and tombstone
+//	   lookup; the first source with one decides: its point version newer
+//	   than the tombstone, or "not found". For any key k and tombstone
 //	   covering k in some source, no older source holds a version of k
 //	   newer than that tombstone: tables are widened to their tombstones'
 //	   ranges, a tombstone is never split across tables, an output table

@@ -32,9 +32,18 @@ func newRangeDelOutput(ts []rangedel.Tombstone) *rangeDelOutput {
 }
 
 // addStartingBy adds to w every pending tombstone starting at or before
-// userKey (all of them when userKey is nil).
+// userKey.
 func (o *rangeDelOutput) addStartingBy(w *sstable.Writer, userKey []byte) error {
-	for len(o.pending) > 0 && (userKey == nil || bytes.Compare(o.pending[0].Start, userKey) <= 0) {
+	return o.addWhile(w, func(t rangedel.Tombstone) bool { return bytes.Compare(t.Start, userKey) <= 0 })
+}
+
+// addRest adds every pending tombstone to w: those past the last point.
+func (o *rangeDelOutput) addRest(w *sstable.Writer) error {
+	return o.addWhile(w, func(rangedel.Tombstone) bool { return true })
+}
+
+func (o *rangeDelOutput) addWhile(w *sstable.Writer, ok func(rangedel.Tombstone) bool) error {
+	for len(o.pending) > 0 && ok(o.pending[0]) {
 		t := o.pending[0]
 		if err := w.AddRangeDel(t); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/internal/rangedel"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // versionRangeDels remembers whether a version has a table with range
@@ -44,23 +45,15 @@ func (d *DB) hasRangeDels(rs *readState) bool {
 }
 
 // getCovered is getAt for a read state holding range tombstones. It visits
-// the sources in K4's order and, before each source's point lookup, folds
-// that source's newest visible tombstone covering key into cover (for a
-// table from its resident tombstones: no read, so the filter-first lookup
-// stays filter-first). A point version newer than cover is the answer;
-// anything else means the key is deleted. By K8 no older source can hold
-// a version newer than a tombstone already met, so the walk stops at the
-// first source with a point version or a covering tombstone.
+// the sources in K4's order and, before each source's point lookup, asks
+// the source for its newest visible range tombstone covering key (a table
+// answers from its resident tombstones: no read, so the filter-first
+// lookup stays filter-first). Without one, the source is looked up as
+// getAt does. With one, the source decides (K8): a point version of key
+// newer than the tombstone in the same source is the answer; anything
+// else means the key is deleted, since no older source holds a version
+// newer than the tombstone.
 func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
-	var cover base.SeqNum
-	// decide is the end of the walk at one source: pointSeq is 0 when the
-	// source had no visible version of key.
-	decide := func(v []byte, kind base.Kind, pointSeq base.SeqNum) ([]byte, error) {
-		if pointSeq > cover {
-			return result(v, kind)
-		}
-		return nil, ErrNotFound
-	}
 	mems := make([]*memTable, 0, 1+len(rs.imm))
 	mems = append(mems, rs.mem)
 	for i := len(rs.imm) - 1; i >= 0; i-- {
@@ -71,14 +64,22 @@ func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTr
 		if i > 0 {
 			name = "immutable memtable"
 		}
-		cover = max(cover, m.rangeDels.cover(key, seq))
+		cover := m.rangeDels.cover(key, seq)
+		if cover == 0 {
+			if v, kind, found := m.Get(key, seq); found {
+				trace.memtable(name, true)
+				return result(v, kind)
+			}
+			trace.memtable(name, false)
+			continue
+		}
+		// The point's sequence number decides against the tombstone; the
+		// plain Get does not return it, so seek a snapshot of the tree.
 		it := m.NewIter(key, nil)
 		k, v, found := seekPoint(it, key, seq)
 		it.Close()
-		trace.memtable(name, found)
-		if found || cover > 0 {
-			return decide(v, k.Kind(), k.SeqNum())
-		}
+		trace.memtable(name, found && k.SeqNum() > cover)
+		return newerThanCover(k, v, found, cover)
 	}
 	for level, tables := range rs.v.Levels {
 		for _, t := range tables {
@@ -93,38 +94,50 @@ func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTr
 			if err != nil {
 				return nil, err
 			}
-			cover = max(cover, r.RangeDelCover(key, seq))
-			if cover == 0 {
-				v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
-				if err != nil || found {
-					return resultOrErr(v, kind, err)
-				}
-			} else {
-				// The point's sequence number decides against a tombstone
-				// of the same table; the filter still answers first.
-				var k base.InternalKey
-				var v []byte
-				var before tableStats
-				if trace != nil {
-					before = d.snapshotTableStats()
-				}
-				found := false
-				if r.MayContain(key) {
-					it := r.NewIter(key, nil)
-					k, v, found = seekPoint(it, key, seq)
-					if err := it.Close(); err != nil {
-						return nil, err
-					}
-				}
-				if trace != nil {
-					trace.table(level, t, before, d.snapshotTableStats(), found, nil)
-				}
-				return decide(v, k.Kind(), k.SeqNum())
+			if cover := r.RangeDelCover(key, seq); cover != 0 {
+				return d.getCoveredInTable(r, t, level, key, seq, cover, trace)
+			}
+			v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
+			if err != nil || found {
+				return resultOrErr(v, kind, err)
 			}
 			if level > 0 {
 				break // one table per sorted level
 			}
 		}
+	}
+	return nil, ErrNotFound
+}
+
+// getCoveredInTable decides a Get at the table holding a tombstone that
+// covers key at cover: the filter answers first, then one seek finds the
+// point version and its sequence number.
+func (d *DB) getCoveredInTable(r *sstable.Reader, t *manifest.TableMetadata, level int, key []byte, seq, cover base.SeqNum, trace *GetTrace) ([]byte, error) {
+	var before tableStats
+	if trace != nil {
+		before = d.snapshotTableStats()
+	}
+	var k base.InternalKey
+	var v []byte
+	found := false
+	if r.MayContain(key) {
+		it := r.NewIter(key, nil)
+		k, v, found = seekPoint(it, key, seq)
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if trace != nil {
+		trace.table(level, t, before, d.snapshotTableStats(), found && k.SeqNum() > cover, nil)
+	}
+	return newerThanCover(k, v, found, cover)
+}
+
+// newerThanCover is the answer of a source whose tombstone covers the key
+// at cover: its point version if one is newer, else not found.
+func newerThanCover(k base.InternalKey, v []byte, found bool, cover base.SeqNum) ([]byte, error) {
+	if found && k.SeqNum() > cover {
+		return result(v, k.Kind())
 	}
 	return nil, ErrNotFound
 }

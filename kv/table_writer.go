@@ -117,7 +117,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 				return fail(err)
 			}
 		}
-		if err := rd.addStartingBy(w, nil); err != nil {
+		if err := rd.addRest(w); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -29,6 +30,9 @@ func TestOracleDeleteRange(t *testing.T) {
 	} {
 		if os.Getenv("SIEVEKV_SOAK") != "" {
 			c.ops *= 20
+		}
+		if s, err := strconv.ParseUint(os.Getenv("SIEVEKV_ORACLE_SEED"), 10, 64); err == nil {
+			c.seed = s
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -81,7 +85,10 @@ func runRangeDelOracle(t *testing.T, c oracleCase) {
 // space and sometimes a wide one.
 func (p *pair) keyRange() (lo, hi []byte) {
 	for {
-		lo, hi = p.key(), p.key()
+		// Never the empty key: Pebble v2.1.7's range-deletion fragment
+		// iterator trips its own invariant checks (on under -race) over a
+		// range starting at it; kv's tests cover the empty start.
+		lo, hi = p.nonEmptyKey(), p.nonEmptyKey()
 		if p.rng.IntN(3) > 0 && len(lo) > 3 {
 			// A nearby end, so most ranges delete a few keys, not half.
 			hi = []byte(fmt.Sprintf("%s%d", lo[:len(lo)-1], p.rng.IntN(10)))
