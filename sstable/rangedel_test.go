@@ -3,10 +3,7 @@ package sstable
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -20,31 +17,6 @@ func goldenRangeDels() []rangedel.Tombstone {
 		{Start: []byte("golden-00"), End: []byte("golden-03"), Seq: 110},
 		{Start: []byte("zz"), End: []byte("zzz"), Seq: 130},
 	}
-}
-
-// writeTableWithRangeDels is writeTable plus range tombstones.
-func writeTableWithRangeDels(t testing.TB, fs vfs.FS, name string, entries []kv, ts []rangedel.Tombstone, opts WriterOptions) Metadata {
-	t.Helper()
-	f, err := fs.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := NewWriter(f, opts)
-	for _, tomb := range ts {
-		if err := w.AddRangeDel(tomb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, e := range entries {
-		if err := w.Add(e.key, e.value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	md, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return md
 }
 
 func footerVersion(t *testing.T, fs vfs.FS, name string, size uint64) uint32 {
@@ -62,7 +34,7 @@ func footerVersion(t *testing.T, fs vfs.FS, name string, size uint64) uint32 {
 // format 1.
 func TestRangeDelsRoundTrip(t *testing.T) {
 	fs := vfs.NewMem()
-	md := writeTableWithRangeDels(t, fs, "/r", goldenEntries(), goldenRangeDels(), WriterOptions{BlockSize: 256})
+	md := writeTable(t, fs, "/r", goldenEntries(), WriterOptions{BlockSize: 256}, goldenRangeDels()...)
 	if v := footerVersion(t, fs, "/r", md.Size); v != FormatVersion {
 		t.Fatalf("table with range tombstones is format %d, want %d", v, FormatVersion)
 	}
@@ -105,7 +77,7 @@ func TestRangeDelsRoundTrip(t *testing.T) {
 // entry (a flushed memtable that only deleted a range).
 func TestRangeDelsOnlyTable(t *testing.T) {
 	fs := vfs.NewMem()
-	md := writeTableWithRangeDels(t, fs, "/t", nil, goldenRangeDels()[:1], WriterOptions{})
+	md := writeTable(t, fs, "/t", nil, WriterOptions{}, goldenRangeDels()[:1]...)
 	if p := md.Properties; p.NumEntries != 0 || p.SmallestSeqNum != 120 || p.LargestSeqNum != 120 {
 		t.Fatalf("properties %+v", p)
 	}
@@ -124,7 +96,7 @@ func TestRangeDelsOnlyTable(t *testing.T) {
 // corruption error, never a panic or a silently different tombstone.
 func TestRangeDelsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	md := writeTableWithRangeDels(t, fs, "/c", goldenEntries()[:3], goldenRangeDels(), WriterOptions{Filter: FilterNone})
+	md := writeTable(t, fs, "/c", goldenEntries()[:3], WriterOptions{Filter: FilterNone}, goldenRangeDels()...)
 	f, _ := fs.Open("/c")
 	orig := make([]byte, md.Size)
 	f.ReadAt(orig, 0)
@@ -145,28 +117,5 @@ func TestRangeDelsCorruption(t *testing.T) {
 		if !base.IsCorruption(err) {
 			t.Fatalf("byte %d: %v is not a corruption error", off, err)
 		}
-	}
-}
-
-// TestGoldenRangeDelTable pins the bytes of a format 2 table, as
-// TestGoldenTable pins format 1.
-func TestGoldenRangeDelTable(t *testing.T) {
-	fs := vfs.NewMem()
-	md := writeTableWithRangeDels(t, fs, "/g", goldenEntries(), goldenRangeDels(), WriterOptions{Filter: FilterNone, BlockSize: 256})
-	f, _ := fs.Open("/g")
-	got := make([]byte, md.Size)
-	f.ReadAt(got, 0)
-	path := filepath.Join("testdata", "golden", "rangedel-nofilter-snappy.hex")
-	if *update {
-		if err := os.WriteFile(path, []byte(hex.Dump(got)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal([]byte(hex.Dump(got)), want) {
-		t.Fatalf("table bytes changed; diff %s against:\n%s", path, hex.Dump(got))
 	}
 }

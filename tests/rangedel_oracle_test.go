@@ -43,42 +43,43 @@ func TestOracleDeleteRange(t *testing.T) {
 
 func runRangeDelOracle(t *testing.T, c oracleCase) {
 	p := &pair{t: t, c: c, rng: rand.New(rand.NewPCG(c.seed, 0x5eed))}
-	if c.osFS {
-		root := t.TempDir()
-		p.oursFS, p.oursDir = vfs.Default, root+"/sievekv"
-		p.pebFS, p.pebDir = pebblevfs.Default, root+"/pebble"
-	} else {
-		p.oursFS, p.oursDir = vfs.NewMem(), "db"
-		p.pebFS, p.pebDir = pebblevfs.NewMem(), "db"
-	}
+	p.oursFS, p.oursDir, p.pebFS, p.pebDir = oracleFileSystems(t, c.osFS)
 	p.open()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Fatalf("seed %d step %d: panic: %v\n%s", c.seed, p.step, r, debug.Stack())
+	rangeDels := 0
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.fatalf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		for ; p.step < c.ops && !t.Failed(); p.step++ {
+			switch r := p.rng.IntN(100); {
+			case r < 4:
+				p.deleteRange()
+				rangeDels++
+			case r < 7:
+				p.batchWithDeleteRange()
+				rangeDels++
+			default:
+				p.randomOp()
+			}
 		}
 	}()
-	var rangeDels int
-	for p.step = 0; p.step < c.ops; p.step++ {
-		switch r := p.rng.IntN(100); {
-		case r < 4:
-			p.deleteRange()
-			rangeDels++
-		case r < 7:
-			p.batchWithDeleteRange()
-			rangeDels++
-		default:
-			p.randomOp()
-		}
-		if t.Failed() {
-			t.Logf("case %s failed at step %d (seed %d)", c.name, p.step, c.seed)
-			break
-		}
-	}
 	p.closeAll()
 	if p.flushes == 0 || p.compactions == 0 || rangeDels == 0 {
 		t.Fatalf("%d flushes, %d compactions, %d range deletions: the sequence did not exercise them", p.flushes, p.compactions, rangeDels)
 	}
 	t.Logf("%d ops, %d range deletions, %d flushes, %d compactions", c.ops, rangeDels, p.flushes, p.compactions)
+}
+
+// oracleFileSystems gives each engine a fresh file system of the kind the
+// case asks for.
+func oracleFileSystems(t *testing.T, osFS bool) (vfs.FS, string, pebblevfs.FS, string) {
+	if !osFS {
+		return vfs.NewMem(), "db", pebblevfs.NewMem(), "db"
+	}
+	root := t.TempDir()
+	return vfs.Default, root + "/sievekv", pebblevfs.Default, root + "/pebble"
 }
 
 // keyRange draws [lo, hi) with lo < hi, usually a short range of the key
