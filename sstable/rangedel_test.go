@@ -96,7 +96,7 @@ func TestRangeDelsOnlyTable(t *testing.T) {
 // corruption error, never a panic or a silently different tombstone.
 func TestRangeDelsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	md := writeTable(t, fs, "/c", goldenEntries()[:3], WriterOptions{Filter: FilterNone}, goldenRangeDels()...)
+	md := writeTable(t, fs, "/c", goldenEntries()[:3], WriterOptions{}, goldenRangeDels()...)
 	f, _ := fs.Open("/c")
 	orig := make([]byte, md.Size)
 	f.ReadAt(orig, 0)
