@@ -225,6 +225,13 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 			bad("holds sequence number %d beyond the manifest's last %d", t.LargestSeq, d.lastSeq)
 		}
 	}
+	for _, rd := range r.RangeDels() {
+		// K8 needs every tombstone inside its table's bounds.
+		if base.CompareUserKeys(rd.Start, t.Smallest.UserKey) < 0 || base.CompareUserKeys(rd.End, t.Largest.UserKey) > 0 ||
+			rd.Seq < t.SmallestSeq || rd.Seq > t.LargestSeq {
+			bad("range tombstone %v is outside the manifest's bounds [%s, %s], seqnums [%d, %d]", rd, t.Smallest, t.Largest, t.SmallestSeq, t.LargestSeq)
+		}
+	}
 	rep.Entries += n
 	return probs
 }
