@@ -17,10 +17,13 @@ import (
 //	0       8     sequence number of the first entry, little-endian
 //	8       4     entry count, little-endian
 //	12      ...   entries: kind (1 byte, base.Kind) | uvarint key length |
-//	              key | for KindSet: uvarint value length | value
+//	              key | for KindSet: uvarint value length | value |
+//	              for KindRangeDelete: the key is the range's start, then
+//	              uvarint end length | end
 type Batch struct {
 	data []byte // header + entries; the header is filled at commit
 	n    uint32 // number of entries
+	err  error  // the first invalid write recorded; Apply returns it
 }
 
 const batchHeaderLen = 12
@@ -44,6 +47,20 @@ func (b *Batch) Delete(key []byte) {
 	b.add(base.KindDelete, key, nil)
 }
 
+// DeleteRange records the removal of every key in [start, end) as one
+// entry (a range tombstone, kv/rangedel.go), whatever the number of keys.
+// start >= end makes Apply fail with ErrInvalidArgument, writing nothing
+// of the batch. The batch copies both.
+func (b *Batch) DeleteRange(start, end []byte) {
+	if err := checkRange(start, end); err != nil {
+		if b.err == nil {
+			b.err = err
+		}
+		return
+	}
+	b.add(base.KindRangeDelete, start, end)
+}
+
 func (b *Batch) add(kind base.Kind, key, value []byte) {
 	if len(b.data) < batchHeaderLen {
 		b.data = make([]byte, batchHeaderLen, 256)
@@ -51,7 +68,7 @@ func (b *Batch) add(kind base.Kind, key, value []byte) {
 	b.data = append(b.data, byte(kind))
 	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
 	b.data = append(b.data, key...)
-	if kind == base.KindSet {
+	if kindHasValue(kind) {
 		b.data = binary.AppendUvarint(b.data, uint64(len(value)))
 		b.data = append(b.data, value...)
 	}
@@ -72,6 +89,7 @@ func (b *Batch) Reset() {
 	b.data = b.data[:0]
 	b.data = append(b.data, make([]byte, batchHeaderLen)...)
 	b.n = 0
+	b.err = nil
 }
 
 // setSeq stamps the sequence number of the first entry and the count into
@@ -84,7 +102,12 @@ func (b *Batch) setSeq(seq base.SeqNum) {
 	binary.LittleEndian.PutUint32(b.data[8:12], b.n)
 }
 
-// batchEntry is one decoded write; Key and Value alias the batch bytes.
+// kindHasValue reports the entry kinds whose encoding carries a second
+// length-prefixed field: a Set's value, a range deletion's end.
+func kindHasValue(k base.Kind) bool { return k == base.KindSet || k == base.KindRangeDelete }
+
+// batchEntry is one decoded write; Key and Value alias the batch bytes
+// (for KindRangeDelete, the range's start and end).
 type batchEntry struct {
 	Kind  base.Kind
 	Key   []byte
@@ -113,16 +136,19 @@ func decodeBatch(data []byte, fn func(seq base.SeqNum, e batchEntry) error) (fir
 		}
 		e.Kind = base.Kind(rest[0])
 		rest = rest[1:]
-		if !e.Kind.Valid() {
+		if !e.Kind.Valid() && e.Kind != base.KindRangeDelete {
 			return 0, 0, base.CorruptionErrorf("kv: batch entry %d has unknown kind %d", i, e.Kind)
 		}
 		if e.Key, rest, err = takeLengthPrefixed(rest, "key", i); err != nil {
 			return 0, 0, err
 		}
-		if e.Kind == base.KindSet {
+		if kindHasValue(e.Kind) {
 			if e.Value, rest, err = takeLengthPrefixed(rest, "value", i); err != nil {
 				return 0, 0, err
 			}
+		}
+		if e.Kind == base.KindRangeDelete && checkRange(e.Key, e.Value) != nil {
+			return 0, 0, base.CorruptionErrorf("kv: batch entry %d: range deletion [%q, %q) is empty", i, e.Key, e.Value)
 		}
 		if fn != nil {
 			if err := fn(first+base.SeqNum(i), e); err != nil {
@@ -152,6 +178,9 @@ func takeLengthPrefixed(b []byte, what string, entry uint32) (field, rest []byte
 
 // validate checks a batch built by the caller before commit.
 func (b *Batch) validate() error {
+	if b.err != nil {
+		return b.err
+	}
 	if b.Len() > maxBatchSize {
 		return fmt.Errorf("kv: batch of %d bytes exceeds the %d-byte limit", b.Len(), maxBatchSize)
 	}

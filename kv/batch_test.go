@@ -71,6 +71,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	b.Set([]byte("a"), []byte("1"))
 	b.Delete([]byte("b"))
 	b.Set(nil, nil)
+	b.DeleteRange([]byte("c"), []byte("e"))
 	b.setSeq(42)
 	f.Add(b.data)
 	f.Add([]byte{})

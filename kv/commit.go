@@ -171,9 +171,12 @@ func (d *DB) writeGroup(mem *memTable, group []*pendingWrite, syncWAL bool) erro
 // applyToMemTable inserts every entry of an encoded batch.
 func applyToMemTable(mem *memTable, data []byte) error {
 	_, _, err := decodeBatch(data, func(seq base.SeqNum, e batchEntry) error {
-		if e.Kind == base.KindSet {
+		switch e.Kind {
+		case base.KindSet:
 			mem.Set(e.Key, seq, e.Value)
-		} else {
+		case base.KindRangeDelete:
+			mem.rangeDels.add(e.Key, e.Value, seq)
+		default:
 			mem.Delete(e.Key, seq)
 		}
 		return nil

@@ -102,10 +102,16 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		bytesIn += in.meta.Size
 	}
 	merged := newMergingIter(children)
-	src := compaction.NewIter(merged, snaps, job.elide)
+	rangeDels, err := d.compactionRangeDels(job, snaps) // kv/rangedel_compact.go
+	if err != nil {
+		merged.Close()
+		return err
+	}
+	src := compaction.NewIter(rangeDels.dropCovered(merged), snaps, job.elide)
 	var droppedTombstones [][]byte
 	src.OnDropTombstone = collectInto(&droppedTombstones)
-	outputs, err := d.writeTables(src, outputSpec{split: job.split})
+	rangeDels.onDropTombstone = src.OnDropTombstone
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -37,6 +37,9 @@ type DB struct {
 	// tombstones is the cuckoo-filter index of keys with tombstones in
 	// tables (tombstone_index.go).
 	tombstones tombstoneIndex
+	// rangeDelVersion caches whether a version has tables with range
+	// tombstones, so a Get on a DB without any pays one load (rangedel_read.go).
+	rangeDelVersion atomic.Pointer[versionRangeDels]
 	// bg counts background goroutines (flushes), waited for by Close.
 	bg sync.WaitGroup
 
@@ -85,6 +88,9 @@ type memTable struct {
 	logNum  fileNum  // 0 with DisableWAL or for recovered, already-logged data
 	logFile vfs.File // nil unless this is the mutable memtable
 	wal     *wal.Writer
+	// rangeDels are its range tombstones, kept out of the point entries
+	// (kv/rangedel.go).
+	rangeDels memRangeDels
 }
 
 func (d *DB) path(kind fileKind, num fileNum) string {

@@ -43,4 +43,19 @@
 //	   index answers "no tombstone" for a key only when no live table holds
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
 //	   answering "may have" for every key (kv/tombstone_index.go).
+//	K8 (range tombstones before filters): a range tombstone [s, e)#t
+//	   deletes every entry of a key in [s, e) older than t. Range
+//	   tombstones are held beside the point entries of their source (a
+//	   memtable's list, a table's range-deletion block, resident once the
+//	   table is open) and point filters know nothing of them, so a Get asks
+//	   each source, newest first in K4's order, for its newest visible
+//	   tombstone covering the key before that source's filter-first point
+//	   lookup; the first source with one decides: its point version newer
+//	   than the tombstone, or "not found". For any key k and tombstone
+//	   covering k in some source, no older source holds a version of k
+//	   newer than that tombstone: tables are widened to their tombstones'
+//	   ranges, a tombstone is never split across tables, an output table
+//	   is not cut inside a range one of its tombstones covers, and
+//	   compactions pick by those widened bounds (docs/design.md, "Range
+//	   tombstones sit beside the filters, not behind them").
 package kv

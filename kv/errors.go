@@ -21,6 +21,9 @@ var (
 	ErrLocked = errors.New("kv: database directory is locked by another process")
 	// ErrInvalidOptions is returned by Open for out-of-range options.
 	ErrInvalidOptions = errors.New("kv: invalid options")
+	// ErrInvalidArgument is returned for an argument no call could accept,
+	// such as a DeleteRange whose start is not before its end.
+	ErrInvalidArgument = errors.New("kv: invalid argument")
 	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by
 	// writes after a background failure left the DB read-only.
 	ErrReadOnly = errors.New("kv: database is read-only")

@@ -145,3 +145,82 @@ func ExampleDB_Metrics() {
 	fmt.Println(m.Filter.Checks >= 100, m.Filter.Negatives >= 95)
 	// Output: true true
 }
+
+// A checkpoint is a copy of the live database, as of one moment, in a
+// directory of its own: it opens as a database and no longer needs the
+// original.
+func ExampleDB_Checkpoint() {
+	dir := exampleDir()
+	defer os.RemoveAll(dir)
+	db, _ := kv.Open(dir+"/live", nil)
+
+	db.Set([]byte("k"), []byte("before"), kv.NoSync)
+	if err := db.Checkpoint(dir + "/backup"); err != nil {
+		panic(err)
+	}
+	db.Set([]byte("k"), []byte("after"), kv.NoSync)
+	db.Close()
+	os.RemoveAll(dir + "/live")
+
+	backup, err := kv.Open(dir+"/backup", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer backup.Close()
+	v, _ := backup.Get([]byte("k"))
+	fmt.Println(string(v))
+	// Output: before
+}
+
+// DeleteRange removes every key in [start, end) with one write, however
+// many keys that is; a snapshot taken before still sees them.
+func ExampleDB_DeleteRange() {
+	dir := exampleDir()
+	defer os.RemoveAll(dir)
+	db, _ := kv.Open(dir, nil)
+	defer db.Close()
+
+	for _, k := range []string{"log/1", "log/2", "log/3", "user/1"} {
+		db.Set([]byte(k), []byte("v"), kv.NoSync)
+	}
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	if err := db.DeleteRange([]byte("log/"), []byte("log0"), kv.Sync); err != nil {
+		panic(err)
+	}
+	it := db.NewIter(nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Println(string(it.Key()))
+	}
+	it.Close()
+	old, _ := snap.Get([]byte("log/2"))
+	fmt.Println("snapshot:", string(old))
+
+	err := db.DeleteRange([]byte("b"), []byte("a"), kv.NoSync)
+	fmt.Println(errors.Is(err, kv.ErrInvalidArgument))
+	// Output:
+	// user/1
+	// snapshot: v
+	// true
+}
+
+// A batch's DeleteRange commits atomically with the batch's other writes.
+func ExampleBatch_DeleteRange() {
+	dir := exampleDir()
+	defer os.RemoveAll(dir)
+	db, _ := kv.Open(dir, nil)
+	defer db.Close()
+
+	db.Set([]byte("cache/a"), []byte("stale"), kv.NoSync)
+	db.Set([]byte("cache/b"), []byte("stale"), kv.NoSync)
+	b := db.NewBatch()
+	b.DeleteRange([]byte("cache/"), []byte("cache0"))
+	b.Set([]byte("cache/generation"), []byte("2"))
+	if err := db.Apply(b, kv.Sync); err != nil {
+		panic(err)
+	}
+	_, err := db.Get([]byte("cache/a"))
+	v, _ := db.Get([]byte("cache/generation"))
+	fmt.Println(errors.Is(err, kv.ErrNotFound), string(v))
+	// Output: true 2
+}

@@ -86,7 +86,7 @@ func (d *DB) flushMemTable(m *memTable, v *manifest.Version, snapshots []base.Se
 		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
 	}
 	src := compaction.NewIter(it, snapshots, elide)
-	tables, err := d.writeTables(src, outputSpec{onTombstone: collectInto(tombstones)})
+	tables, err := d.writeTables(src, outputSpec{onTombstone: collectInto(tombstones), rangeDels: m.rangeDels.all()})
 	return tables, src.Elided, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 )
 
 // Iterator walks the user keys of a DB or snapshot in order, in both
@@ -25,6 +26,9 @@ type Iterator struct {
 	lower  []byte
 	upper  []byte
 	pinned *readState // nil once closed
+	// rangeDels are the range tombstones the iterator sees (K8); nil when
+	// none of its sources has one.
+	rangeDels *rangedel.Set
 
 	dir   iterDir
 	state iterState
@@ -81,6 +85,11 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		}
 	}
 	it.iter = newMergingIter(children)
+	if rd, err := d.iterRangeDels(&rs, seq, it.lower, it.upper); err != nil {
+		it.err = err
+	} else {
+		it.rangeDels = rd
+	}
 	return it
 }
 
@@ -246,8 +255,9 @@ func (it *Iterator) findNextUserEntry(skipping bool, skipKey []byte) bool {
 		if skipping && bytes.Compare(k.UserKey, skipKey) <= 0 {
 			continue
 		}
-		if k.Kind() == base.KindDelete {
-			// Hide this key's older versions.
+		if k.Kind() == base.KindDelete || coveredAt(it.rangeDels, k, it.seq) {
+			// Hide this key's older versions (a range tombstone covering
+			// this one covers them too).
 			it.savedKey = append(it.savedKey[:0], k.UserKey...)
 			skipKey, skipping = it.savedKey, true
 			continue
@@ -278,6 +288,9 @@ func (it *Iterator) findPrevUserEntry() bool {
 				break
 			}
 			kind = k.Kind()
+			if coveredAt(it.rangeDels, k, it.seq) {
+				kind = base.KindDelete
+			}
 			if kind == base.KindDelete {
 				it.savedKey, it.savedValue = it.savedKey[:0], it.savedValue[:0]
 			} else {

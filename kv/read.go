@@ -50,6 +50,9 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 		return nil, err
 	}
 	defer rs.unref()
+	if d.hasRangeDels(&rs) {
+		return d.getCovered(&rs, key, seq, trace) // K8
+	}
 
 	if v, kind, found := rs.mem.Get(key, seq); found {
 		trace.memtable("mutable memtable", true)

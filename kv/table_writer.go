@@ -6,6 +6,7 @@ import (
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/sstable"
 )
 
@@ -24,6 +25,9 @@ type outputSpec struct {
 	split func(userKey []byte, size uint64) bool
 	// onTombstone, if set, sees the user key of every tombstone written.
 	onTombstone func(userKey []byte)
+	// rangeDels are written into the outputs with the points
+	// (rangedel_output.go); they also constrain where split may cut.
+	rangeDels []rangedel.Tombstone
 }
 
 // writeTables writes the entries of src into new tables. A table ends only
@@ -38,6 +42,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		lastKey []byte
 		created []fileNum
 		started bool
+		rd      = newRangeDelOutput(spec.rangeDels)
 	)
 	fail := func(err error) ([]*manifest.TableMetadata, error) {
 		if w != nil {
@@ -55,25 +60,41 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 			return fmt.Errorf("kv: write table %06d: %w", num, err)
 		}
 		d.counters.tableBytesWritten.Add(md.Size)
-		out = append(out, manifest.NewTableMetadata(uint64(num), md))
+		m := manifest.NewTableMetadata(uint64(num), md)
+		rd.finishTable(m)
+		out = append(out, m)
+		return nil
+	}
+	create := func() error {
+		num = d.allocFileNum()
+		f, err := d.fs.Create(d.path(fileKindTable, num))
+		if err != nil {
+			return fmt.Errorf("kv: create table %06d: %w", num, err)
+		}
+		created = append(created, num)
+		w = sstable.NewWriter(f, d.writerOpts)
 		return nil
 	}
 	for src.Next() {
 		k := src.Key()
 		newUserKey := !started || !bytes.Equal(k.UserKey, lastKey)
-		if w != nil && newUserKey && spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) {
-			if err := finish(); err != nil {
-				return fail(err)
+		if w != nil && newUserKey {
+			if err := rd.addStartingBy(w, k.UserKey); err != nil {
+				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
+			}
+			if spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) && rd.canSplitBefore(k.UserKey) {
+				if err := finish(); err != nil {
+					return fail(err)
+				}
 			}
 		}
 		if w == nil {
-			num = d.allocFileNum()
-			f, err := d.fs.Create(d.path(fileKindTable, num))
-			if err != nil {
-				return fail(fmt.Errorf("kv: create table %06d: %w", num, err))
+			if err := create(); err != nil {
+				return fail(err)
 			}
-			created = append(created, num)
-			w = sstable.NewWriter(f, d.writerOpts)
+			if err := rd.addStartingBy(w, k.UserKey); err != nil {
+				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
+			}
 		}
 		if err := w.Add(k, src.Value()); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
@@ -88,6 +109,17 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	}
 	if err := src.Error(); err != nil {
 		return fail(err)
+	}
+	if len(rd.pending) > 0 {
+		// Tombstones past the last point go into the last table.
+		if w == nil {
+			if err := create(); err != nil {
+				return fail(err)
+			}
+		}
+		if err := rd.addRest(w); err != nil {
+			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
+		}
 	}
 	if w != nil {
 		if err := finish(); err != nil {

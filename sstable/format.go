@@ -15,12 +15,21 @@ import (
 // Every block is stored as contents || tag (1 byte) || CRC32C (4 bytes LE)
 // of contents||tag; a handle's length counts the contents only (T1).
 
-// FormatVersion is the table format this package writes and reads.
+// FormatVersion is the newest table format this package writes; it reads
+// every version listed.
 //
 //	1: first format (sievekv 0.1): prefix-compressed blocks with restart
 //	   arrays, snappy or none, CRC32C trailers, one whole-table filter
 //	   block, varint properties, 64-byte footer.
-const FormatVersion uint32 = 1
+//	2: 1 plus a range-deletion block after the data blocks, located by
+//	   three trailing properties fields. Only a table that holds range
+//	   tombstones is written in format 2; any other is written in format 1,
+//	   byte for byte as before, so older readers still open it.
+const FormatVersion uint32 = 2
+
+// formatVersionPointsOnly is the version of a table without range
+// tombstones.
+const formatVersionPointsOnly uint32 = 1
 
 // Magic closes every table: the ASCII bytes "SVKVSST1" read as a
 // little-endian uint64. Do not change: on disk.
@@ -84,6 +93,9 @@ func decodeHandle(b []byte) (blockHandle, bool) {
 type footer struct {
 	filter, index, props blockHandle
 	version              uint32
+	// rangeDel is not in the footer's bytes: a format 2 table records it
+	// in its properties, and Open fills it in from there.
+	rangeDel blockHandle
 }
 
 func (f footer) encode() []byte {
@@ -121,7 +133,7 @@ func decodeFooter(b []byte, size uint64) (footer, error) {
 		props:   blockHandle{le.Uint64(b[32:]), le.Uint64(b[40:])},
 		version: le.Uint32(b[48:]),
 	}
-	if f.version != FormatVersion {
+	if f.version < formatVersionPointsOnly || f.version > FormatVersion {
 		return footer{}, base.CorruptionErrorf("unsupported format version %d", f.version)
 	}
 	for _, h := range []blockHandle{f.filter, f.index, f.props} {
@@ -143,6 +155,15 @@ func decodeFooter(b []byte, size uint64) (footer, error) {
 
 // dataEnd is where the data blocks stop.
 func (f footer) dataEnd() uint64 {
+	if f.rangeDel.length != 0 {
+		return f.rangeDel.offset
+	}
+	return f.metaStart()
+}
+
+// metaStart is where the filter, or without one the index, starts: the
+// end of the range-deletion block when there is one.
+func (f footer) metaStart() uint64 {
 	if f.filter.length != 0 {
 		return f.filter.offset
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -32,18 +33,20 @@ func goldenEntries() []kv {
 // TestGoldenTable pins the bytes of a table written without a filter (the
 // filter encodings are pinned by filters/ itself), so the format cannot
 // drift by accident. Run with -update after an intended format change,
-// together with a FormatVersion bump.
+// together with a FormatVersion bump. The rangedel case is format 2.
 func TestGoldenTable(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		opts WriterOptions
+		name      string
+		opts      WriterOptions
+		rangeDels []rangedel.Tombstone
 	}{
-		{"nofilter-snappy", WriterOptions{Filter: filters.TypeNone, BlockSize: 256}},
-		{"nofilter-raw-restart4", WriterOptions{Filter: filters.TypeNone, BlockSize: 200, Compression: NoCompression, BlockRestartInterval: 4}},
+		{"nofilter-snappy", WriterOptions{Filter: filters.TypeNone, BlockSize: 256}, nil},
+		{"nofilter-raw-restart4", WriterOptions{Filter: filters.TypeNone, BlockSize: 200, Compression: NoCompression, BlockRestartInterval: 4}, nil},
+		{"rangedel-nofilter-snappy", WriterOptions{Filter: filters.TypeNone, BlockSize: 256}, goldenRangeDels()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fs := vfs.NewMem()
-			md := writeTable(t, fs, "/g", goldenEntries(), c.opts)
+			md := writeTable(t, fs, "/g", goldenEntries(), c.opts, c.rangeDels...)
 			f, _ := fs.Open("/g")
 			got := make([]byte, md.Size)
 			f.ReadAt(got, 0)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -72,13 +73,19 @@ func makeEntries(rng *rand.Rand, n int, gen keyGen, valueLen func() int) []kv {
 }
 
 // writeTable writes entries to name in fs and returns the file size.
-func writeTable(t testing.TB, fs vfs.FS, name string, entries []kv, opts WriterOptions) Metadata {
+// writeTable writes entries, and any range tombstones, as table name.
+func writeTable(t testing.TB, fs vfs.FS, name string, entries []kv, opts WriterOptions, rangeDels ...rangedel.Tombstone) Metadata {
 	t.Helper()
 	f, err := fs.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := NewWriter(f, opts)
+	for _, rd := range rangeDels {
+		if err := w.AddRangeDel(rd); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, e := range entries {
 		if err := w.Add(e.key, e.value); err != nil {
 			t.Fatal(err)

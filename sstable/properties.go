@@ -29,6 +29,11 @@ type Properties struct {
 	// (zero values for an empty table).
 	SmallestKey, LargestKey       base.InternalKey
 	SmallestSeqNum, LargestSeqNum base.SeqNum
+	// NumRangeDeletions counts the tombstones of the range-deletion block
+	// at RangeDelOffset, RangeDelLength bytes long (format 2 only; all
+	// three are zero in a table without range tombstones). The sequence
+	// numbers above include theirs.
+	NumRangeDeletions, RangeDelOffset, RangeDelLength uint64
 }
 
 // encode writes the properties block contents: the uvarint fields in
@@ -54,6 +59,12 @@ func (p *Properties) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(p.SmallestSeqNum))
 	b = binary.AppendUvarint(b, uint64(p.LargestSeqNum))
+	if p.NumRangeDeletions > 0 {
+		// Format 2 only: a format 1 block ends above, unchanged.
+		for _, v := range []uint64{p.NumRangeDeletions, p.RangeDelOffset, p.RangeDelLength} {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
 	return b
 }
 
@@ -127,6 +138,19 @@ func decodeProperties(b []byte) (Properties, error) {
 	}
 	p.SmallestSeqNum, p.LargestSeqNum = base.SeqNum(s), base.SeqNum(l)
 	if len(b) != 0 {
+		for _, f := range []struct {
+			name string
+			dst  *uint64
+		}{{"range deletions", &p.NumRangeDeletions}, {"range-deletion offset", &p.RangeDelOffset}, {"range-deletion length", &p.RangeDelLength}} {
+			if *f.dst, err = uv(f.name); err != nil {
+				return Properties{}, err
+			}
+		}
+		if p.NumRangeDeletions == 0 || p.RangeDelLength == 0 {
+			return Properties{}, malformed("properties: range-deletion fields with no range deletions")
+		}
+	}
+	if len(b) != 0 {
 		return Properties{}, malformed("properties: %d trailing bytes", len(b))
 	}
 	if p.NumDeletions > p.NumEntries || (p.NumEntries == 0) != (keyLens[0] == 0) || (keyLens[0] == 0) != (keyLens[1] == 0) ||
@@ -147,6 +171,9 @@ func (p Properties) String() string {
 	fmt.Fprintf(&sb, "filter: %s, %d bytes over %d keys\n", p.FilterType, p.FilterSize, p.FilterKeys)
 	if p.NumEntries > 0 {
 		fmt.Fprintf(&sb, "keys: %v .. %v, seqnums %d..%d\n", p.SmallestKey, p.LargestKey, p.SmallestSeqNum, p.LargestSeqNum)
+	}
+	if p.NumRangeDeletions > 0 {
+		fmt.Fprintf(&sb, "range deletions: %d, %d bytes\n", p.NumRangeDeletions, p.RangeDelLength)
 	}
 	return sb.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/invariants"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -45,6 +46,10 @@ type Reader struct {
 	props   Properties
 	filter  filters.Filter // nil when the table has none
 	index   []indexEntry
+	// rangeDels holds the table's range tombstones, resident like the
+	// index (rangedel.go); empty for a format 1 table.
+	rangeDels     *rangedel.Set
+	rangeDelsList []rangedel.Tombstone
 	// memBytes is what the resident index and filter cost.
 	memBytes int64
 }
@@ -102,6 +107,10 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	}
 	if r.props.FilterSize != ft.filter.length {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
+	}
+
+	if err := r.loadRangeDels(); err != nil {
+		return nil, err
 	}
 
 	ib, err := r.readBlock(ft.index, indexBlock, nil)
@@ -268,16 +277,24 @@ func (r *Reader) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.K
 // call alone did: the filter's answer, blocks read and cache lookups.
 // The shared Stats are counted either way.
 func (r *Reader) GetWithStats(userKey []byte, seq base.SeqNum, gs *GetStats) (value []byte, kind base.Kind, found bool, err error) {
+	value, kind, _, found, err = r.GetVersion(userKey, seq, gs)
+	return value, kind, found, err
+}
+
+// GetVersion is GetWithStats that also returns the sequence number of the
+// version found, for a caller that must compare it with a range
+// tombstone's.
+func (r *Reader) GetVersion(userKey []byte, seq base.SeqNum, gs *GetStats) (value []byte, kind base.Kind, versionSeq base.SeqNum, found bool, err error) {
 	if r.filter != nil {
 		r.stats.FilterChecks.Add(1)
 		mayContain := r.filter.MayContainHash(filters.Hash(userKey))
 		gs.countFilter(mayContain)
 		if !mayContain {
 			r.stats.FilterNegatives.Add(1)
-			return nil, 0, false, nil
+			return nil, 0, 0, false, nil
 		}
 	}
-	value, kind, found, err = r.get(userKey, seq, gs)
+	value, kind, versionSeq, found, err = r.get(userKey, seq, gs)
 	if r.filter != nil && err == nil {
 		if found {
 			r.stats.FilterTruePositives.Add(1)
@@ -285,22 +302,22 @@ func (r *Reader) GetWithStats(userKey []byte, seq base.SeqNum, gs *GetStats) (va
 			r.stats.FilterFalsePositives.Add(1)
 		}
 	}
-	return value, kind, found, err
+	return value, kind, versionSeq, found, err
 }
 
 // iterPool recycles block iterators, and with them their key buffers, so
 // that a Get served from the cache allocates nothing.
 var iterPool = sync.Pool{New: func() any { return new(blockIter) }}
 
-func (r *Reader) get(userKey []byte, seq base.SeqNum, gs *GetStats) ([]byte, base.Kind, bool, error) {
+func (r *Reader) get(userKey []byte, seq base.SeqNum, gs *GetStats) ([]byte, base.Kind, base.SeqNum, bool, error) {
 	search := base.MakeSearchKey(userKey, seq)
 	i := r.findBlock(search)
 	if i == len(r.index) {
-		return nil, 0, false, nil // search key above the last separator
+		return nil, 0, 0, false, nil // search key above the last separator
 	}
 	b, err := r.readBlock(r.index[i].handle, dataBlock, gs)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, 0, false, err
 	}
 	// By T5 the first entry >= search is in block i if it has userKey at
 	// all: when block i has no entry >= search, search lies between its
@@ -310,16 +327,16 @@ func (r *Reader) get(userKey []byte, seq base.SeqNum, gs *GetStats) ([]byte, bas
 	it := iterPool.Get().(*blockIter)
 	it.init(b)
 	found := it.seekGE(search) && base.CompareUserKeys(it.key.UserKey, userKey) == 0
-	value, kind, itErr := it.value, it.key.Kind(), it.err
+	value, kind, vseq, itErr := it.value, it.key.Kind(), it.key.SeqNum(), it.err
 	it.b, it.value = nil, nil // keep only keyBuf across uses
 	iterPool.Put(it)
 	switch {
 	case itErr != nil:
-		return nil, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
+		return nil, 0, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
 	case found:
-		return value, kind, true, nil
+		return value, kind, vseq, true, nil
 	}
-	return nil, 0, false, nil
+	return nil, 0, 0, false, nil
 }
 
 // Properties returns the table's properties.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -129,7 +130,8 @@ type Writer struct {
 	compressBuf   []byte
 	skipSnappy    int // data blocks left to store raw (incompressibleBackoff)
 	keyBuf        []byte
-	err           error // sticky I/O error
+	rangeDels     []rangedel.Tombstone // written by Finish (rangedel.go)
+	err           error                // sticky I/O error
 	done          bool
 }
 
@@ -278,7 +280,10 @@ func (w *Writer) Finish() (Metadata, error) {
 		}
 	}
 	var ft footer
-	ft.version = FormatVersion
+	ft.version = formatVersionPointsOnly
+	if err := w.writeRangeDels(&ft); err != nil {
+		return fail(err)
+	}
 	if w.pendingIndex {
 		last, _ := base.DecodeInternalKey(w.lastKey)
 		w.addIndexEntry(successor(last))

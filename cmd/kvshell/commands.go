@@ -44,6 +44,10 @@ func init() {
 		{name: "del", aliases: []string{"delete"}, usage: "del KEY", summary: "delete KEY (alias: delete)",
 			help:    "Deletes KEY durably. Deleting an absent key is not an error.",
 			minArgs: 1, maxArgs: 1, run: (*Interp).cmdDel},
+		{name: "delrange", usage: "delrange START END", summary: "delete every key in [START, END)",
+			help: "Deletes every key from START (inclusive) to END (exclusive) durably, with one\n" +
+				"range tombstone however many keys that is. START must sort before END.",
+			minArgs: 2, maxArgs: 2, run: (*Interp).cmdDelRange},
 		{name: "scan", usage: "scan [START [END]] [limit N]", summary: "list keys in [START, END) with their values",
 			help: "Lists keys from START (inclusive) to END (exclusive) in order, one \"KEY VALUE\" per line,\n" +
 				fmt.Sprintf("at most N of them (default %d; limit 0 means no limit).", defaultScanLimit),
@@ -78,6 +82,11 @@ func init() {
 				"bounds) and every WAL that recovery would replay, lists what is wrong, and\n" +
 				"opens the database again. Fails if anything is damaged.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdCheck},
+		{name: "checkpoint", usage: "checkpoint DIR", summary: "write a consistent, openable copy of the database to DIR",
+			help: "Flushes, then writes into DIR (which must not exist or be empty) a copy of the\n" +
+				"database as of that moment: tables hard-linked where possible, copied otherwise,\n" +
+				"and a MANIFEST of their own. Open DIR as a database; it does not need the original.",
+			minArgs: 1, maxArgs: 1, run: (*Interp).cmdCheckpoint},
 		{name: "help", usage: "help [COMMAND]", summary: "list commands, or describe one",
 			minArgs: 0, maxArgs: 1, run: (*Interp).cmdHelp},
 		{name: "quit", aliases: []string{"exit"}, usage: "quit", summary: "leave the shell (alias: exit, or Ctrl-D)",
@@ -202,6 +211,21 @@ func (in *Interp) cmdDel(_ context.Context, args []token) error {
 		return err
 	}
 	return in.ok("del", key)
+}
+
+func (in *Interp) cmdDelRange(_ context.Context, args []token) error {
+	start, err := wordBytes(args[0])
+	if err != nil {
+		return err
+	}
+	end, err := wordBytes(args[1])
+	if err != nil {
+		return err
+	}
+	if err := in.db.DeleteRange(start, end, kv.Sync); err != nil {
+		return err
+	}
+	return in.ok("delrange", nil)
 }
 
 // parseRange reads [START [END]] into iterator bounds; usage names the
@@ -453,6 +477,17 @@ func (in *Interp) cmdFlush(context.Context, []token) error {
 		return err
 	}
 	return in.ok("flush", nil)
+}
+
+func (in *Interp) cmdCheckpoint(_ context.Context, args []token) error {
+	dir, err := wordBytes(args[0])
+	if err != nil {
+		return err
+	}
+	if err := in.db.Checkpoint(string(dir)); err != nil {
+		return err
+	}
+	return in.ok("checkpoint", nil)
 }
 
 func (in *Interp) cmdCompact(_ context.Context, args []token) error {

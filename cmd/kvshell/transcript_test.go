@@ -24,7 +24,8 @@ import (
 //	> COMMAND LINE        typed at the prompt; errors show as "error: ..."
 //	!! DIRECTIVE          acts on the harness, not the shell:
 //	     json on|off            switch -json output
-//	     reopen [FLAGS]         close and reopen (-readonly, -filter NAME)
+//	     reopen [FLAGS]         close and reopen (-readonly, -filter NAME,
+//	                            -dir DIR to open another database)
 //	     open-again             open the DB a second time (the lock error)
 //	     corrupt-tables OFFSET  close, flip the byte at OFFSET of every
 //	                            table file, reopen
@@ -88,7 +89,7 @@ func (s *session) open(cfg *config) error {
 	if err != nil {
 		return err
 	}
-	db, err := kv.Open(transcriptDir, &kv.Options{FS: s.fs, Filter: filter, ReadOnly: cfg.readOnly})
+	db, err := kv.Open(cfg.dir, &kv.Options{FS: s.fs, Filter: filter, ReadOnly: cfg.readOnly})
 	if err != nil {
 		return fmt.Errorf("%s", describeOpenError(cfg, err))
 	}

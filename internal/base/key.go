@@ -20,6 +20,13 @@ const (
 	// KindMax is the largest valid kind. A search key built with it sorts
 	// before every real entry with the same user key and seqnum (B1, B3).
 	KindMax = KindSet
+
+	// KindRangeDelete is a range tombstone: every user key in a range has
+	// no value below this seqnum (package internal/rangedel). It is not a
+	// point kind, so Valid rejects it: it appears in WAL batches and as
+	// the kind of a table bound that a range tombstone sets, never as the
+	// kind of an entry in a data block or a memtable.
+	KindRangeDelete Kind = 2
 )
 
 // String names the kind for messages and tests.
@@ -29,11 +36,13 @@ func (k Kind) String() string {
 		return "DEL"
 	case KindSet:
 		return "SET"
+	case KindRangeDelete:
+		return "RANGEDEL"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }
 
-// Valid reports whether k is a kind this version of sievekv understands.
+// Valid reports whether k is a point kind (KindDelete or KindSet).
 func (k Kind) Valid() bool { return k <= KindMax }
 
 // SeqNum is a 56-bit sequence number; every write gets the next one.

@@ -1,0 +1,213 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/vfs"
+	"github.com/sievekv/sievekv/wal"
+)
+
+// ErrCheckpointDirNotEmpty is returned by Checkpoint when its directory
+// already holds files: a checkpoint never mixes with, or overwrites, what
+// is there.
+var ErrCheckpointDirNotEmpty = errors.New("kv: checkpoint directory is not empty")
+
+// Checkpoint writes a consistent, openable copy of the DB into dir, which
+// must not exist or be empty (ErrCheckpointDirNotEmpty otherwise). Writers
+// may run meanwhile: the checkpoint holds exactly the writes committed up
+// to one moment during the call, whole batches only (K2), and nothing
+// committed after Checkpoint returns.
+//
+// The moment is fixed by a flush: Checkpoint first flushes the memtables,
+// then takes the version that is current, which by then holds every write
+// the flush covered and possibly more that later flushes added — always a
+// prefix of the commit order, because memtables are flushed in order and
+// rotate only between commit groups. The checkpoint therefore needs no WAL:
+// its MANIFEST names the version's tables and no log. Flushing first costs
+// one L0 table per checkpoint but needs no cutting of a live WAL at a
+// sequence number, which a concurrent commit may be appending to.
+//
+// Tables are immutable, so each is hard-linked into dir where the file
+// system allows it (vfs.Linker) and copied otherwise (across devices, or
+// on a file system that cannot link). The reference Checkpoint holds on
+// the version keeps the source's files from being deleted under it (K5).
+// The checkpoint shares no file that either side ever modifies, so it
+// stands alone once the source is deleted, and opening it is an ordinary
+// Open. CURRENT is written last: a checkpoint cut short by a crash has
+// none, and the source is never modified by a checkpoint beyond the flush.
+//
+// A ReadOnly DB cannot flush and returns ErrReadOnly.
+func (d *DB) Checkpoint(dir string) error {
+	if err := d.prepareCheckpointDir(dir); err != nil {
+		return err
+	}
+	if err := d.Flush(); err != nil {
+		return fmt.Errorf("kv: checkpoint %s: flush: %w", dir, err)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	v := d.current
+	v.Ref()
+	state := &manifest.State{
+		// Every table's sequence numbers are at or below lastSeq, so the
+		// checkpoint's next write is numbered above all it holds.
+		LastSequence: uint64(d.lastSeq),
+		Version:      v,
+	}
+	// File numbers at or above next are free in the source, hence in the
+	// checkpoint, whose tables keep their numbers.
+	next := fileNum(d.manifest.nextFileNum.Load())
+	d.mu.Unlock()
+	defer v.Unref()
+
+	for _, level := range v.Levels {
+		for _, t := range level {
+			name := fileName(fileKindTable, fileNum(t.FileNum))
+			if err := linkOrCopy(d.fs, d.fs.PathJoin(d.dirname, name), d.fs.PathJoin(dir, name), t.Size); err != nil {
+				return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+			}
+		}
+	}
+	// The tables' names must be durable before a MANIFEST that names them.
+	if err := syncDirOf(d.fs, dir); err != nil {
+		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	}
+	manifestNum := next
+	state.NextFileNumber = uint64(next + 1)
+	if err := writeCheckpointManifest(d.fs, dir, manifestNum, state); err != nil {
+		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	}
+	if err := writeCheckpointCurrent(d.fs, dir, fileName(fileKindManifest, manifestNum)); err != nil {
+		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	}
+	return nil
+}
+
+// prepareCheckpointDir creates dir, or accepts it if it exists and is
+// empty.
+func (d *DB) prepareCheckpointDir(dir string) error {
+	names, err := d.fs.List(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := d.fs.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("kv: checkpoint: list %s: %w", dir, err)
+	case len(names) > 0:
+		return fmt.Errorf("%w: %s holds %d entries", ErrCheckpointDirNotEmpty, dir, len(names))
+	}
+	return nil
+}
+
+// linkOrCopy gives the immutable file src the name dst, by a hard link if
+// the FS can make one and by a synced copy of its first size bytes if not.
+func linkOrCopy(fsys vfs.FS, src, dst string, size uint64) error {
+	if l, ok := fsys.(vfs.Linker); ok {
+		if err := l.Link(src, dst); err == nil {
+			return nil
+		}
+		// EXDEV, a file system without links, or a dst left by an
+		// earlier failed link: copying gives the same content.
+	}
+	in, err := fsys.Open(src)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := fsys.Create(dst)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", dst, err)
+	}
+	n, err := io.Copy(out, io.NewSectionReader(in, 0, int64(size)))
+	if err == nil && uint64(n) != size {
+		err = fmt.Errorf("copied %d of %d bytes", n, size)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// writeCheckpointManifest writes MANIFEST-num in dir holding the whole
+// state as one edit, synced.
+func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manifest.State) error {
+	name := fileName(fileKindManifest, num)
+	e := state.Edit()
+	// No WAL: the flush put every write of the checkpoint in its tables.
+	e.HasLogNumber = false
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	f, err := fsys.Create(fsys.PathJoin(dir, name))
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	w := wal.NewWriter(f, f, uint64(num))
+	_, err = w.WriteRecord(e.Encode())
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeCheckpointCurrent writes CURRENT, naming the manifest, and syncs it
+// and the directory. No temp file and rename are needed, as they are for
+// a live DB: no earlier CURRENT exists to keep, and a torn CURRENT lacks
+// its newline, which Open reports as corruption.
+func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string) error {
+	f, err := fsys.Create(fsys.PathJoin(dir, fileName(fileKindCurrent, 0)))
+	if err != nil {
+		return fmt.Errorf("create CURRENT: %w", err)
+	}
+	_, err = f.Write([]byte(manifestName + "\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write CURRENT: %w", err)
+	}
+	return syncDirOf(fsys, dir)
+}
+
+// syncDirOf makes dir's entries durable (V1 of package vfs).
+func syncDirOf(fsys vfs.FS, dir string) error {
+	f, err := fsys.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// checkpointWriterKey is writer w's i-th key; each batch also writes its
+// twin, so a checkpoint holding half a batch is caught.
+func checkpointWriterKey(w, i int) []byte { return fmt.Appendf(nil, "w%d-%06d", w, i) }
+
+func checkpointTwinKey(w, i int) []byte { return fmt.Appendf(nil, "w%d-%06d-twin", w, i) }
+
+// TestCheckpointWhileWriting takes a checkpoint while writers commit, with
+// memtables small enough that flushes and compactions run meanwhile, then
+// deletes the source and opens the checkpoint: each writer's keys there are
+// an unbroken prefix of its writes, at least what it had committed when
+// Checkpoint was called and at most what it had when Checkpoint returned,
+// and every batch is whole.
+func TestCheckpointWhileWriting(t *testing.T) {
+	root := t.TempDir()
+	src, cp := filepath.Join(root, "src"), filepath.Join(root, "cp")
+	opts := &Options{MemTableSize: 32 << 10, L0CompactionThreshold: 2}
+	d, err := Open(src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers = 4
+	var acked [writers]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			value := make([]byte, 64)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := d.NewBatch()
+				b.Set(checkpointWriterKey(w, i), value)
+				b.Set(checkpointTwinKey(w, i), value)
+				if err := d.Apply(b, NoSync); err != nil {
+					errs <- err
+					return
+				}
+				acked[w].Store(int64(i + 1))
+			}
+		}()
+	}
+	// Let every writer get going, so the checkpoint lands mid-stream.
+	for w := range writers {
+		for acked[w].Load() < 100 {
+			select {
+			case err := <-errs:
+				t.Fatal(err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	var lo, hi [writers]int64
+	for w := range writers {
+		lo[w] = acked[w].Load()
+	}
+	if err := d.Checkpoint(cp); err != nil {
+		t.Fatal(err)
+	}
+	for w := range writers {
+		hi[w] = acked[w].Load()
+	}
+	// Writes after Checkpoint returned must not reach the checkpoint.
+	for w := range writers {
+		for acked[w].Load() < hi[w]+50 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(src); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := Open(cp, nil)
+	if err != nil {
+		t.Fatalf("open checkpoint after deleting the source: %v", err)
+	}
+	defer c.Close()
+	for w := range writers {
+		n := checkpointPrefixLen(t, c, w)
+		if n < lo[w] || n > hi[w] {
+			t.Errorf("writer %d: checkpoint holds its first %d writes, want between %d and %d", w, n, lo[w], hi[w])
+		}
+	}
+}
+
+// checkpointPrefixLen counts writer w's keys in db and fails unless they
+// are exactly its first n batches, each with its twin.
+func checkpointPrefixLen(t *testing.T, db *DB, w int) int64 {
+	t.Helper()
+	prefix := fmt.Appendf(nil, "w%d-", w)
+	it := db.NewIter(&IterOptions{LowerBound: prefix, UpperBound: fmt.Appendf(nil, "w%d.", w)})
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		if want := checkpointWriterKey(w, int(n)); string(it.Key()) != string(want) {
+			t.Fatalf("writer %d: key %q where %q should be: the checkpoint is not a prefix", w, it.Key(), want)
+		}
+		if !it.Next() || string(it.Key()) != string(checkpointTwinKey(w, int(n))) {
+			t.Fatalf("writer %d: batch %d is in the checkpoint without its twin", w, n)
+		}
+		n++
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCheckpointDirMustBeEmpty: a checkpoint goes into a new or empty
+// directory only, and says why otherwise.
+func TestCheckpointDirMustBeEmpty(t *testing.T) {
+	root := t.TempDir()
+	d, err := Open(filepath.Join(root, "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Set([]byte("k"), []byte("v"), NoSync); err != nil {
+		t.Fatal(err)
+	}
+
+	full := filepath.Join(root, "full")
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Checkpoint(full); !errors.Is(err, ErrCheckpointDirNotEmpty) {
+		t.Fatalf("Checkpoint into a non-empty directory: %v, want ErrCheckpointDirNotEmpty", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(full, "keep")); string(got) != "x" {
+		t.Fatalf("the non-empty directory was modified")
+	}
+	if err := d.Checkpoint(filepath.Join(root, "db")); !errors.Is(err, ErrCheckpointDirNotEmpty) {
+		t.Fatalf("Checkpoint into the DB's own directory: %v, want ErrCheckpointDirNotEmpty", err)
+	}
+
+	empty := filepath.Join(root, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Checkpoint(empty); err != nil {
+		t.Fatalf("Checkpoint into an empty directory: %v", err)
+	}
+	if err := d.Checkpoint(empty); !errors.Is(err, ErrCheckpointDirNotEmpty) {
+		t.Fatalf("second Checkpoint into the same directory: %v, want ErrCheckpointDirNotEmpty", err)
+	}
+	c, err := Open(empty, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Fatalf("checkpoint Get = %q, %v", v, err)
+	}
+}
+
+// noLinkFS hides the Linker of the FS it wraps, as errorfs and other
+// wrappers do, so Checkpoint must copy.
+type noLinkFS struct{ vfs.FS }
+
+// TestCheckpointCopiesWithoutLinks: on a file system that cannot link,
+// the tables are copied, and the copy stands alone once every source file
+// is removed.
+func TestCheckpointCopiesWithoutLinks(t *testing.T) {
+	mem := vfs.NewMem()
+	fsys := noLinkFS{mem}
+	d, err := Open("db", &Options{FS: fsys, MemTableSize: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		if err := d.Set(fmt.Appendf(nil, "key%04d", i), fmt.Appendf(nil, "value%d", i), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Checkpoint("cp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, err := mem.List("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if err := mem.Remove(mem.PathJoin("db", n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Open("cp", &Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 500 {
+		v, err := c.Get(fmt.Appendf(nil, "key%04d", i))
+		if err != nil || string(v) != fmt.Sprintf("value%d", i) {
+			t.Fatalf("key%04d in the copy: %q, %v", i, v, err)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package kv
+
+import (
+	"bytes"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/internal/rangedel"
+	"github.com/sievekv/sievekv/sstable"
+)
+
+// versionRangeDels remembers whether a version has a table with range
+// tombstones (tables are immutable, so the answer never changes).
+type versionRangeDels struct {
+	v   *manifest.Version
+	any bool
+}
+
+func tableHasRangeDels(t *manifest.TableMetadata) bool {
+	return t.Props != nil && t.Props.NumRangeDeletions > 0
+}
+
+// hasRangeDels reports whether any source of rs holds a range tombstone.
+// Without one, a Get takes the plain path of K4; with one, getCovered.
+func (d *DB) hasRangeDels(rs *readState) bool {
+	if rs.mem.rangeDels.n.Load() > 0 {
+		return true
+	}
+	for _, m := range rs.imm {
+		if m.rangeDels.n.Load() > 0 {
+			return true
+		}
+	}
+	if c := d.rangeDelVersion.Load(); c != nil && c.v == rs.v {
+		return c.any
+	}
+	c := &versionRangeDels{v: rs.v}
+	for _, level := range rs.v.Levels {
+		for _, t := range level {
+			c.any = c.any || tableHasRangeDels(t)
+		}
+	}
+	d.rangeDelVersion.Store(c)
+	return c.any
+}
+
+// getCovered is getAt for a read state holding range tombstones. It visits
+// the sources in K4's order and, before each source's point lookup, asks
+// the source for its newest visible range tombstone covering key (a table
+// answers from its resident tombstones: no read, so the filter-first
+// lookup stays filter-first). Without one, the source is looked up as
+// getAt does. With one, the source decides (K8): a point version of key
+// newer than the tombstone in the same source is the answer; anything
+// else means the key is deleted, since no older source holds a version
+// newer than the tombstone.
+func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
+	mems := make([]*memTable, 0, 1+len(rs.imm))
+	mems = append(mems, rs.mem)
+	for i := len(rs.imm) - 1; i >= 0; i-- {
+		mems = append(mems, rs.imm[i])
+	}
+	for i, m := range mems {
+		name := "mutable memtable"
+		if i > 0 {
+			name = "immutable memtable"
+		}
+		cover := m.rangeDels.cover(key, seq)
+		if cover == 0 {
+			if v, kind, found := m.Get(key, seq); found {
+				trace.memtable(name, true)
+				return result(v, kind)
+			}
+			trace.memtable(name, false)
+			continue
+		}
+		// The point's sequence number decides against the tombstone; the
+		// plain Get does not return it, so seek a snapshot of the tree.
+		it := m.NewIter(key, nil)
+		k, v, found := seekPoint(it, key, seq)
+		it.Close()
+		trace.memtable(name, found && k.SeqNum() > cover)
+		return newerThanCover(k, v, found, cover)
+	}
+	for level, tables := range rs.v.Levels {
+		for _, t := range tables {
+			if level > 0 {
+				if t = rs.v.TableFor(level, key); t == nil {
+					break
+				}
+			} else if !t.ContainsUserKey(key) {
+				continue
+			}
+			r, err := d.tables.get(t)
+			if err != nil {
+				return nil, err
+			}
+			if cover := r.RangeDelCover(key, seq); cover != 0 {
+				return d.getCoveredInTable(r, t, level, key, seq, cover, trace)
+			}
+			v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
+			if err != nil || found {
+				return resultOrErr(v, kind, err)
+			}
+			if level > 0 {
+				break // one table per sorted level
+			}
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// getCoveredInTable decides a Get at the table holding a tombstone that
+// covers key at cover: the filter answers first, then one seek finds the
+// point version and its sequence number.
+func (d *DB) getCoveredInTable(r *sstable.Reader, t *manifest.TableMetadata, level int, key []byte, seq, cover base.SeqNum, trace *GetTrace) ([]byte, error) {
+	var gs *sstable.GetStats
+	if trace != nil {
+		gs = new(sstable.GetStats)
+	}
+	v, kind, vseq, found, err := r.GetVersion(key, seq, gs)
+	if err != nil {
+		return nil, err
+	}
+	trace.table(level, t, gs, found && vseq > cover, nil)
+	return newerThanCover(base.MakeInternalKey(key, vseq, kind), v, found, cover)
+}
+
+// newerThanCover is the answer of a source whose tombstone covers the key
+// at cover: its point version if one is newer, else not found.
+func newerThanCover(k base.InternalKey, v []byte, found bool, cover base.SeqNum) ([]byte, error) {
+	if found && k.SeqNum() > cover {
+		return result(v, k.Kind())
+	}
+	return nil, ErrNotFound
+}
+
+// seekPoint finds the newest version of key visible at seq in it. The key
+// and value are copies, valid after it closes.
+func seekPoint(it base.InternalIterator, key []byte, seq base.SeqNum) (base.InternalKey, []byte, bool) {
+	if !it.SeekGE(base.MakeSearchKey(key, seq)) || !bytes.Equal(it.Key().UserKey, key) {
+		return base.InternalKey{}, nil, false
+	}
+	return it.Key().Clone(), bytes.Clone(it.Value()), true
+}
+
+// iterRangeDels gathers the range tombstones visible at seq from every
+// source of rs whose range meets [lower, upper), fragmented into one Set
+// an Iterator consults for each entry. It returns nil, and the iterator
+// pays nothing, when there is none.
+func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) (*rangedel.Set, error) {
+	if !d.hasRangeDels(rs) {
+		return nil, nil
+	}
+	var ts []rangedel.Tombstone
+	keep := func(list []rangedel.Tombstone) {
+		for _, t := range list {
+			if t.Seq > seq || (upper != nil && bytes.Compare(t.Start, upper) >= 0) || (lower != nil && bytes.Compare(t.End, lower) <= 0) {
+				continue
+			}
+			ts = append(ts, t)
+		}
+	}
+	keep(rs.mem.rangeDels.all())
+	for _, m := range rs.imm {
+		keep(m.rangeDels.all())
+	}
+	for _, level := range rs.v.Levels {
+		for _, t := range level {
+			if !tableHasRangeDels(t) || !t.Overlaps(lower, nil) || (upper != nil && bytes.Compare(t.Smallest.UserKey, upper) >= 0) {
+				continue
+			}
+			r, err := d.tables.get(t)
+			if err != nil {
+				return nil, err
+			}
+			keep(r.RangeDels())
+		}
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	return rangedel.NewSet(ts), nil
+}
+
+// coveredAt reports whether a visible range tombstone deletes k for a read
+// at seq (rangedel's R1).
+func coveredAt(s *rangedel.Set, k base.InternalKey, seq base.SeqNum) bool {
+	return !s.Empty() && s.Cover(k.UserKey, seq) > k.SeqNum()
+}
