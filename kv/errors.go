@@ -19,6 +19,9 @@ var (
 	ErrCorruption = base.ErrCorruption
 	// ErrLocked is returned by Open when another DB holds the directory.
 	ErrLocked = errors.New("kv: database directory is locked by another process")
+	// ErrInvalidArgument is returned for an argument no call could accept,
+	// such as an empty directory name given to Open.
+	ErrInvalidArgument = errors.New("kv: invalid argument")
 	// ErrInvalidOptions is returned by Open for out-of-range options.
 	ErrInvalidOptions = errors.New("kv: invalid options")
 	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by

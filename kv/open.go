@@ -20,6 +20,11 @@ import (
 // exclusive lock on the directory (ErrLocked if another DB holds it),
 // replays the manifest and the WALs, and removes files a crash orphaned.
 func Open(dirname string, opts *Options) (*DB, error) {
+	if dirname == "" {
+		// Left alone, the empty name surfaces as a bare "mkdir : no such
+		// file or directory" that names nothing.
+		return nil, fmt.Errorf("%w: Open: the directory name is empty", ErrInvalidArgument)
+	}
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
