@@ -108,9 +108,19 @@ func (d *DB) syncDir() error {
 	return nil
 }
 
-// allocFileNum returns a fresh file number.
-func (d *DB) allocFileNum() fileNum {
-	return fileNum(d.manifest.nextFileNum.Add(1) - 1)
+// allocFileNum returns a fresh file number, or ErrFileNumbersExhausted
+// once the counter has passed maxFileNum: a wrapped counter would reuse
+// the numbers of live files.
+func (d *DB) allocFileNum() (fileNum, error) {
+	for {
+		cur := d.manifest.nextFileNum.Load()
+		if cur > uint64(maxFileNum) {
+			return 0, fmt.Errorf("%w: next file number %d is past %d", ErrFileNumbersExhausted, cur, maxFileNum)
+		}
+		if d.manifest.nextFileNum.CompareAndSwap(cur, cur+1) {
+			return fileNum(cur), nil
+		}
+	}
 }
 
 // newMemTableLocked makes an empty memtable with a fresh WAL (unless the
@@ -121,7 +131,10 @@ func (d *DB) newMemTableLocked() (*memTable, error) {
 	if d.opts.DisableWAL || d.opts.ReadOnly {
 		return m, nil
 	}
-	num := d.allocFileNum()
+	num, err := d.allocFileNum()
+	if err != nil {
+		return nil, err
+	}
 	f, err := d.fs.Create(d.path(fileKindLog, num))
 	if err != nil {
 		return nil, fmt.Errorf("kv: create WAL %06d: %w", num, err)

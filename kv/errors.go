@@ -24,6 +24,10 @@ var (
 	ErrInvalidArgument = errors.New("kv: invalid argument")
 	// ErrInvalidOptions is returned by Open for out-of-range options.
 	ErrInvalidOptions = errors.New("kv: invalid options")
+	// ErrFileNumbersExhausted is returned (wrapped) by the write that would
+	// need a file number past the engine's range: the counter never wraps
+	// onto numbers of live files.
+	ErrFileNumbersExhausted = errors.New("kv: file numbers exhausted")
 	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by
 	// writes after a background failure left the DB read-only.
 	ErrReadOnly = errors.New("kv: database is read-only")

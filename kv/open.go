@@ -31,6 +31,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	d := &DB{dirname: dirname, opts: o, fs: o.FS}
 	d.flushDone.L = &d.mu
+	// File number 0 means "none" (a memtable without a WAL, a manifest
+	// without a log number): the first file gets 1.
+	d.manifest.nextFileNum.Store(1)
 	d.picker.Opts = compaction.Options{
 		L0Trigger:             o.L0CompactionThreshold,
 		BaseBytes:             uint64(o.LBaseMaxBytes),
@@ -133,11 +136,13 @@ func (d *DB) recover() error {
 	}
 
 	// Every file number in the directory is taken, even those the manifest
-	// does not know (orphans), so new files never reuse one.
+	// does not know (orphans), so new files never reuse one. Only the
+	// engine's own names count (parseFileName): a stray file cannot move
+	// the counter, let alone to its end.
 	var logs []fileNum
 	for _, n := range names {
 		k, num, ok := parseFileName(n)
-		if !ok {
+		if !ok || k == fileKindCurrent || k == fileKindLock {
 			continue
 		}
 		d.manifest.bumpNextFileNum(num + 1)

@@ -66,7 +66,10 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*tableMeta, error)
 			}
 		}
 		if w == nil {
-			num = d.allocFileNum()
+			var err error
+			if num, err = d.allocFileNum(); err != nil {
+				return fail(err)
+			}
 			f, err := d.fs.Create(d.path(fileKindTable, num))
 			if err != nil {
 				return fail(fmt.Errorf("kv: create table %06d: %w", num, err))

@@ -2,6 +2,9 @@ package tests
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,5 +25,141 @@ func TestHostileOpenEmptyDirname(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "directory name is empty") {
 		t.Fatalf("Open(\"\") error %q does not say the directory name is empty", err)
+	}
+}
+
+// hostileOpen opens dir with small memtables so a few writes make tables.
+func hostileOpen(t *testing.T, dir string, o *kv.Options) *kv.DB {
+	t.Helper()
+	if o == nil {
+		o = &kv.Options{}
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 16 << 10
+	}
+	d, err := kv.Open(dir, o)
+	if err != nil {
+		t.Fatalf("Open %s: %v", dir, err)
+	}
+	return d
+}
+
+// hostileWrite writes n keys prefix%05d = value-of-key, synced.
+func hostileWrite(t *testing.T, d *kv.DB, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("%s%05d", prefix, i)
+		if err := d.Set([]byte(k), []byte("value-of-"+k), kv.Sync); err != nil {
+			t.Fatalf("Set %s: %v", k, err)
+		}
+	}
+}
+
+// hostileVerify checks that every key hostileWrite wrote reads back.
+func hostileVerify(t *testing.T, d *kv.DB, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("%s%05d", prefix, i)
+		v, err := d.Get([]byte(k))
+		if err != nil || string(v) != "value-of-"+k {
+			t.Fatalf("Get %s = %q, %v", k, v, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Files whose names look like the engine's but are not spelled as it
+// spells them (wrong padding, numbers out of its range) are not the DB's:
+// Open neither replays, deletes nor refuses them.
+func TestHostileNonCanonicalNamesAreLeftAlone(t *testing.T) {
+	dir := t.TempDir()
+	d := hostileOpen(t, dir, nil)
+	hostileWrite(t, d, "a", 300)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	strays := map[string]string{
+		"5000.log":       "not a WAL",
+		"0000001.log":    "",
+		"7.log":          "",
+		"notes.tmp":      "mine",
+		"7.tmp":          "",
+		"MANIFEST-1":     "junk",
+		"000001.sst.bak": "backup",
+	}
+	for name, content := range strays {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	for round := 0; round < 2; round++ {
+		d = hostileOpen(t, dir, nil)
+		hostileVerify(t, d, "a", 300)
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range strays {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != content {
+			t.Errorf("stray %s after two opens: %q, %v; want it untouched", name, got, err)
+		}
+	}
+}
+
+// A fresh directory holding someone else's empty 7.log is not a damaged
+// DB (Open used to read it as WAL 000007.log and refuse the directory).
+func TestHostileFreshDirWithStrayEmptyLog(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "7.log"), "")
+	d := hostileOpen(t, dir, nil)
+	hostileWrite(t, d, "b", 10)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = hostileOpen(t, dir, nil)
+	defer d.Close()
+	hostileVerify(t, d, "b", 10)
+}
+
+// A stray file named with a number near 2^64 used to move the file-number
+// counter to its end: the next numbers wrapped and every later Open failed
+// as corrupt.
+func TestHostileHugeStrayFileNumber(t *testing.T) {
+	dir := t.TempDir()
+	d := hostileOpen(t, dir, nil)
+	hostileWrite(t, d, "c", 100)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "18446744073709551613.tmp"), "")
+	writeFile(t, filepath.Join(dir, "18446744073709551615.sst"), "")
+	for round := 0; round < 3; round++ {
+		d = hostileOpen(t, dir, nil)
+		hostileWrite(t, d, fmt.Sprintf("r%d-", round), 300) // several flushes
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = hostileOpen(t, dir, nil)
+	defer d.Close()
+	hostileVerify(t, d, "c", 100)
+	for round := 0; round < 3; round++ {
+		hostileVerify(t, d, fmt.Sprintf("r%d-", round), 300)
+	}
+	names, _ := os.ReadDir(dir)
+	for _, e := range names {
+		if strings.HasPrefix(e.Name(), "0000") || e.Name() == "CURRENT" || e.Name() == "LOCK" ||
+			strings.HasPrefix(e.Name(), "MANIFEST-0000") || strings.HasPrefix(e.Name(), "1844674407370955161") {
+			continue
+		}
+		t.Errorf("unexpected file %s: a file number left the low range", e.Name())
 	}
 }
