@@ -49,7 +49,7 @@ func TestAllocFileNumExhaustedIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.manifest.nextFileNum.Store(uint64(maxFileNum)) // one number left
-	err = d.Flush()                                   // a new WAL and a table: two numbers
+	err = d.Flush()                                  // a new WAL and a table: two numbers
 	if !errors.Is(err, ErrFileNumbersExhausted) {
 		t.Fatalf("Flush with the counter at its end = %v, want ErrFileNumbersExhausted", err)
 	}
