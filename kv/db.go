@@ -188,34 +188,47 @@ func (m *memTable) closeWAL() error {
 	return nil
 }
 
-// Close flushes what must be flushed, waits for background work, and
-// releases the directory lock. Writes after Close return ErrClosed, as do
-// iterators and snapshots still open (close them first).
+// Close stops new writes, waits for the commits in flight, flushes what
+// exists nowhere else (the memtables, with DisableWAL), waits for
+// background work, and releases the directory lock. Every write
+// acknowledged before Close is kept; writes that lose the race with Close
+// return ErrClosed, as do iterators and snapshots still open (close them
+// first).
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrClosed
-	}
-	d.mu.Unlock()
-
 	var firstErr error
 	keep := func(err error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	if d.opts.DisableWAL && !d.opts.ReadOnly {
-		// Without a WAL the memtables exist nowhere else.
-		keep(d.Flush())
-	}
-	// Become the last leader: no commit is in flight after this.
-	keep(ignoreClosed(d.asLeader(func() error {
+	// The barrier: as the head of the commit queue, no commit is in flight,
+	// and every write acknowledged so far is in a memtable. From here on
+	// writes return ErrClosed (writableLocked), so the memtables hold the
+	// final state.
+	var flushTarget uint64
+	err := d.asLeader(func() error {
 		d.closed = true
 		d.closedFlag.Store(true)
 		d.flushDone.Broadcast()
+		if d.opts.DisableWAL && !d.opts.ReadOnly && d.bgErr == nil {
+			// Without a WAL the memtables exist nowhere else.
+			var err error
+			flushTarget, err = d.scheduleFinalFlushLocked()
+			keep(err)
+		}
 		return nil
-	})))
+	})
+	if err != nil {
+		return err // ErrClosed: closed already
+	}
+	d.mu.Lock()
+	for flushTarget != 0 && d.flushedMemID < flushTarget && d.bgErr == nil {
+		d.flushDone.Wait()
+	}
+	if flushTarget != 0 && d.flushedMemID < flushTarget {
+		keep(d.bgErr)
+	}
+	d.mu.Unlock()
 	d.bg.Wait()
 	// A manual Compact may still be running; hold its mutex so it ends
 	// before the manifest and tables close under it.
@@ -232,6 +245,22 @@ func (d *DB) Close() error {
 	keep(d.tables.closeAll())
 	keep(d.lock.Close())
 	return firstErr
+}
+
+// scheduleFinalFlushLocked freezes a non-empty mutable memtable and starts
+// the flush of every immutable one; it returns the id of the last memtable
+// to wait for (0: nothing to flush). REQUIRES: d.mu held by the leader.
+func (d *DB) scheduleFinalFlushLocked() (uint64, error) {
+	if !d.mem.Empty() {
+		if err := d.rotateMemTableLocked(); err != nil {
+			return 0, err
+		}
+	}
+	if len(d.imm) == 0 {
+		return 0, nil
+	}
+	d.maybeScheduleFlushLocked()
+	return d.imm[len(d.imm)-1].id, nil
 }
 
 func ignoreClosed(err error) error {
