@@ -29,7 +29,9 @@ type DB struct {
 	// visibleSeq is the sequence number reads see (K3).
 	visibleSeq atomic.Uint64
 	closedFlag atomic.Bool
-	counters   counters
+	// reads is what Close waits on before closing the table files.
+	reads    readGate
+	counters counters
 
 	// compactMu serialises compactions, manual and background.
 	compactMu sync.Mutex
@@ -230,6 +232,9 @@ func (d *DB) Close() error {
 	}
 	d.mu.Unlock()
 	d.bg.Wait()
+	// No Get or iterator call is inside a table once this returns, and
+	// none will enter one: the files can close.
+	d.reads.close()
 	// A manual Compact may still be running; hold its mutex so it ends
 	// before the manifest and tables close under it.
 	d.compactMu.Lock()

@@ -54,6 +54,11 @@ const (
 
 // newIterator builds an Iterator over a pinned read state at seq.
 func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterator {
+	if !d.reads.enter() {
+		rs.unref()
+		return &Iterator{db: d, err: ErrClosed, state: stateClosed}
+	}
+	defer d.reads.exit()
 	it := &Iterator{db: d, seq: seq, pinned: &rs}
 	if o != nil {
 		it.lower = cloneOrNil(o.LowerBound)
@@ -68,12 +73,12 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		if !t.overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.smallest.UserKey, it.upper) >= 0) {
 			continue
 		}
-		r, err := d.tables.get(t)
+		ti, err := d.tables.newIter(t, it.lower, it.upper)
 		if err != nil {
 			it.err = err
 			continue
 		}
-		children = append(children, r.NewIter(it.lower, it.upper))
+		children = append(children, ti)
 	}
 	for l := 1; l < NumLevels; l++ {
 		if len(rs.v.levels[l]) > 0 {
@@ -101,26 +106,32 @@ func (d *DB) NewIter(o *IterOptions) *Iterator {
 	return d.newIterator(rs, base.SeqNum(d.visibleSeq.Load()), o)
 }
 
-// ok checks the iterator can move; it records ErrClosed once the DB closed.
-func (it *Iterator) ok() bool {
+// begin starts a positioning call: it reports whether the iterator can
+// move, recording ErrClosed once the DB closed, and on true has entered
+// the DB's read gate, which the caller leaves with end (so Close does not
+// close a table this call is reading).
+func (it *Iterator) begin() bool {
 	if it.err != nil || it.state == stateClosed {
 		return false
 	}
-	if it.db.isClosed() {
+	if it.db.isClosed() || !it.db.reads.enter() {
 		it.err = ErrClosed
 		return false
 	}
 	return true
 }
 
+func (it *Iterator) end() { it.db.reads.exit() }
+
 // First moves to the first key within bounds.
 func (it *Iterator) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	it.dir = dirForward
 	it.iter.First()
 	return it.findNextUserEntry(false, nil)
@@ -131,9 +142,10 @@ func (it *Iterator) Last() bool {
 	if it.upper != nil {
 		return it.SeekLT(it.upper)
 	}
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	it.dir = dirReverse
 	it.iter.Last()
 	return it.findPrevUserEntry()
@@ -141,9 +153,10 @@ func (it *Iterator) Last() bool {
 
 // SeekGE moves to the first key >= key (clamped to the lower bound).
 func (it *Iterator) SeekGE(key []byte) bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -157,9 +170,10 @@ func (it *Iterator) SeekGE(key []byte) bool {
 
 // SeekLT moves to the last key < key (clamped to the upper bound).
 func (it *Iterator) SeekLT(key []byte) bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -175,9 +189,10 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	switch it.state {
 	case stateBeforeHead:
 		return it.First()
@@ -203,9 +218,10 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	switch it.state {
 	case statePastEnd:
 		return it.Last()

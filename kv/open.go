@@ -43,7 +43,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
-	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats)
+	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats, o.MaxOpenFiles-nonTableFiles)
 	d.writerOpts = sstable.WriterOptions{
 		BlockSize:       o.BlockSize,
 		Filter:          o.Filter.sstableType(),
@@ -121,17 +121,21 @@ func (d *DB) recover() error {
 	d.installVersionLocked(v)
 	// Open every live table now: a missing or damaged table is reported
 	// by Open rather than by some later read, and the tables' properties
-	// fill in what the manifest does not record.
+	// fill in what the manifest does not record. Each goes through the
+	// bounded table cache and is released at once, so Open needs no more
+	// descriptors than MaxOpenFiles however many tables there are.
 	for _, l := range v.levels {
 		for _, t := range l {
-			r, err := d.tables.get(t)
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				p := r.Properties()
+				t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
+				return nil
+			})
 			if err != nil {
 				// The table or the MANIFEST naming it may be the damaged
 				// file: name both.
 				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
-			p := r.Properties()
-			t.entries, t.filterBytes = p.NumEntries, r.FilterSize()
 		}
 	}
 

@@ -40,6 +40,10 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // trace, when not nil, records each source consulted (kvshell's explain).
 func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
 	d.counters.gets.Add(1)
+	if !d.reads.enter() {
+		return nil, ErrClosed
+	}
+	defer d.reads.exit()
 	// The visible sequence number is loaded before the read state: every
 	// entry at or below it is already in the memtables that state pins
 	// (K3), or flushed into its version.
@@ -87,10 +91,12 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 }
 
 func (d *DB) getFromTable(t *tableMeta, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
-	r, err := d.tables.get(t)
+	h, err := d.tables.acquire(t)
 	if err != nil {
 		return nil, 0, false, err
 	}
+	defer h.release()
+	r := h.reader()
 	var before tableStats
 	if trace != nil {
 		before = d.snapshotTableStats()

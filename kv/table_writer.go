@@ -115,8 +115,12 @@ func (d *DB) noOlderVersion(v *version, fromLevel int, userKey []byte) bool {
 			if !t.containsUserKey(userKey) {
 				continue
 			}
-			r, err := d.tables.get(t)
-			if err != nil || r.MayContain(userKey) {
+			mayHold := true
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				mayHold = r.MayContain(userKey)
+				return nil
+			})
+			if err != nil || mayHold {
 				return false
 			}
 		}

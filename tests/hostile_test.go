@@ -223,3 +223,204 @@ func TestHostileNoWALCloseKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged writes lost across Close", lost, total)
 	}
 }
+
+// openFilesUnder counts this process's descriptors open on files in dir
+// (Linux /proc/self/fd; the test is skipped elsewhere).
+func openFilesUnder(t *testing.T, dir string) int { return len(openFileNamesUnder(t, dir)) }
+
+func openFileNamesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var names []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			names = append(names, filepath.Base(target))
+		}
+	}
+	return names
+}
+
+// hostileTables builds a closed DB in dir whose data sits in many small
+// tables of the bottom level (one compaction with tiny target files), and
+// returns its keys; value(k) is what each holds.
+func hostileTables(t *testing.T, dir string, keys int) []string {
+	t.Helper()
+	d := hostileOpen(t, dir, &kv.Options{MemTableSize: 64 << 10, TargetFileSize: 1 << 10, DisableAutomaticCompactions: true})
+	var out []string
+	for i := 0; i < keys; i++ {
+		k := fmt.Sprintf("key%07d", i)
+		out = append(out, k)
+		if err := d.Set([]byte(k), hostileValue(k), kv.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func hostileValue(k string) []byte {
+	return []byte("value-" + k + "-0123456789012345678901234567890123456789")
+}
+
+// With MaxOpenFiles 16 and some 250 tables, point reads, full scans and a
+// reopen all work, and the DB never holds more than 16 descriptors (it
+// used to keep one per table forever, and Open opened them all).
+func TestHostileManyTablesFewDescriptors(t *testing.T) {
+	dir := t.TempDir()
+	keys := hostileTables(t, dir, 3000)
+	const maxOpen = 16
+	o := &kv.Options{MaxOpenFiles: maxOpen, DisableAutomaticCompactions: true}
+	for round := 0; round < 2; round++ {
+		d := hostileOpen(t, dir, o)
+		infos, err := d.Tables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tables := len(infos); tables < 200 {
+			t.Fatalf("%d tables, want at least 200 for the test to mean something", len(infos))
+		}
+		peak := openFilesUnder(t, dir)
+		for i, k := range keys {
+			if i%7 != 0 {
+				continue
+			}
+			if v, err := d.Get([]byte(k)); err != nil || string(v) != string(hostileValue(k)) {
+				t.Fatalf("Get %s = %q, %v", k, v, err)
+			}
+			if i%35 == 0 {
+				peak = max(peak, openFilesUnder(t, dir))
+			}
+		}
+		for pass := 0; pass < 2; pass++ {
+			it := d.NewIter(nil)
+			n := 0
+			for ok := it.First(); ok; ok = it.Next() {
+				if string(it.Key()) != keys[n] || string(it.Value()) != string(hostileValue(keys[n])) {
+					t.Fatalf("scan: entry %d = %q", n, it.Key())
+				}
+				n++
+				if n%100 == 0 {
+					peak = max(peak, openFilesUnder(t, dir))
+				}
+			}
+			if err := it.Close(); err != nil || n != len(keys) {
+				t.Fatalf("scan saw %d of %d keys, %v", n, len(keys), err)
+			}
+		}
+		if peak > maxOpen {
+			t.Fatalf("round %d: %d descriptors open on the DB's files, MaxOpenFiles is %d", round, peak, maxOpen)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if open := openFileNamesUnder(t, dir); len(open) != 0 {
+			t.Fatalf("open after Close returned: %v", open)
+		}
+	}
+}
+
+// Gets and iterators racing Close end with a correct answer or ErrClosed
+// (they used to fail with "file already closed"), and once Close returns
+// no file of the DB is open (the table cache used to reopen readers for
+// reads in flight into a cache no one closed).
+func TestHostileReadsRacingClose(t *testing.T) {
+	dir := t.TempDir()
+	keys := hostileTables(t, dir, 1500)
+	for round := 0; round < 12; round++ {
+		d := hostileOpen(t, dir, &kv.Options{MaxOpenFiles: 32})
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		stop := make(chan struct{})
+		started := make(chan struct{}, 8)
+		for g := 0; g < 6; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := g; ; i = (i + 97) % len(keys) {
+					if i%50 == 0 {
+						select {
+						case started <- struct{}{}:
+						default:
+						}
+					}
+					v, err := d.Get([]byte(keys[i]))
+					if errors.Is(err, kv.ErrClosed) {
+						return
+					}
+					if err != nil || string(v) != string(hostileValue(keys[i])) {
+						errs <- fmt.Errorf("Get %s = %q, %v", keys[i], v, err)
+						return
+					}
+				}
+			}(g)
+		}
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					it := d.NewIter(nil)
+					n := 0
+					for ok := it.First(); ok; ok = it.Next() {
+						if string(it.Key()) != keys[n] {
+							errs <- fmt.Errorf("scan entry %d = %q, want %q", n, it.Key(), keys[n])
+							it.Close()
+							return
+						}
+						n++
+					}
+					err := it.Error()
+					it.Close()
+					if errors.Is(err, kv.ErrClosed) {
+						return
+					}
+					if err != nil || n != len(keys) {
+						errs <- fmt.Errorf("scan: %d of %d keys, %v", n, len(keys), err)
+						return
+					}
+					select {
+					case started <- struct{}{}:
+					case <-stop:
+						return
+					default:
+					}
+				}
+			}()
+		}
+		<-started
+		<-started
+		if err := d.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if open := openFileNamesUnder(t, dir); len(open) != 0 {
+			t.Fatalf("round %d: open after Close returned: %v", round, open)
+		}
+		close(stop)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	d := hostileOpen(t, dir, nil)
+	defer d.Close()
+	hostileVerify0(t, d, keys)
+}
+
+func hostileVerify0(t *testing.T, d *kv.DB, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		if v, err := d.Get([]byte(k)); err != nil || string(v) != string(hostileValue(k)) {
+			t.Fatalf("Get %s = %q, %v", k, v, err)
+		}
+	}
+}
