@@ -17,7 +17,8 @@ var (
 	// damaged persistent data, from any layer: a WAL record, the MANIFEST,
 	// a table block. It is the same sentinel the lower layers wrap.
 	ErrCorruption = base.ErrCorruption
-	// ErrLocked is returned by Open when another DB holds the directory.
+	// ErrLocked is returned by Open when another DB holds the directory:
+	// a writer excludes every other open, a ReadOnly open excludes writers.
 	ErrLocked = errors.New("kv: database directory is locked by another process")
 	// ErrInvalidArgument is returned for an argument no call could accept,
 	// such as an empty directory name given to Open.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -56,12 +57,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: create %s: %w", dirname, err)
 		}
 	}
-	lock, err := d.fs.Lock(d.fs.PathJoin(dirname, fileName(fileKindLock, 0)))
+	lock, err := d.lockDir()
 	if err != nil {
-		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, dirname)
-		}
-		return nil, fmt.Errorf("kv: lock %s: %w", dirname, err)
+		return nil, err
 	}
 	d.lock = lock
 	if err := d.recover(); err != nil {
@@ -72,6 +70,40 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	return d, nil
 }
+
+// lockDir takes the directory's lock: exclusive for a read-write DB
+// (creating LOCK), shared for a ReadOnly one, so read-only opens coexist
+// with each other and exclude, and are excluded by, a writer. A read-only
+// open creates nothing: without LOCK there is no DB unless CURRENT exists
+// (a copied directory), which is then read without a lock.
+func (d *DB) lockDir() (io.Closer, error) {
+	name := d.fs.PathJoin(d.dirname, fileName(fileKindLock, 0))
+	var lock io.Closer
+	var err error
+	if d.opts.ReadOnly {
+		lock, err = d.fs.RLock(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := d.fs.Stat(d.path(fileKindCurrent, 0)); serr != nil {
+				return nil, fmt.Errorf("kv: open %s read-only: no database there: %w", d.dirname, os.ErrNotExist)
+			}
+			d.opts.Logger("kv: %s has no LOCK file; reading it without a lock", d.dirname)
+			return nopCloser{}, nil
+		}
+	} else {
+		lock, err = d.fs.Lock(name)
+	}
+	if err != nil {
+		if errors.Is(err, vfs.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, d.dirname)
+		}
+		return nil, fmt.Errorf("kv: lock %s: %w", d.dirname, err)
+	}
+	return lock, nil
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
 
 // sstableType maps the public filter choice to the table format's.
 func (f FilterType) sstableType() sstable.FilterType {

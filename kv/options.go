@@ -89,7 +89,9 @@ type Options struct {
 	// since the last flush is lost on a crash (Sync then only orders).
 	DisableWAL bool
 	// ReadOnly opens an existing DB for reads only: no recovery writes, no
-	// flushes, and every write returns ErrReadOnly.
+	// flushes, and every write returns ErrReadOnly. It writes nothing to
+	// the directory (so it works on a read-only mount) and takes a shared
+	// lock: read-only opens coexist, and exclude a writer (ErrLocked).
 	ReadOnly bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
 	Logger func(format string, args ...any)

@@ -1,15 +1,19 @@
 package tests
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/sievekv/sievekv/kv"
+	"github.com/sievekv/sievekv/vfs"
 )
 
 // The hostile cases: the engine used as a careless or hostile caller would
@@ -423,4 +427,138 @@ func hostileVerify0(t *testing.T, d *kv.DB, keys []string) {
 			t.Fatalf("Get %s = %q, %v", k, v, err)
 		}
 	}
+}
+
+// readOnlyFS is a directory on a read-only mount: every operation that
+// would change the file system fails with EROFS (running as root, chmod
+// would not stop the engine's writes).
+type readOnlyFS struct{ vfs.FS }
+
+func erofs(op, name string) error { return &os.PathError{Op: op, Path: name, Err: syscall.EROFS} }
+
+func (readOnlyFS) Create(name string) (vfs.File, error)     { return nil, erofs("create", name) }
+func (readOnlyFS) Remove(name string) error                 { return erofs("remove", name) }
+func (readOnlyFS) Rename(oldname, newname string) error     { return erofs("rename", oldname) }
+func (readOnlyFS) MkdirAll(dir string, _ os.FileMode) error { return erofs("mkdir", dir) }
+func (readOnlyFS) Lock(name string) (io.Closer, error)      { return nil, erofs("lock", name) }
+func (f readOnlyFS) OpenDir(name string) (vfs.File, error) {
+	d, err := f.FS.OpenDir(name)
+	if err != nil {
+		return nil, err
+	}
+	return readOnlyFile{d}, nil
+}
+
+type readOnlyFile struct{ vfs.File }
+
+func (f readOnlyFile) Sync() error { return erofs("sync", "directory") }
+
+// dirState is every file name in dir with its size and content hash, to
+// show that an open changed nothing.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fmt.Sprintf("%d:%x", len(b), sha256.Sum256(b))
+	}
+	return out
+}
+
+// hostileDBWithWAL leaves a closed DB in dir with tables and unflushed
+// writes in its WAL (prefix "t" flushed, prefix "w" only logged).
+func hostileDBWithWAL(t *testing.T, dir string) {
+	t.Helper()
+	d := hostileOpen(t, dir, nil)
+	hostileWrite(t, d, "t", 300)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	hostileWrite(t, d, "w", 20)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A read-only open of a directory without a DB is an error, and leaves
+// the directory as it was (it used to create LOCK there).
+func TestHostileReadOnlyOpenOfEmptyDirCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := kv.Open(dir, &kv.Options{ReadOnly: true})
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read-only Open of an empty directory = %v, want ErrNotExist", err)
+	}
+	if st := dirState(t, dir); len(st) != 0 {
+		t.Fatalf("read-only Open left %v in an empty directory", st)
+	}
+	if _, err := kv.Open(filepath.Join(dir, "missing"), &kv.Options{ReadOnly: true}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read-only Open of a missing directory = %v, want ErrNotExist", err)
+	}
+}
+
+// Read-only opens share the lock (they used to lock each other out); a
+// writer and a reader exclude each other with ErrLocked.
+func TestHostileReadOnlyOpensShareTheLock(t *testing.T) {
+	dir := t.TempDir()
+	hostileDBWithWAL(t, dir)
+	ro := &kv.Options{ReadOnly: true}
+	r1 := hostileOpen(t, dir, ro)
+	r2 := hostileOpen(t, dir, ro)
+	for _, r := range []*kv.DB{r1, r2} {
+		hostileVerify(t, r, "t", 300)
+		hostileVerify(t, r, "w", 20)
+	}
+	if _, err := kv.Open(dir, nil); !errors.Is(err, kv.ErrLocked) {
+		t.Fatalf("writer Open beside two readers = %v, want ErrLocked", err)
+	}
+	r1.Close()
+	if _, err := kv.Open(dir, nil); !errors.Is(err, kv.ErrLocked) {
+		t.Fatalf("writer Open beside one reader = %v, want ErrLocked", err)
+	}
+	r2.Close()
+	w := hostileOpen(t, dir, nil)
+	if _, err := kv.Open(dir, ro); !errors.Is(err, kv.ErrLocked) {
+		t.Fatalf("reader Open beside a writer = %v, want ErrLocked", err)
+	}
+	hostileVerify(t, w, "w", 20)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// On a read-only mount a read-only open works, replays the WAL in memory
+// and changes no byte; a read-write open fails with the file system's
+// error (EROFS), and the DB is intact when the mount is writable again.
+func TestHostileReadOnlyMount(t *testing.T) {
+	dir := t.TempDir()
+	hostileDBWithWAL(t, dir)
+	before := dirState(t, dir)
+	rofs := readOnlyFS{vfs.Default}
+	r := hostileOpen(t, dir, &kv.Options{ReadOnly: true, FS: rofs})
+	hostileVerify(t, r, "t", 300)
+	hostileVerify(t, r, "w", 20)
+	if err := r.Set([]byte("x"), []byte("y"), kv.Sync); !errors.Is(err, kv.ErrReadOnly) {
+		t.Fatalf("Set on a read-only DB = %v, want ErrReadOnly", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := kv.Open(dir, &kv.Options{FS: rofs})
+	if !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("read-write Open on a read-only mount = %v, want EROFS", err)
+	}
+	if after := dirState(t, dir); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("opens on a read-only mount changed the directory:\nbefore %v\nafter  %v", before, after)
+	}
+	d := hostileOpen(t, dir, nil)
+	defer d.Close()
+	hostileVerify(t, d, "t", 300)
+	hostileVerify(t, d, "w", 20)
 }

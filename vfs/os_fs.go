@@ -62,3 +62,20 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	}
 	return f, nil // closing the descriptor releases the flock
 }
+
+// RLock takes flock(2)'s shared lock on a descriptor opened read-only, so
+// it needs no write permission on the file or the directory (V2).
+func (osFS) RLock(name string) (io.Closer, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if err == syscall.EWOULDBLOCK {
+			return nil, fmt.Errorf("vfs: lock %s shared: %w", name, ErrLocked)
+		}
+		return nil, fmt.Errorf("vfs: lock %s shared: %w", name, err)
+	}
+	return f, nil
+}
