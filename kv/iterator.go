@@ -15,9 +15,11 @@ import (
 //
 // Positioning methods report whether the iterator is on a key. After Next
 // runs off the end, Prev moves to the last key; after Prev runs off the
-// start, Next moves to the first (as in Pebble). Key and Value are valid
-// until the next positioning call. An Iterator is not safe for concurrent
-// use; Close it to release what it pins.
+// start, Next moves to the first (as in Pebble). Key and Value return
+// the iterator's own copies, valid until the next positioning call or
+// Close (which reuse them); the caller may modify them, which changes
+// nothing else. An Iterator is not safe for concurrent use; Close it to
+// release what it pins.
 type Iterator struct {
 	db     *DB
 	iter   base.InternalIterator
@@ -33,6 +35,10 @@ type Iterator struct {
 	// In the reverse direction the internal iterator sits before the
 	// current key's entries, so the current key and value are copies.
 	savedKey, savedValue []byte
+	// keyOut and valueOut are what Key and Value hand out: copies, so a
+	// caller writing into them cannot reach the memtable, a cached block
+	// or savedKey, which the iterator steps by.
+	keyOut, valueOut []byte
 }
 
 type iterDir int8
@@ -322,26 +328,39 @@ func (it *Iterator) stop(s iterState) bool {
 // Valid reports whether the iterator is on a key.
 func (it *Iterator) Valid() bool { return it.err == nil && it.state == stateValid }
 
-// Key returns the current key; valid until the next positioning call.
+// Key returns the current key, or nil when not Valid. The slice is the
+// iterator's copy: the caller may modify it; it is valid until the next
+// positioning call or Close. Copy it to keep it longer.
+//
+// Handing out the memtable's or a cached block's bytes instead would save
+// one copy of a key the caller is about to read anyway, and let a caller
+// writing into it corrupt the memtable (and the table the next flush
+// writes from it) or every reader of that block.
 func (it *Iterator) Key() []byte {
 	if !it.Valid() {
 		return nil
 	}
-	if it.dir == dirReverse {
-		return it.savedKey
+	k := it.savedKey
+	if it.dir == dirForward {
+		k = it.iter.Key().UserKey
 	}
-	return it.iter.Key().UserKey
+	it.keyOut = append(it.keyOut[:0], k...)
+	return it.keyOut
 }
 
-// Value returns the current value; valid until the next positioning call.
+// Value returns the current value, or nil when not Valid, under the same
+// rules as Key: the iterator's copy, modifiable, valid until the next
+// positioning call or Close.
 func (it *Iterator) Value() []byte {
 	if !it.Valid() {
 		return nil
 	}
-	if it.dir == dirReverse {
-		return it.savedValue
+	v := it.savedValue
+	if it.dir == dirForward {
+		v = it.iter.Value()
 	}
-	return it.iter.Value()
+	it.valueOut = append(it.valueOut[:0], v...)
+	return it.valueOut
 }
 
 // Error returns the error that stopped the iterator, if any.
