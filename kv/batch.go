@@ -153,7 +153,7 @@ func takeLengthPrefixed(b []byte, what string, entry uint32) (field, rest []byte
 // validate checks a batch built by the caller before commit.
 func (b *Batch) validate() error {
 	if b.Len() > maxBatchSize {
-		return fmt.Errorf("kv: batch of %d bytes exceeds the %d-byte limit", b.Len(), maxBatchSize)
+		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrInvalidArgument, b.Len(), maxBatchSize)
 	}
 	return nil
 }

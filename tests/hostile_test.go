@@ -775,3 +775,48 @@ func TestHostileManySnapshotsAcrossFlushes(t *testing.T) {
 		}
 	}
 }
+
+// Values between 600 MiB and 1 GiB: one of 700 MiB is written with Sync,
+// read back, flushed into a table, and read back after a reopen; a batch
+// past the 1 GiB limit is refused with ErrInvalidArgument before anything
+// is written. Needs several GiB of RAM and tens of seconds: SIEVEKV_SOAK.
+func TestHostileHugeValueSoak(t *testing.T) {
+	if os.Getenv("SIEVEKV_SOAK") == "" {
+		t.Skip("needs several GiB of RAM: set SIEVEKV_SOAK=1")
+	}
+	dir := t.TempDir()
+	d := hostileOpen(t, dir, &kv.Options{MemTableSize: 4 << 20})
+	value := make([]byte, 700<<20)
+	for i := range value {
+		value[i] = byte(i*7 + i>>20)
+	}
+	if err := d.Set([]byte("huge"), value, kv.Sync); err != nil {
+		t.Fatalf("Set of a 700 MiB value: %v", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := d.Get([]byte("huge"))
+		if err != nil || len(got) != len(value) || string(got[:1<<20]) != string(value[:1<<20]) || string(got[len(got)-1<<20:]) != string(value[len(value)-1<<20:]) {
+			t.Fatalf("%s: Get of the 700 MiB value: %d bytes, %v", when, len(got), err)
+		}
+	}
+	check("from the memtable")
+	if err := d.Flush(); err != nil {
+		t.Fatalf("Flush of a 700 MiB value: %v", err)
+	}
+	check("from its table")
+	over := make([]byte, 1<<30)
+	if err := d.Set([]byte("over"), over, kv.Sync); !errors.Is(err, kv.ErrInvalidArgument) {
+		t.Fatalf("Set of a value past the 1 GiB batch limit = %v, want ErrInvalidArgument", err)
+	}
+	over = nil
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = hostileOpen(t, dir, nil)
+	defer d.Close()
+	check("after reopen")
+	if _, err := d.Get([]byte("over")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("the refused batch is visible: %v", err)
+	}
+}
