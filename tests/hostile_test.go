@@ -73,6 +73,19 @@ func hostileVerify(t *testing.T, d *kv.DB, prefix string, n int) {
 	}
 }
 
+// hostileClosedDB returns a directory holding a closed DB with n keys
+// written by hostileWrite.
+func hostileClosedDB(t *testing.T, prefix string, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	d := hostileOpen(t, dir, nil)
+	hostileWrite(t, d, prefix, n)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -84,12 +97,7 @@ func writeFile(t *testing.T, path, content string) {
 // spells them (wrong padding, numbers out of its range) are not the DB's:
 // Open neither replays, deletes nor refuses them.
 func TestHostileNonCanonicalNamesAreLeftAlone(t *testing.T) {
-	dir := t.TempDir()
-	d := hostileOpen(t, dir, nil)
-	hostileWrite(t, d, "a", 300)
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostileClosedDB(t, "a", 300)
 	strays := map[string]string{
 		"5000.log":       "not a WAL",
 		"0000001.log":    "",
@@ -103,7 +111,7 @@ func TestHostileNonCanonicalNamesAreLeftAlone(t *testing.T) {
 		writeFile(t, filepath.Join(dir, name), content)
 	}
 	for round := 0; round < 2; round++ {
-		d = hostileOpen(t, dir, nil)
+		d := hostileOpen(t, dir, nil)
 		hostileVerify(t, d, "a", 300)
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
@@ -136,16 +144,11 @@ func TestHostileFreshDirWithStrayEmptyLog(t *testing.T) {
 // counter to its end: the next numbers wrapped and every later Open failed
 // as corrupt.
 func TestHostileHugeStrayFileNumber(t *testing.T) {
-	dir := t.TempDir()
-	d := hostileOpen(t, dir, nil)
-	hostileWrite(t, d, "c", 100)
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := hostileClosedDB(t, "c", 100)
 	writeFile(t, filepath.Join(dir, "18446744073709551613.tmp"), "")
 	writeFile(t, filepath.Join(dir, "18446744073709551615.sst"), "")
 	for round := 0; round < 3; round++ {
-		d = hostileOpen(t, dir, nil)
+		d := hostileOpen(t, dir, nil)
 		hostileWrite(t, d, fmt.Sprintf("r%d-", round), 300) // several flushes
 		if err := d.Flush(); err != nil {
 			t.Fatal(err)
@@ -154,7 +157,7 @@ func TestHostileHugeStrayFileNumber(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d = hostileOpen(t, dir, nil)
+	d := hostileOpen(t, dir, nil)
 	defer d.Close()
 	hostileVerify(t, d, "c", 100)
 	for round := 0; round < 3; round++ {

@@ -29,7 +29,7 @@ type MemFS struct {
 	dirs    map[string]bool     // clean path -> exists; "." and "/" always
 	files   map[string]*memNode // current namespace
 	durable map[string]*memNode // namespace as of the last directory Syncs
-	locks   map[string]int // name -> exclusiveLock, or the shared holders
+	locks   map[string]int      // name -> exclusiveLock, or the shared holders
 }
 
 // memNode is one file's content. Handles keep a node alive after Remove,
