@@ -823,3 +823,23 @@ func TestHostileHugeValueSoak(t *testing.T) {
 		t.Fatalf("the refused batch is visible: %v", err)
 	}
 }
+
+// A copy of a DB without its LOCK file (a backup, say) on a read-only
+// mount opens read-only, unlocked, and stays as it was.
+func TestHostileReadOnlyCopyWithoutLock(t *testing.T) {
+	dir := t.TempDir()
+	hostileDBWithWAL(t, dir)
+	if err := os.Remove(filepath.Join(dir, "LOCK")); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, dir)
+	r := hostileOpen(t, dir, &kv.Options{ReadOnly: true, FS: readOnlyFS{vfs.Default}})
+	hostileVerify(t, r, "t", 300)
+	hostileVerify(t, r, "w", 20)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := dirState(t, dir); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("read-only open changed the copy:\nbefore %v\nafter  %v", before, after)
+	}
+}
