@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -212,8 +211,16 @@ func (d *DB) Close() error {
 		d.closed = true
 		d.closedFlag.Store(true)
 		d.flushDone.Broadcast()
-		if d.opts.DisableWAL && !d.opts.ReadOnly && d.bgErr == nil {
+		if d.opts.DisableWAL && !d.opts.ReadOnly {
 			// Without a WAL the memtables exist nowhere else.
+			if d.bgErr != nil {
+				// No flush can run: unflushed writes are lost, and Close
+				// must not say otherwise.
+				if !d.mem.Empty() || len(d.imm) > 0 {
+					keep(d.bgErr)
+				}
+				return nil
+			}
 			var err error
 			flushTarget, err = d.scheduleFinalFlushLocked()
 			keep(err)
@@ -266,11 +273,4 @@ func (d *DB) scheduleFinalFlushLocked() (uint64, error) {
 	}
 	d.maybeScheduleFlushLocked()
 	return d.imm[len(d.imm)-1].id, nil
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return nil
-	}
-	return err
 }
