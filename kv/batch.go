@@ -182,7 +182,7 @@ func (b *Batch) validate() error {
 		return b.err
 	}
 	if b.Len() > maxBatchSize {
-		return fmt.Errorf("kv: batch of %d bytes exceeds the %d-byte limit", b.Len(), maxBatchSize)
+		return fmt.Errorf("%w: batch of %d bytes exceeds the %d-byte limit", ErrInvalidArgument, b.Len(), maxBatchSize)
 	}
 	return nil
 }

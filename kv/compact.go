@@ -93,12 +93,12 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	children := make([]base.InternalIterator, 0, len(job.inputs))
 	var bytesIn uint64
 	for _, in := range job.inputs {
-		r, err := d.tables.get(in.meta)
+		it, err := d.tables.newIter(in.meta, nil, nil)
 		if err != nil {
 			closeAll(children)
 			return err
 		}
-		children = append(children, r.NewIter(nil, nil))
+		children = append(children, it)
 		bytesIn += in.meta.Size
 	}
 	merged := newMergingIter(children)

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -30,7 +29,9 @@ type DB struct {
 	// visibleSeq is the sequence number reads see (K3).
 	visibleSeq atomic.Uint64
 	closedFlag atomic.Bool
-	counters   counters
+	// reads is what Close waits on before closing the table files.
+	reads    readGate
+	counters counters
 
 	// compactMu serialises compactions, manual and background.
 	compactMu sync.Mutex
@@ -115,9 +116,19 @@ func (d *DB) syncDir() error {
 	return nil
 }
 
-// allocFileNum returns a fresh file number.
-func (d *DB) allocFileNum() fileNum {
-	return fileNum(d.manifest.nextFileNum.Add(1) - 1)
+// allocFileNum returns a fresh file number, or ErrFileNumbersExhausted
+// once the counter has passed maxFileNum: a wrapped counter would reuse
+// the numbers of live files.
+func (d *DB) allocFileNum() (fileNum, error) {
+	for {
+		cur := d.manifest.nextFileNum.Load()
+		if cur > uint64(maxFileNum) {
+			return 0, fmt.Errorf("%w: next file number %d is past %d", ErrFileNumbersExhausted, cur, maxFileNum)
+		}
+		if d.manifest.nextFileNum.CompareAndSwap(cur, cur+1) {
+			return fileNum(cur), nil
+		}
+	}
 }
 
 // newMemTableLocked makes an empty memtable with a fresh WAL (unless the
@@ -128,7 +139,10 @@ func (d *DB) newMemTableLocked() (*memTable, error) {
 	if d.opts.DisableWAL || d.opts.ReadOnly {
 		return m, nil
 	}
-	num := d.allocFileNum()
+	num, err := d.allocFileNum()
+	if err != nil {
+		return nil, err
+	}
 	f, err := d.fs.Create(d.path(fileKindLog, num))
 	if err != nil {
 		return nil, fmt.Errorf("kv: create WAL %06d: %w", num, err)
@@ -182,35 +196,59 @@ func (m *memTable) closeWAL() error {
 	return nil
 }
 
-// Close flushes what must be flushed, waits for background work, and
-// releases the directory lock. Writes after Close return ErrClosed, as do
-// iterators and snapshots still open (close them first).
+// Close stops new writes, waits for the commits in flight, flushes what
+// exists nowhere else (the memtables, with DisableWAL), waits for
+// background work, and releases the directory lock. Every write
+// acknowledged before Close is kept; writes that lose the race with Close
+// return ErrClosed, as do iterators and snapshots still open (close them
+// first).
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrClosed
-	}
-	d.mu.Unlock()
-
 	var firstErr error
 	keep := func(err error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	if d.opts.DisableWAL && !d.opts.ReadOnly {
-		// Without a WAL the memtables exist nowhere else.
-		keep(d.Flush())
-	}
-	// Become the last leader: no commit is in flight after this.
-	keep(ignoreClosed(d.asLeader(func() error {
+	// The barrier: as the head of the commit queue, no commit is in flight,
+	// and every write acknowledged so far is in a memtable. From here on
+	// writes return ErrClosed (writableLocked), so the memtables hold the
+	// final state.
+	var flushTarget uint64
+	err := d.asLeader(func() error {
 		d.closed = true
 		d.closedFlag.Store(true)
 		d.flushDone.Broadcast()
+		if d.opts.DisableWAL && !d.opts.ReadOnly {
+			// Without a WAL the memtables exist nowhere else.
+			if d.bgErr != nil {
+				// No flush can run: unflushed writes are lost, and Close
+				// must not say otherwise.
+				if !d.mem.Empty() || len(d.imm) > 0 {
+					keep(d.bgErr)
+				}
+				return nil
+			}
+			var err error
+			flushTarget, err = d.scheduleFinalFlushLocked()
+			keep(err)
+		}
 		return nil
-	})))
+	})
+	if err != nil {
+		return err // ErrClosed: closed already
+	}
+	d.mu.Lock()
+	for flushTarget != 0 && d.flushedMemID < flushTarget && d.bgErr == nil {
+		d.flushDone.Wait()
+	}
+	if flushTarget != 0 && d.flushedMemID < flushTarget {
+		keep(d.bgErr)
+	}
+	d.mu.Unlock()
 	d.bg.Wait()
+	// No Get or iterator call is inside a table once this returns, and
+	// none will enter one: the files can close.
+	d.reads.close()
 	// A manual Compact may still be running; hold its mutex so it ends
 	// before the manifest and tables close under it.
 	d.compactMu.Lock()
@@ -228,9 +266,18 @@ func (d *DB) Close() error {
 	return firstErr
 }
 
-func ignoreClosed(err error) error {
-	if errors.Is(err, ErrClosed) {
-		return nil
+// scheduleFinalFlushLocked freezes a non-empty mutable memtable and starts
+// the flush of every immutable one; it returns the id of the last memtable
+// to wait for (0: nothing to flush). REQUIRES: d.mu held by the leader.
+func (d *DB) scheduleFinalFlushLocked() (uint64, error) {
+	if !d.mem.Empty() {
+		if err := d.rotateMemTableLocked(); err != nil {
+			return 0, err
+		}
 	}
-	return err
+	if len(d.imm) == 0 {
+		return 0, nil
+	}
+	d.maybeScheduleFlushLocked()
+	return d.imm[len(d.imm)-1].id, nil
 }

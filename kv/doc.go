@@ -20,6 +20,24 @@
 // goes through one fold (manifest.BulkVersionEdit) that MANIFEST replay uses
 // too.
 //
+// # Who owns the bytes
+//
+// Every slice the package hands out can be modified by the caller without
+// touching the DB, and every slice it takes is copied before the call
+// returns:
+//
+//   - DB.Get and Snapshot.Get return a fresh copy of the value, the
+//     caller's to keep and modify.
+//   - Iterator.Key and Iterator.Value return the iterator's own buffers:
+//     modifiable, valid until the next positioning call or Close, which
+//     reuse them. Copy to keep. They never alias the memtable or a cached
+//     block, so no caller can corrupt those.
+//   - Set, Delete, Batch.Set and Batch.Delete copy key and value: the
+//     caller may reuse its buffers as soon as the call returns. A Batch
+//     must not be modified while Apply runs; after it returns the batch
+//     may be Reset and reused (the memtable copies what it keeps).
+//   - IterOptions bounds are copied by NewIter.
+//
 // # Invariants
 //
 //	K1 (durability): a write acknowledged with Sync is in an fsynced WAL

@@ -17,13 +17,19 @@ var (
 	// damaged persistent data, from any layer: a WAL record, the MANIFEST,
 	// a table block. It is the same sentinel the lower layers wrap.
 	ErrCorruption = base.ErrCorruption
-	// ErrLocked is returned by Open when another DB holds the directory.
+	// ErrLocked is returned by Open when another DB holds the directory:
+	// a writer excludes every other open, a ReadOnly open excludes writers.
 	ErrLocked = errors.New("kv: database directory is locked by another process")
 	// ErrInvalidOptions is returned by Open for out-of-range options.
 	ErrInvalidOptions = errors.New("kv: invalid options")
 	// ErrInvalidArgument is returned for an argument no call could accept,
-	// such as a DeleteRange whose start is not before its end.
+	// such as an empty directory name given to Open or a DeleteRange whose
+	// start is not before its end.
 	ErrInvalidArgument = errors.New("kv: invalid argument")
+	// ErrFileNumbersExhausted is returned (wrapped) by the write that would
+	// need a file number past the engine's range: the counter never wraps
+	// onto numbers of live files.
+	ErrFileNumbersExhausted = errors.New("kv: file numbers exhausted")
 	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by
 	// writes after a background failure left the DB read-only.
 	ErrReadOnly = errors.New("kv: database is read-only")

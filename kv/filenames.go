@@ -41,8 +41,19 @@ func fileName(kind fileKind, num fileNum) string {
 	panic(fmt.Sprintf("kv: fileName of unknown kind %d", kind))
 }
 
-// parseFileName is the inverse of fileName; ok is false for files that are
-// not the DB's.
+// maxFileNum is the largest file number the engine allocates. It keeps
+// every number far from the uint64 wrap, and sets the range of names that
+// are the engine's: a name whose number is past it was not written by the
+// engine, whatever its shape (docs/reliability.md, "Files in the directory").
+// At a million files a second it lasts over eight years.
+const maxFileNum fileNum = 1<<48 - 1
+
+// parseFileName is the exact inverse of fileName: ok is true only for a
+// name fileName produces, with a number the engine could have allocated
+// (1 to maxFileNum; 0 means "none" and names no file). "5000.log", "0000001.log" and
+// "18446744073709551613.tmp" are not the engine's, and Open leaves such
+// files alone: it neither deletes them nor lets their numbers move its
+// counters.
 func parseFileName(name string) (kind fileKind, num fileNum, ok bool) {
 	switch name {
 	case "CURRENT":
@@ -50,25 +61,33 @@ func parseFileName(name string) (kind fileKind, num fileNum, ok bool) {
 	case "LOCK":
 		return fileKindLock, 0, true
 	}
+	var digits string
 	if rest, found := strings.CutPrefix(name, "MANIFEST-"); found {
-		n, err := strconv.ParseUint(rest, 10, 64)
-		return fileKindManifest, fileNum(n), err == nil
+		kind, digits = fileKindManifest, rest
+	} else {
+		stem, ext, found := strings.Cut(name, ".")
+		if !found {
+			return fileKindUnknown, 0, false
+		}
+		switch ext {
+		case "log":
+			kind = fileKindLog
+		case "sst":
+			kind = fileKindTable
+		case "tmp":
+			kind = fileKindTemp
+		default:
+			return fileKindUnknown, 0, false
+		}
+		digits = stem
 	}
-	stem, ext, found := strings.Cut(name, ".")
-	if !found {
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || n == 0 || fileNum(n) > maxFileNum {
 		return fileKindUnknown, 0, false
 	}
-	n, err := strconv.ParseUint(stem, 10, 64)
-	if err != nil {
+	// ParseUint accepts any padding; the engine writes exactly one.
+	if fileName(kind, fileNum(n)) != name {
 		return fileKindUnknown, 0, false
 	}
-	switch ext {
-	case "log":
-		return fileKindLog, fileNum(n), true
-	case "sst":
-		return fileKindTable, fileNum(n), true
-	case "tmp":
-		return fileKindTemp, fileNum(n), true
-	}
-	return fileKindUnknown, 0, false
+	return kind, fileNum(n), true
 }

@@ -16,9 +16,11 @@ import (
 //
 // Positioning methods report whether the iterator is on a key. After Next
 // runs off the end, Prev moves to the last key; after Prev runs off the
-// start, Next moves to the first (as in Pebble). Key and Value are valid
-// until the next positioning call. An Iterator is not safe for concurrent
-// use; Close it to release what it pins.
+// start, Next moves to the first (as in Pebble). Key and Value return
+// the iterator's own copies, valid until the next positioning call or
+// Close (which reuse them); the caller may modify them, which changes
+// nothing else. An Iterator is not safe for concurrent use; Close it to
+// release what it pins.
 type Iterator struct {
 	db     *DB
 	iter   base.InternalIterator
@@ -37,6 +39,10 @@ type Iterator struct {
 	// In the reverse direction the internal iterator sits before the
 	// current key's entries, so the current key and value are copies.
 	savedKey, savedValue []byte
+	// keyOut and valueOut are what Key and Value hand out: copies, so a
+	// caller writing into them cannot reach the memtable, a cached block
+	// or savedKey, which the iterator steps by.
+	keyOut, valueOut []byte
 }
 
 type iterDir int8
@@ -58,6 +64,11 @@ const (
 
 // newIterator builds an Iterator over a pinned read state at seq.
 func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterator {
+	if !d.reads.enter() {
+		rs.unref()
+		return &Iterator{db: d, err: ErrClosed, state: stateClosed}
+	}
+	defer d.reads.exit()
 	it := &Iterator{db: d, seq: seq, pinned: &rs}
 	if o != nil {
 		it.lower = cloneOrNil(o.LowerBound)
@@ -72,12 +83,12 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		if !t.Overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.Smallest.UserKey, it.upper) >= 0) {
 			continue
 		}
-		r, err := d.tables.get(t)
+		ti, err := d.tables.newIter(t, it.lower, it.upper)
 		if err != nil {
 			it.err = err
 			continue
 		}
-		children = append(children, r.NewIter(it.lower, it.upper))
+		children = append(children, ti)
 	}
 	for l := 1; l < NumLevels; l++ {
 		if len(rs.v.Levels[l]) > 0 {
@@ -110,26 +121,32 @@ func (d *DB) NewIter(o *IterOptions) *Iterator {
 	return d.newIterator(rs, base.SeqNum(d.visibleSeq.Load()), o)
 }
 
-// ok checks the iterator can move; it records ErrClosed once the DB closed.
-func (it *Iterator) ok() bool {
+// begin starts a positioning call: it reports whether the iterator can
+// move, recording ErrClosed once the DB closed, and on true has entered
+// the DB's read gate, which the caller leaves with end (so Close does not
+// close a table this call is reading).
+func (it *Iterator) begin() bool {
 	if it.err != nil || it.state == stateClosed {
 		return false
 	}
-	if it.db.isClosed() {
+	if it.db.isClosed() || !it.db.reads.enter() {
 		it.err = ErrClosed
 		return false
 	}
 	return true
 }
 
+func (it *Iterator) end() { it.db.reads.exit() }
+
 // First moves to the first key within bounds.
 func (it *Iterator) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	it.dir = dirForward
 	it.iter.First()
 	return it.findNextUserEntry(false, nil)
@@ -140,9 +157,10 @@ func (it *Iterator) Last() bool {
 	if it.upper != nil {
 		return it.SeekLT(it.upper)
 	}
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	it.dir = dirReverse
 	it.iter.Last()
 	return it.findPrevUserEntry()
@@ -150,9 +168,10 @@ func (it *Iterator) Last() bool {
 
 // SeekGE moves to the first key >= key (clamped to the lower bound).
 func (it *Iterator) SeekGE(key []byte) bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -166,9 +185,10 @@ func (it *Iterator) SeekGE(key []byte) bool {
 
 // SeekLT moves to the last key < key (clamped to the upper bound).
 func (it *Iterator) SeekLT(key []byte) bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -184,9 +204,10 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	switch it.state {
 	case stateBeforeHead:
 		return it.First()
@@ -212,9 +233,10 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.ok() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	switch it.state {
 	case statePastEnd:
 		return it.Last()
@@ -319,26 +341,39 @@ func (it *Iterator) stop(s iterState) bool {
 // Valid reports whether the iterator is on a key.
 func (it *Iterator) Valid() bool { return it.err == nil && it.state == stateValid }
 
-// Key returns the current key; valid until the next positioning call.
+// Key returns the current key, or nil when not Valid. The slice is the
+// iterator's copy: the caller may modify it; it is valid until the next
+// positioning call or Close. Copy it to keep it longer.
+//
+// Handing out the memtable's or a cached block's bytes instead would save
+// one copy of a key the caller is about to read anyway, and let a caller
+// writing into it corrupt the memtable (and the table the next flush
+// writes from it) or every reader of that block.
 func (it *Iterator) Key() []byte {
 	if !it.Valid() {
 		return nil
 	}
-	if it.dir == dirReverse {
-		return it.savedKey
+	k := it.savedKey
+	if it.dir == dirForward {
+		k = it.iter.Key().UserKey
 	}
-	return it.iter.Key().UserKey
+	it.keyOut = append(it.keyOut[:0], k...)
+	return it.keyOut
 }
 
-// Value returns the current value; valid until the next positioning call.
+// Value returns the current value, or nil when not Valid, under the same
+// rules as Key: the iterator's copy, modifiable, valid until the next
+// positioning call or Close.
 func (it *Iterator) Value() []byte {
 	if !it.Valid() {
 		return nil
 	}
-	if it.dir == dirReverse {
-		return it.savedValue
+	v := it.savedValue
+	if it.dir == dirForward {
+		v = it.iter.Value()
 	}
-	return it.iter.Value()
+	it.valueOut = append(it.valueOut[:0], v...)
+	return it.valueOut
 }
 
 // Error returns the error that stopped the iterator, if any.

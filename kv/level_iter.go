@@ -5,7 +5,6 @@ import (
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
-	"github.com/sievekv/sievekv/sstable"
 )
 
 // levelIter iterates the tables of one sorted level (L1+) as one sequence,
@@ -15,8 +14,8 @@ type levelIter struct {
 	d            *DB
 	tables       []*manifest.TableMetadata // sorted by smallest key, non-overlapping
 	lower, upper []byte
-	idx          int // index of the table cur iterates; -1 or len = none
-	cur          *sstable.Iter
+	idx          int                   // index of the table cur iterates; -1 or len = none
+	cur          base.InternalIterator // holds its table's reader until closed
 	err          error
 }
 
@@ -50,12 +49,12 @@ func (l *levelIter) open(i int) bool {
 	if l.err != nil || i < 0 || i >= len(l.tables) {
 		return false
 	}
-	r, err := l.d.tables.get(l.tables[i])
+	cur, err := l.d.tables.newIter(l.tables[i], l.lower, l.upper)
 	if err != nil {
 		l.err = err
 		return false
 	}
-	l.cur = r.NewIter(l.lower, l.upper)
+	l.cur = cur
 	return true
 }
 

@@ -264,7 +264,10 @@ func (d *DB) readCurrent() (string, error) {
 // directory sync, so CURRENT always names a complete manifest.
 // REQUIRES: d.mu held.
 func (d *DB) createManifestLocked(logNum fileNum) error {
-	num := d.allocFileNum()
+	num, err := d.allocFileNum()
+	if err != nil {
+		return err
+	}
 	name := fileName(fileKindManifest, num)
 	f, err := d.fs.Create(d.fs.PathJoin(d.dirname, name))
 	if err != nil {
@@ -306,7 +309,10 @@ func (d *DB) createManifestLocked(logNum fileNum) error {
 }
 
 func (d *DB) setCurrent(manifestName string) error {
-	tmpNum := d.allocFileNum()
+	tmpNum, err := d.allocFileNum()
+	if err != nil {
+		return err
+	}
 	tmp := d.path(fileKindTemp, tmpNum)
 	f, err := d.fs.Create(tmp)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -21,12 +22,20 @@ import (
 // exclusive lock on the directory (ErrLocked if another DB holds it),
 // replays the manifest and the WALs, and removes files a crash orphaned.
 func Open(dirname string, opts *Options) (*DB, error) {
+	if dirname == "" {
+		// Left alone, the empty name surfaces as a bare "mkdir : no such
+		// file or directory" that names nothing.
+		return nil, fmt.Errorf("%w: Open: the directory name is empty", ErrInvalidArgument)
+	}
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	d := &DB{dirname: dirname, opts: o, fs: o.FS}
 	d.flushDone.L = &d.mu
+	// File number 0 means "none" (a memtable without a WAL, a manifest
+	// without a log number): the first file gets 1.
+	d.manifest.nextFileNum.Store(1)
 	d.picker.Opts = compaction.Options{
 		L0Trigger:             o.L0CompactionThreshold,
 		BaseBytes:             uint64(o.LBaseMaxBytes),
@@ -36,7 +45,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
-	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats)
+	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats, o.MaxOpenFiles-nonTableFiles)
 	policy, err := o.filterPolicy()
 	if err != nil {
 		return nil, err
@@ -48,12 +57,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: create %s: %w", dirname, err)
 		}
 	}
-	lock, err := d.fs.Lock(d.fs.PathJoin(dirname, fileName(fileKindLock, 0)))
+	lock, err := d.lockDir()
 	if err != nil {
-		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, dirname)
-		}
-		return nil, fmt.Errorf("kv: lock %s: %w", dirname, err)
+		return nil, err
 	}
 	d.lock = lock
 	if err := d.recover(); err != nil {
@@ -64,6 +70,40 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	return d, nil
 }
+
+// lockDir takes the directory's lock: exclusive for a read-write DB
+// (creating LOCK), shared for a ReadOnly one, so read-only opens coexist
+// with each other and exclude, and are excluded by, a writer. A read-only
+// open creates nothing: without LOCK there is no DB unless CURRENT exists
+// (a copied directory), which is then read without a lock.
+func (d *DB) lockDir() (io.Closer, error) {
+	name := d.fs.PathJoin(d.dirname, fileName(fileKindLock, 0))
+	var lock io.Closer
+	var err error
+	if d.opts.ReadOnly {
+		lock, err = d.fs.RLock(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := d.fs.Stat(d.path(fileKindCurrent, 0)); serr != nil {
+				return nil, fmt.Errorf("kv: open %s read-only: no database there: %w", d.dirname, os.ErrNotExist)
+			}
+			d.opts.Logger("kv: %s has no LOCK file; reading it without a lock", d.dirname)
+			return nopCloser{}, nil
+		}
+	} else {
+		lock, err = d.fs.Lock(name)
+	}
+	if err != nil {
+		if errors.Is(err, vfs.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, d.dirname)
+		}
+		return nil, fmt.Errorf("kv: lock %s: %w", d.dirname, err)
+	}
+	return lock, nil
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
 
 // recover rebuilds the DB's state from the directory: the manifest names
 // the live tables and the oldest WAL still needed; every WAL from there on
@@ -94,27 +134,33 @@ func (d *DB) recover() error {
 	// Open every live table now: a missing or damaged table is reported
 	// by Open rather than by some later read, and each table's property
 	// block, which the manifest does not repeat, joins its metadata before
-	// the version is published (manifest's V1).
+	// the version is published (manifest's V1). Each goes through the
+	// bounded table cache and is released at once, so Open needs no more
+	// descriptors than MaxOpenFiles however many tables there are.
 	for _, l := range v.Levels {
 		for _, t := range l {
-			r, err := d.tables.get(t)
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				p := r.Properties()
+				t.Props = &p
+				return nil
+			})
 			if err != nil {
 				// The table or the MANIFEST naming it may be the damaged
 				// file: name both.
 				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
-			p := r.Properties()
-			t.Props = &p
 		}
 	}
 	d.installVersionLocked(v)
 
 	// Every file number in the directory is taken, even those the manifest
-	// does not know (orphans), so new files never reuse one.
+	// does not know (orphans), so new files never reuse one. Only the
+	// engine's own names count (parseFileName): a stray file cannot move
+	// the counter, let alone to its end.
 	var logs []fileNum
 	for _, n := range names {
 		k, num, ok := parseFileName(n)
-		if !ok {
+		if !ok || k == fileKindCurrent || k == fileKindLock {
 			continue
 		}
 		d.manifest.bumpNextFileNum(num + 1)

@@ -123,7 +123,9 @@ type Options struct {
 	// since the last flush is lost on a crash (Sync then only orders).
 	DisableWAL bool
 	// ReadOnly opens an existing DB for reads only: no recovery writes, no
-	// flushes, and every write returns ErrReadOnly.
+	// flushes, and every write returns ErrReadOnly. It writes nothing to
+	// the directory (so it works on a read-only mount) and takes a shared
+	// lock: read-only opens coexist, and exclude a writer (ErrLocked).
 	ReadOnly bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
 	Logger func(format string, args ...any)
@@ -147,6 +149,14 @@ type Options struct {
 	// DisableAutomaticCompactions turns the background compactions off
 	// (Compact still works). Writes are then never stalled on L0.
 	DisableAutomaticCompactions bool
+	// MaxOpenFiles bounds the file descriptors the DB keeps open. The
+	// table cache keeps the readers of at most MaxOpenFiles-8 tables open
+	// (8 are left for the WALs, the MANIFEST, CURRENT, LOCK and directory
+	// syncs), closing the least recently used first; a table in use by a
+	// read or an open iterator stays open until released, so iterators
+	// held over many L0 tables can exceed the bound for their lifetime.
+	// Default 1000 (as Pebble and LevelDB), minimum 16.
+	MaxOpenFiles int
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.
 	DisableTombstoneIndex bool
@@ -158,8 +168,14 @@ const (
 	defaultBlockCacheSize  = 8 << 20
 	defaultBloomBitsPerKey = 10
 	defaultRibbonBits      = 7
-	minMemTableSize        = 1 << 10
-	maxMemTableSize        = 1 << 30
+	defaultMaxOpenFiles    = 1000
+	minMaxOpenFiles        = 16
+	// nonTableFiles is what MaxOpenFiles keeps for files other than
+	// tables: the WAL being written and one being replayed, the MANIFEST,
+	// CURRENT or its temp file, LOCK, a directory sync, and slack.
+	nonTableFiles   = 8
+	minMemTableSize = 1 << 10
+	maxMemTableSize = 1 << 30
 )
 
 // withDefaults validates o and returns a copy with every default filled in.
@@ -228,6 +244,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.LBaseMaxBytes < 1 || r.TargetFileSize < 1 {
 		return r, fmt.Errorf("%w: LBaseMaxBytes and TargetFileSize must be positive", ErrInvalidOptions)
+	}
+	switch {
+	case r.MaxOpenFiles == 0:
+		r.MaxOpenFiles = defaultMaxOpenFiles
+	case r.MaxOpenFiles < minMaxOpenFiles:
+		return r, fmt.Errorf("%w: MaxOpenFiles %d below %d", ErrInvalidOptions, r.MaxOpenFiles, minMaxOpenFiles)
 	}
 	if r.Logger == nil {
 		r.Logger = func(string, ...any) {}

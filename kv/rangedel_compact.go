@@ -6,6 +6,7 @@ import (
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/internal/rangedel"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // compactionRangeDels is what a compaction does with the range tombstones
@@ -39,11 +40,13 @@ func (d *DB) compactionRangeDels(job *compactionJob, snaps []base.SeqNum) (*comp
 		if !tableHasRangeDels(in.meta) {
 			continue
 		}
-		r, err := d.tables.get(in.meta)
+		err := d.tables.withReader(in.meta, func(r *sstable.Reader) error {
+			ts = append(ts, r.RangeDels()...)
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, r.RangeDels()...)
 	}
 	if len(ts) == 0 {
 		return c, nil

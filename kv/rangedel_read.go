@@ -90,13 +90,16 @@ func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTr
 			} else if !t.ContainsUserKey(key) {
 				continue
 			}
-			r, err := d.tables.get(t)
+			h, err := d.tables.acquire(t)
 			if err != nil {
 				return nil, err
 			}
-			if cover := r.RangeDelCover(key, seq); cover != 0 {
-				return d.getCoveredInTable(r, t, level, key, seq, cover, trace)
+			if cover := h.reader().RangeDelCover(key, seq); cover != 0 {
+				v, err := d.getCoveredInTable(h.reader(), t, level, key, seq, cover, trace)
+				h.release()
+				return v, err
 			}
+			h.release()
 			v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
 			if err != nil || found {
 				return resultOrErr(v, kind, err)
@@ -169,11 +172,13 @@ func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) 
 			if !tableHasRangeDels(t) || !t.Overlaps(lower, nil) || (upper != nil && bytes.Compare(t.Smallest.UserKey, upper) >= 0) {
 				continue
 			}
-			r, err := d.tables.get(t)
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				keep(r.RangeDels())
+				return nil
+			})
 			if err != nil {
 				return nil, err
 			}
-			keep(r.RangeDels())
 		}
 	}
 	if len(ts) == 0 {

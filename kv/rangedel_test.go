@@ -336,11 +336,13 @@ func TestCompactionDropsRangeDeletedData(t *testing.T) {
 		t.Fatalf("compaction left %d entries, want the 20 outside the range", got)
 	}
 	for _, ti := range mustTables(t, d) {
-		r, err := d.tables.get(d.current.Levels[ti.Level][0])
+		h, err := d.tables.acquire(d.current.Levels[ti.Level][0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(r.RangeDels()); n != 0 {
+		n := len(h.reader().RangeDels())
+		h.release()
+		if n != 0 {
 			t.Fatalf("the bottom level still holds %d range tombstones", n)
 		}
 	}

@@ -42,6 +42,10 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // trace, when not nil, records each source consulted (kvshell's explain).
 func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
 	d.counters.gets.Add(1)
+	if !d.reads.enter() {
+		return nil, ErrClosed
+	}
+	defer d.reads.exit()
 	// The visible sequence number is loaded before the read state: every
 	// entry at or below it is already in the memtables that state pins
 	// (K3), or flushed into its version.
@@ -96,10 +100,12 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 // reads and compactions run beside it; without one the ordinary Get path
 // runs and nothing extra is allocated or counted.
 func (d *DB) getFromTable(t *manifest.TableMetadata, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
-	r, err := d.tables.get(t)
+	h, err := d.tables.acquire(t)
 	if err != nil {
 		return nil, 0, false, err
 	}
+	defer h.release()
+	r := h.reader()
 	if trace == nil {
 		return r.Get(key, seq)
 	}

@@ -66,7 +66,10 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		return nil
 	}
 	create := func() error {
-		num = d.allocFileNum()
+		var err error
+		if num, err = d.allocFileNum(); err != nil {
+			return err
+		}
 		f, err := d.fs.Create(d.path(fileKindTable, num))
 		if err != nil {
 			return fmt.Errorf("kv: create table %06d: %w", num, err)
@@ -145,8 +148,12 @@ func (d *DB) noOlderVersion(v *manifest.Version, fromLevel int, userKey []byte) 
 			if !t.ContainsUserKey(userKey) {
 				continue
 			}
-			r, err := d.tables.get(t)
-			if err != nil || r.MayContain(userKey) {
+			mayHold := true
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				mayHold = r.MayContain(userKey)
+				return nil
+			})
+			if err != nil || mayHold {
 				return false
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // tombstoneIndex is the engine-wide cuckoo filter of the user keys whose
@@ -204,20 +205,19 @@ func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	var keys [][]byte
 	for _, ts := range v.Levels {
 		for _, t := range ts {
-			r, err := d.tables.get(t)
-			if err != nil {
-				return nil, err
-			}
-			if r.Properties().NumDeletions == 0 {
-				continue
-			}
-			it := r.NewIter(nil, nil)
-			for ok := it.First(); ok; ok = it.Next() {
-				if it.Key().Kind() == base.KindDelete {
-					keys = append(keys, append([]byte(nil), it.Key().UserKey...))
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				if r.Properties().NumDeletions == 0 {
+					return nil
 				}
-			}
-			if err := it.Close(); err != nil {
+				it := r.NewIter(nil, nil)
+				for ok := it.First(); ok; ok = it.Next() {
+					if it.Key().Kind() == base.KindDelete {
+						keys = append(keys, append([]byte(nil), it.Key().UserKey...))
+					}
+				}
+				return it.Close()
+			})
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -24,9 +24,10 @@
 //	   file's Sync returns; a file's existence under a name (after Create or
 //	   Rename) is durable only after the parent directory, opened with
 //	   OpenDir, is Synced. MemFS.CrashClone keeps exactly that durable state.
-//	V2 (exclusive lock): while a Lock on a name is held, a second Lock of
-//	   the same name, from this or another process, fails with an error
-//	   wrapping ErrLocked.
+//	V2 (locks): while a Lock on a name is held, a second Lock or an RLock
+//	   of the same name, from this or another process, fails with an error
+//	   wrapping ErrLocked; while an RLock is held, a Lock fails so and
+//	   further RLocks succeed.
 //	V3 (counted reads): a Counting FS records every ReadAt call and the
 //	   bytes it returned, per file name, including failed or short reads.
 package vfs

@@ -29,7 +29,7 @@ type MemFS struct {
 	dirs    map[string]bool     // clean path -> exists; "." and "/" always
 	files   map[string]*memNode // current namespace
 	durable map[string]*memNode // namespace as of the last directory Syncs
-	locks   map[string]bool
+	locks   map[string]int      // name -> exclusiveLock, or the shared holders
 }
 
 // memNode is one file's content. Handles keep a node alive after Remove,
@@ -48,7 +48,7 @@ func NewMem() *MemFS {
 		dirs:    map[string]bool{".": true, "/": true},
 		files:   map[string]*memNode{},
 		durable: map[string]*memNode{},
-		locks:   map[string]bool{},
+		locks:   map[string]int{},
 	}
 }
 
@@ -199,7 +199,7 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.locks[name] {
+	if m.locks[name] != 0 {
 		return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
 	}
 	if m.files[name] == nil {
@@ -208,8 +208,26 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 		}
 		m.files[name] = &memNode{modTime: time.Now()}
 	}
-	m.locks[name] = true
+	m.locks[name] = exclusiveLock
 	return &memLock{fs: m, name: name}, nil
+}
+
+// exclusiveLock marks a name Locked (not RLocked) in MemFS.locks.
+const exclusiveLock = -1
+
+// RLock implements FS (V2).
+func (m *MemFS) RLock(name string) (io.Closer, error) {
+	name = clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files[name] == nil {
+		return nil, pathErr("lock", name, fs.ErrNotExist)
+	}
+	if m.locks[name] == exclusiveLock {
+		return nil, fmt.Errorf("vfs: lock %s shared: %w", name, ErrLocked)
+	}
+	m.locks[name]++
+	return &memLock{fs: m, name: name, shared: true}, nil
 }
 
 // Stat implements FS.
@@ -371,15 +389,20 @@ func (d *memDir) Close() error               { return nil }
 func (d *memDir) Stat() (os.FileInfo, error) { return memInfo{name: path.Base(d.name), dir: true}, nil }
 
 type memLock struct {
-	fs   *MemFS
-	name string
-	once sync.Once
+	fs     *MemFS
+	name   string
+	shared bool
+	once   sync.Once
 }
 
 func (l *memLock) Close() error {
 	l.once.Do(func() {
 		l.fs.mu.Lock()
-		delete(l.fs.locks, l.name)
+		if l.shared && l.fs.locks[l.name] > 1 {
+			l.fs.locks[l.name]--
+		} else {
+			delete(l.fs.locks, l.name)
+		}
 		l.fs.mu.Unlock()
 	})
 	return nil

@@ -53,12 +53,28 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	return flock(f, syscall.LOCK_EX, "lock "+name)
+}
+
+// RLock takes flock(2)'s shared lock on a descriptor opened read-only, so
+// it needs no write permission on the file or the directory (V2).
+func (osFS) RLock(name string) (io.Closer, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return flock(f, syscall.LOCK_SH, "lock "+name+" shared")
+}
+
+// flock locks f without blocking; the descriptor is the lock, and closing
+// it releases the flock.
+func flock(f *os.File, how int, what string) (io.Closer, error) {
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if err == syscall.EWOULDBLOCK {
-			return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
+			return nil, fmt.Errorf("vfs: %s: %w", what, ErrLocked)
 		}
-		return nil, fmt.Errorf("vfs: lock %s: %w", name, err)
+		return nil, fmt.Errorf("vfs: %s: %w", what, err)
 	}
-	return f, nil // closing the descriptor releases the flock
+	return f, nil
 }

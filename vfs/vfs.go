@@ -42,6 +42,11 @@ type FS interface {
 	// Lock takes an exclusive lock on name, creating the file if needed
 	// (V2). Closing the returned Closer releases it.
 	Lock(name string) (io.Closer, error)
+	// RLock takes a shared lock on the existing file name (V2): any
+	// number of shared holders coexist, and none with an exclusive one.
+	// It writes nothing (it works on a read-only directory) and fails
+	// with an error wrapping fs.ErrNotExist if name does not exist.
+	RLock(name string) (io.Closer, error)
 	// Stat describes name.
 	Stat(name string) (os.FileInfo, error)
 	// PathJoin joins path elements.

@@ -49,7 +49,7 @@ func NewInterp(db *kv.DB, out, diag io.Writer) *Interp {
 // ';'), stopping at the first that fails. It returns errQuit after quit or
 // exit. A failed statement's error is one line naming the command.
 func (in *Interp) Exec(ctx context.Context, line string) error {
-	stmts, err := splitStatements(line)
+	stmts, err := splitStatementsContext(ctx, line)
 	if err != nil {
 		return err
 	}

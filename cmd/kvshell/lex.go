@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,53 +45,109 @@ func (e *syntaxError) Error() string {
 //
 // A quoted word must be followed by a space, ';' or the end of the line:
 // "a"b is an error rather than a silent concatenation.
+//
+// The lexer reads each byte of the line once and keeps the column as it
+// goes, so its cost is linear in the line's length.
 func splitStatements(line string) ([][]token, error) {
+	return splitStatementsContext(context.Background(), line)
+}
+
+// splitStatementsContext is splitStatements that gives up with ctx's
+// error once ctx is done (Ctrl-C on a pasted megabyte line).
+func splitStatementsContext(ctx context.Context, line string) ([][]token, error) {
+	lx := &lexer{ctx: ctx, line: line, col: 1}
+	return lx.statements()
+}
+
+// lexCheckEvery is how many bytes the lexer reads between looks at its
+// context: often enough for Ctrl-C to feel immediate, rarely enough to
+// cost nothing.
+const lexCheckEvery = 4096
+
+// lexer walks one line. pos is a byte offset and col the 1-based column
+// (in runes) of that offset, advanced together so no column is ever
+// recounted from the start of the line.
+type lexer struct {
+	ctx       context.Context
+	line      string
+	pos, col  int
+	nextCheck int
+	// scanned counts the bytes decoded, for the test that the lexer is
+	// linear (each byte once, plus a constant per escape).
+	scanned int
+}
+
+// next returns the rune at pos and its size without consuming it.
+func (lx *lexer) next() (rune, int) {
+	lx.scanned++
+	return utf8.DecodeRuneInString(lx.line[lx.pos:])
+}
+
+// advance consumes size bytes that hold runes runes.
+func (lx *lexer) advance(size, runes int) {
+	lx.pos += size
+	lx.col += runes
+}
+
+// interrupted reports the context's error at most every lexCheckEvery bytes.
+func (lx *lexer) interrupted() error {
+	if lx.pos < lx.nextCheck {
+		return nil
+	}
+	lx.nextCheck = lx.pos + lexCheckEvery
+	return lx.ctx.Err()
+}
+
+func (lx *lexer) statements() ([][]token, error) {
 	var stmts [][]token
 	var cur []token
-	i := 0
-	for i < len(line) {
-		r, size := utf8.DecodeRuneInString(line[i:])
-		col := utf8.RuneCountInString(line[:i]) + 1
+	for lx.pos < len(lx.line) {
+		if err := lx.interrupted(); err != nil {
+			return nil, err
+		}
+		r, size := lx.next()
+		col := lx.col
 		switch {
 		case unicode.IsSpace(r):
-			i += size
+			lx.advance(size, 1)
 		case r == ';':
 			if len(cur) > 0 {
 				stmts = append(stmts, cur)
 				cur = nil
 			}
-			i += size
+			lx.advance(size, 1)
 		case r == '#':
-			i = len(line)
+			lx.pos = len(lx.line)
 		case r == '"' || r == '\'':
-			text, n, err := readQuoted(line[i:], col)
+			text, err := lx.quoted()
 			if err != nil {
 				return nil, err
 			}
-			i += n
-			if i < len(line) {
-				next, _ := utf8.DecodeRuneInString(line[i:])
+			if lx.pos < len(lx.line) {
+				next, _ := lx.next()
 				if !unicode.IsSpace(next) && next != ';' {
-					return nil, &syntaxError{utf8.RuneCountInString(line[:i]) + 1,
+					return nil, &syntaxError{lx.col,
 						fmt.Sprintf("unexpected %q after a quoted word (put a space before it)", next)}
 				}
 			}
 			cur = append(cur, token{text: text, quoted: true, col: col})
 		default:
-			j := i
-			for j < len(line) {
-				r, size := utf8.DecodeRuneInString(line[j:])
+			start := lx.pos
+			for lx.pos < len(lx.line) {
+				if err := lx.interrupted(); err != nil {
+					return nil, err
+				}
+				r, size := lx.next()
 				if unicode.IsSpace(r) || r == ';' {
 					break
 				}
 				if r == '"' || r == '\'' {
-					return nil, &syntaxError{utf8.RuneCountInString(line[:j]) + 1,
+					return nil, &syntaxError{lx.col,
 						"quote inside a word (quote the whole word, e.g. \"ab\\\"c\")"}
 				}
-				j += size
+				lx.advance(size, 1)
 			}
-			cur = append(cur, token{text: line[i:j], col: col})
-			i = j
+			cur = append(cur, token{text: lx.line[start:lx.pos], col: col})
 		}
 	}
 	if len(cur) > 0 {
@@ -99,48 +156,72 @@ func splitStatements(line string) ([][]token, error) {
 	return stmts, nil
 }
 
-// readQuoted decodes the quoted word at the start of s and returns its
-// text and the number of bytes of s it used.
-func readQuoted(s string, col int) (string, int, error) {
-	q := s[0]
-	if q == '\'' {
-		end := strings.IndexByte(s[1:], '\'')
-		if end < 0 {
-			return "", 0, &syntaxError{col, "unterminated ' string"}
+// quoted decodes the quoted word at pos and consumes it.
+func (lx *lexer) quoted() (string, error) {
+	s, col := lx.line[lx.pos:], lx.col
+	if s[0] == '\'' {
+		// Search in chunks so a huge literal is interruptible too.
+		for from := 1; from < len(s); from += lexCheckEvery {
+			if from > 1 {
+				if err := lx.ctx.Err(); err != nil {
+					return "", err
+				}
+			}
+			chunk := s[from:min(from+lexCheckEvery, len(s))]
+			k := strings.IndexByte(chunk, '\'')
+			if k < 0 {
+				lx.scanned += len(chunk)
+				continue
+			}
+			lx.scanned += k + 1
+			end := from + k + 1 // just past the closing quote
+			lx.advance(end, utf8.RuneCountInString(s[:end]))
+			return s[1 : end-1], nil
 		}
-		return s[1 : 1+end], end + 2, nil
+		return "", &syntaxError{col, "unterminated ' string"}
 	}
 	var b strings.Builder
-	i := 1
-	for i < len(s) {
-		c := s[i]
+	lx.advance(1, 1)
+	for lx.pos < len(lx.line) {
+		if err := lx.interrupted(); err != nil {
+			return "", err
+		}
+		s := lx.line[lx.pos:]
+		c := s[0]
+		lx.scanned++
 		switch {
 		case c == '"':
-			return b.String(), i + 1, nil
+			lx.advance(1, 1)
+			return b.String(), nil
 		case c != '\\':
 			b.WriteByte(c)
-			i++
+			runes := 0
+			if utf8.RuneStart(c) {
+				runes = 1
+			}
+			lx.advance(1, runes)
 			continue
 		}
 		// An escape: strconv.UnquoteChar knows Go's full set and returns
 		// \x and octal escapes as single bytes, which is what a key of
 		// arbitrary bytes needs.
-		ecol := col + utf8.RuneCountInString(s[:i])
-		if i+1 >= len(s) {
-			return "", 0, &syntaxError{ecol, "unterminated \" string"}
+		if len(s) < 2 {
+			return "", &syntaxError{lx.col, "unterminated \" string"}
 		}
-		r, multibyte, tail, err := strconv.UnquoteChar(s[i:], '"')
+		r, multibyte, tail, err := strconv.UnquoteChar(s, '"')
 		if err != nil {
-			return "", 0, &syntaxError{ecol, fmt.Sprintf("bad escape %s", escapePrefix(s[i:]))}
+			return "", &syntaxError{lx.col, fmt.Sprintf("bad escape %s", escapePrefix(s))}
 		}
 		if multibyte {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte(byte(r))
 		}
-		i = len(s) - len(tail)
+		n := len(s) - len(tail) // an escape is ASCII: one column per byte
+		lx.scanned += n
+		lx.advance(n, n)
 	}
-	return "", 0, &syntaxError{col, "unterminated \" string"}
+	return "", &syntaxError{col, "unterminated \" string"}
 }
 
 // escapePrefix shows the offending escape in an error: the backslash and

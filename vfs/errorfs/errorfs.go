@@ -190,6 +190,9 @@ func (fs *FS) MkdirAll(dir string, perm os.FileMode) error {
 // Lock implements vfs.FS; it is never failed (see MkdirAll).
 func (fs *FS) Lock(name string) (io.Closer, error) { return fs.inner.Lock(name) }
 
+// RLock implements vfs.FS; it is never failed (see MkdirAll).
+func (fs *FS) RLock(name string) (io.Closer, error) { return fs.inner.RLock(name) }
+
 // Stat implements vfs.FS.
 func (fs *FS) Stat(name string) (os.FileInfo, error) {
 	if err := fs.maybeFail(OpStat, name); err != nil {

@@ -1,0 +1,76 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sievekv/sievekv/sstable"
+)
+
+// openTablesDB returns a DB with n tables in the bottom level, built by
+// one manual compaction with tiny target files, and the keys it holds.
+func openTablesDB(t *testing.T, dir string, n int, maxOpen int) (*DB, []string) {
+	t.Helper()
+	o := &Options{MaxOpenFiles: maxOpen, MemTableSize: 64 << 10, TargetFileSize: 1 << 10,
+		DisableAutomaticCompactions: true, BlockCacheSize: -1}
+	d, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i := 0; i < n*12; i++ {
+		k := fmt.Sprintf("key%07d", i)
+		keys = append(keys, k)
+		if err := d.Set([]byte(k), []byte("value-"+k+"-0123456789012345678901234567890123456789"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return d, keys
+}
+
+// A reader evicted from the bounded cache while in use stays open and
+// usable until its holder releases it; then it closes. After closeAll
+// nothing is open and acquire refuses.
+func TestTableCacheEvictsButKeepsReadersInUse(t *testing.T) {
+	d, _ := openTablesDB(t, t.TempDir(), 40, 16)
+	defer d.Close()
+	tables := d.current.Levels[NumLevels-1]
+	if len(tables) < 3*d.tables.capacity {
+		t.Fatalf("%d tables, want many more than the cache's %d", len(tables), d.tables.capacity)
+	}
+	held, err := d.tables.acquire(tables[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range tables[1:] {
+		if err := d.tables.withReader(tm, func(r *sstable.Reader) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.tables.openCount(); n > d.tables.capacity+1 {
+			t.Fatalf("%d readers open, want at most the capacity %d plus the one held", n, d.tables.capacity)
+		}
+	}
+	// tables[0] is long evicted, but its holder can still read it.
+	k := tables[0].Smallest.UserKey
+	if _, _, found, err := held.reader().Get(k, 1<<50); err != nil || !found {
+		t.Fatalf("Get from an evicted reader in use: found %v, %v", found, err)
+	}
+	before := d.tables.openCount()
+	held.release()
+	if after := d.tables.openCount(); after != before-1 {
+		t.Fatalf("releasing an evicted reader: %d open before, %d after; want it closed", before, after)
+	}
+	if err := d.tables.closeAll(); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.tables.openCount(); n != 0 {
+		t.Fatalf("%d readers open after closeAll", n)
+	}
+	if _, err := d.tables.acquire(tables[1]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("acquire after closeAll = %v, want ErrClosed", err)
+	}
+}
