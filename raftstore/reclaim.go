@@ -7,24 +7,15 @@ import (
 	"github.com/sievekv/sievekv/kv"
 )
 
-// deleteLogRange deletes the log entries in [lo, hi] in one synced batch of
-// point deletes over an iterator of the range, then has r reclaim the space.
-//
-// kv has no range deletion yet; when it gains one (a range tombstone), this
-// function becomes one such write and the reclaimer is no longer needed.
+// deleteLogRange deletes the log entries in [lo, hi] with one synced range
+// tombstone, O(1) however long the range, then has r reclaim the space.
+// The tombstone hides the entries at once; the compaction r starts drops
+// them from the tables.
 func deleteLogRange(db *kv.DB, lo, hi uint64, r *reclaimer) error {
-	it := db.NewIter(&kv.IterOptions{LowerBound: logKey(lo), UpperBound: logKeyAfter(hi)})
-	b := db.NewBatch()
-	for ok := it.First(); ok; ok = it.Next() {
-		b.Delete(it.Key())
-	}
-	if err := it.Close(); err != nil {
+	if err := db.DeleteRange(logKey(lo), logKeyAfter(hi), kv.Sync); err != nil {
 		return err
 	}
-	if err := db.Apply(b, kv.Sync); err != nil {
-		return err
-	}
-	return r.deleted(b.Count(), hi)
+	return r.deleted(int(min(hi-lo+1, reclaimDeletedEntries)), hi)
 }
 
 // reclaimDeletedEntries is how many deleted log entries accumulate before a
