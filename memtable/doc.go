@@ -31,7 +31,8 @@
 //	   when NewIter returned, regardless of later writes.
 //	M6 (arena): key and value bytes live in a few large arena chunks (a
 //	   dozen for a 4 MiB memtable), never moved or reused; a B-tree item is
-//	   a pointer-free position in the arena plus the trailer, so an insert
+//	   a pointer-free position in the arena plus the trailer and the key's
+//	   first 8 bytes (which decide most comparisons), so an insert
 //	   allocates nothing but the occasional chunk and node, and the GC has
 //	   neither per-entry objects to mark nor pointers in the tree to follow.
 //	   Readers resolve positions through an atomically published chunk
