@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,16 +86,23 @@ func TestKillNoSyncWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 		acked := make(chan []string, 1)
+		var count atomic.Int64
 		go func() {
 			var keys []string
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
 				keys = append(keys, sc.Text())
+				count.Add(1)
 			}
 			acked <- keys
 		}()
-		// Let it write (and rotate several 64 KiB memtables) for a while.
-		time.Sleep(time.Duration(300+200*cycle) * time.Millisecond)
+		// Kill once the child has acknowledged enough writes to have
+		// rotated several 64 KiB memtables (each cycle more), however slow
+		// its start is (-race, a loaded machine).
+		want := int64(2000 * (cycle + 1))
+		for deadline := time.Now().Add(time.Minute); count.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +111,7 @@ func TestKillNoSyncWriters(t *testing.T) {
 		if strings.TrimSpace(stderr.String()) != "" {
 			t.Fatalf("cycle %d: child failed: %s", cycle, stderr.String())
 		}
-		if len(keys) < 100 {
+		if int64(len(keys)) < want {
 			t.Fatalf("cycle %d: child acknowledged only %d writes", cycle, len(keys))
 		}
 		d, err := kv.Open(dir, nil)
