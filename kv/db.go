@@ -84,8 +84,9 @@ type memTable struct {
 	logNum  fileNum  // 0 with DisableWAL or for recovered, already-logged data
 	logFile vfs.File // nil unless this is the mutable memtable
 	// logOut carries the WAL's bytes into logFile: through a mapping where
-	// the file allows, so a NoSync commit makes no syscall (K1 still holds:
-	// the bytes are in the page cache when Apply returns).
+	// the file allows, so a NoSync commit makes no syscall yet keeps
+	// NoSync's promise (its bytes are in the page cache when Apply
+	// returns; vfs V4), and a Sync is one fdatasync for the group (K1).
 	logOut *vfs.Appender
 	wal    *wal.Writer
 }
