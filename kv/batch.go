@@ -3,6 +3,7 @@ package kv
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
@@ -36,6 +37,24 @@ const maxBatchSize = 1 << 30
 func (d *DB) NewBatch() *Batch { return newBatch() }
 
 func newBatch() *Batch { return &Batch{data: make([]byte, batchHeaderLen, 256)} }
+
+// batches recycles the one-write batches of DB.Set and DB.Delete, so that
+// a Set allocates nothing of its own on the way to the WAL and memtable.
+var batches = sync.Pool{New: func() any { return newBatch() }}
+
+// maxPooledBatch is the largest buffer put back in the pool: one huge value
+// must not pin its buffer for the life of the process.
+const maxPooledBatch = 64 << 10
+
+func getBatch() *Batch { return batches.Get().(*Batch) }
+
+func putBatch(b *Batch) {
+	if cap(b.data) > maxPooledBatch {
+		return
+	}
+	b.Reset()
+	batches.Put(b)
+}
 
 // Set records key = value. The batch copies both.
 func (b *Batch) Set(key, value []byte) {
@@ -86,11 +105,12 @@ func (b *Batch) Empty() bool { return b.n == 0 }
 
 // Reset empties the batch for reuse, keeping its buffer.
 func (b *Batch) Reset() {
-	b.data = b.data[:0]
-	b.data = append(b.data, make([]byte, batchHeaderLen)...)
+	b.data = append(b.data[:0], zeroHeader[:]...)
 	b.n = 0
 	b.err = nil
 }
+
+var zeroHeader [batchHeaderLen]byte
 
 // setSeq stamps the sequence number of the first entry and the count into
 // the header, making data a complete WAL payload.

@@ -3,6 +3,7 @@ package kv
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -100,4 +101,62 @@ func BenchmarkDeleteHeavy(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSet is a random fill through the whole write path (batch, WAL,
+// memtable, flushes and compactions behind it), as kvbench's fillrandom:
+// 16-byte keys, 100-byte values, 1 MiB memtables. B/op here is the Go heap
+// one Set costs; TestSetAllocationBound pins its bound.
+func BenchmarkSet(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"wal", Options{MemTableSize: 1 << 20}},
+		{"nowal", Options{MemTableSize: 1 << 20, DisableWAL: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := c.opts
+			d, err := Open(b.TempDir(), &opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			rng := rand.New(rand.NewPCG(1, 2))
+			k, v := make([]byte, 16), make([]byte, 100)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(k) + len(v)))
+			for b.Loop() {
+				binary.BigEndian.PutUint64(k, rng.Uint64())
+				binary.BigEndian.PutUint64(k[8:], rng.Uint64())
+				if err := d.Set(k, v, NoSync); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSetSyncParallel is 8 goroutines writing with Sync: what group
+// commit makes of concurrent durable writes (one fdatasync per group).
+func BenchmarkSetSyncParallel(b *testing.B) {
+	d, err := Open(b.TempDir(), &Options{MemTableSize: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	var seed atomic.Uint64
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(seed.Add(1), 2))
+		k, v := make([]byte, 16), make([]byte, 100)
+		for pb.Next() {
+			binary.BigEndian.PutUint64(k, rng.Uint64())
+			binary.BigEndian.PutUint64(k[8:], rng.Uint64())
+			if err := d.Set(k, v, Sync); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -23,17 +23,26 @@ const maxGroupBytes = 1 << 20
 
 // Set writes key = value. The DB copies both.
 func (d *DB) Set(key, value []byte, opts *WriteOptions) error {
-	b := newBatch()
+	b := getBatch()
 	b.Set(key, value)
-	return d.Apply(b, opts)
+	err := d.Apply(b, opts)
+	putBatch(b)
+	return err
 }
 
 // Delete removes key. Deleting an absent key is not an error.
 func (d *DB) Delete(key []byte, opts *WriteOptions) error {
-	b := newBatch()
+	b := getBatch()
 	b.Delete(key)
-	return d.Apply(b, opts)
+	err := d.Apply(b, opts)
+	putBatch(b)
+	return err
 }
+
+// pendingWrites recycles the commit queue's entries: once Apply returns no
+// other goroutine refers to its pendingWrite (the leader marks and signals
+// its group under d.mu, and a follower returns only after taking d.mu).
+var pendingWrites = sync.Pool{New: func() any { return new(pendingWrite) }}
 
 // Apply commits every write in b atomically (K2). With opts.Sync the writes
 // are durable when Apply returns (K1). The batch must not be modified until
@@ -53,8 +62,13 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	if err := b.validate(); err != nil {
 		return err
 	}
-	w := &pendingWrite{batch: b, sync: opts.Sync}
+	w := pendingWrites.Get().(*pendingWrite)
+	w.batch, w.sync, w.done, w.err = b, opts.Sync, false, nil
 	w.cond.L = &d.mu
+	defer func() {
+		w.batch, w.err = nil, nil
+		pendingWrites.Put(w)
+	}()
 
 	d.mu.Lock()
 	if err := d.writableLocked(); err != nil {
@@ -125,12 +139,22 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 			pw.cond.Signal()
 		}
 	}
-	d.writers = d.writers[len(group):]
+	d.popWritersLocked(len(group))
 	if len(d.writers) > 0 {
 		d.writers[0].cond.Signal()
 	}
 	d.mu.Unlock()
 	return err
+}
+
+// popWritersLocked removes the first n writers of the queue, moving the
+// rest to the front: re-slicing from the front instead would shrink the
+// capacity to nothing and make every append allocate. REQUIRES: d.mu held,
+// and nobody still ranges over the removed writers' slots.
+func (d *DB) popWritersLocked(n int) {
+	rest := copy(d.writers, d.writers[n:])
+	clear(d.writers[rest:])
+	d.writers = d.writers[:rest]
 }
 
 // isUserError reports errors that say nothing about the DB's health.

@@ -17,23 +17,25 @@ const iterBatch = 64
 // base.InternalIterator. It owns a private Clone of the tree, so it needs no
 // lock (see the package doc). It is not safe for concurrent use.
 type Iter struct {
-	tree         *btree.BTreeG[entry]
+	tree         *btree.BTreeG[item]
+	arena        *arena
 	lower, upper []byte
-	buf          []entry // consecutive entries in ascending order
-	pos          int     // index into buf; -1 when not positioned
+	buf          []item // consecutive entries in ascending order
+	pos          int    // index into buf; -1 when not positioned
 }
 
 var _ base.InternalIterator = (*Iter)(nil)
 
 // fillForward buffers up to iterBatch entries from pivot on (strictly after
 // it when exclusive), stopping at the upper bound.
-func (it *Iter) fillForward(pivot *entry, exclusive bool) bool {
+func (it *Iter) fillForward(pivot *base.InternalKey, exclusive bool) bool {
 	it.buf = it.buf[:0]
-	visit := func(e entry) bool {
-		if exclusive && base.Compare(e.key, pivot.key) == 0 {
+	visit := func(e item) bool {
+		k := it.arena.key(e)
+		if exclusive && base.Compare(k, *pivot) == 0 {
 			return true
 		}
-		if it.upper != nil && base.CompareUserKeys(e.key.UserKey, it.upper) >= 0 {
+		if it.upper != nil && base.CompareUserKeys(k.UserKey, it.upper) >= 0 {
 			return false
 		}
 		it.buf = append(it.buf, e)
@@ -42,7 +44,7 @@ func (it *Iter) fillForward(pivot *entry, exclusive bool) bool {
 	if pivot == nil {
 		it.tree.Ascend(visit)
 	} else {
-		it.tree.AscendGreaterOrEqual(*pivot, visit)
+		it.tree.AscendGreaterOrEqual(probeFor(*pivot), visit)
 	}
 	if len(it.buf) == 0 {
 		it.pos = -1
@@ -55,13 +57,14 @@ func (it *Iter) fillForward(pivot *entry, exclusive bool) bool {
 // fillBackward buffers up to iterBatch entries before pivot (at or before
 // it when !exclusive), stopping at the lower bound, and positions on the
 // last of them.
-func (it *Iter) fillBackward(pivot *entry, exclusive bool) bool {
+func (it *Iter) fillBackward(pivot *base.InternalKey, exclusive bool) bool {
 	it.buf = it.buf[:0]
-	visit := func(e entry) bool {
-		if exclusive && base.Compare(e.key, pivot.key) == 0 {
+	visit := func(e item) bool {
+		k := it.arena.key(e)
+		if exclusive && base.Compare(k, *pivot) == 0 {
 			return true
 		}
-		if it.lower != nil && base.CompareUserKeys(e.key.UserKey, it.lower) < 0 {
+		if it.lower != nil && base.CompareUserKeys(k.UserKey, it.lower) < 0 {
 			return false
 		}
 		it.buf = append(it.buf, e)
@@ -70,7 +73,7 @@ func (it *Iter) fillBackward(pivot *entry, exclusive bool) bool {
 	if pivot == nil {
 		it.tree.Descend(visit)
 	} else {
-		it.tree.DescendLessOrEqual(*pivot, visit)
+		it.tree.DescendLessOrEqual(probeFor(*pivot), visit)
 	}
 	if len(it.buf) == 0 {
 		it.pos = -1
@@ -86,7 +89,7 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 	if it.lower != nil && base.CompareUserKeys(key.UserKey, it.lower) < 0 {
 		return it.First()
 	}
-	return it.fillForward(&entry{key: key}, false)
+	return it.fillForward(&key, false)
 }
 
 // SeekLT implements base.InternalIterator.
@@ -94,13 +97,13 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 	if it.upper != nil && base.CompareUserKeys(key.UserKey, it.upper) >= 0 {
 		return it.Last()
 	}
-	return it.fillBackward(&entry{key: key}, true)
+	return it.fillBackward(&key, true)
 }
 
 // First implements base.InternalIterator.
 func (it *Iter) First() bool {
 	if it.lower != nil {
-		return it.fillForward(&entry{key: base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax}}, false)
+		return it.fillForward(&base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax}, false)
 	}
 	return it.fillForward(nil, false)
 }
@@ -109,7 +112,7 @@ func (it *Iter) First() bool {
 func (it *Iter) Last() bool {
 	if it.upper != nil {
 		// Every entry with user key < upper sorts before (upper, TrailerMax).
-		return it.fillBackward(&entry{key: base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax}}, true)
+		return it.fillBackward(&base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax}, true)
 	}
 	return it.fillBackward(nil, false)
 }
@@ -123,7 +126,7 @@ func (it *Iter) Next() bool {
 		it.pos++
 		return true
 	}
-	cur := it.buf[it.pos]
+	cur := it.arena.key(it.buf[it.pos])
 	return it.fillForward(&cur, true)
 }
 
@@ -136,7 +139,7 @@ func (it *Iter) Prev() bool {
 		it.pos--
 		return true
 	}
-	cur := it.buf[it.pos]
+	cur := it.arena.key(it.buf[it.pos])
 	return it.fillBackward(&cur, true)
 }
 
@@ -145,10 +148,10 @@ func (it *Iter) Valid() bool { return it.pos >= 0 }
 
 // Key implements base.InternalIterator. The key's bytes are owned by the
 // memtable and never change (MT2).
-func (it *Iter) Key() base.InternalKey { return it.buf[it.pos].key }
+func (it *Iter) Key() base.InternalKey { return it.arena.key(it.buf[it.pos]) }
 
 // Value implements base.InternalIterator.
-func (it *Iter) Value() []byte { return it.buf[it.pos].value }
+func (it *Iter) Value() []byte { return it.arena.value(it.buf[it.pos]) }
 
 // Error implements base.InternalIterator; a memtable iterator cannot fail.
 func (it *Iter) Error() error { return nil }

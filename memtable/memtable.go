@@ -1,6 +1,7 @@
 package memtable
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -10,36 +11,60 @@ import (
 	"github.com/sievekv/sievekv/internal/base"
 )
 
-// entry is one version of one user key. key.UserKey and value share one
-// allocation owned by the memtable (MT2).
-type entry struct {
-	key   base.InternalKey
-	value []byte
+// item is one version of one user key as the B-tree holds it: where its
+// key and value bytes sit in the arena, and its trailer (MT6). The key is at
+// (chunk, off) and the value follows it. probe is set only on the search
+// keys of Get and the iterators (chunk == probeChunk), never on an item in
+// the tree, so the tree's nodes hold no pointer the GC has to follow.
+//
+// prefix holds the key's first 8 bytes, big-endian, zero-padded: ordering
+// two items by prefix agrees with ordering their keys whenever the
+// prefixes differ, so most comparisons of a descent are decided inside the
+// node, without a load from the arena.
+type item struct {
+	trailer    uint64
+	prefix     uint64
+	chunk, off uint32
+	klen, vlen uint32
+	probe      unsafe.Pointer // a search key's bytes, klen of them
 }
 
-func less(a, b entry) bool { return base.Compare(a.key, b.key) < 0 }
+// keyPrefix is the prefix field of an item whose user key is k.
+func keyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
 
-// btreeDegree 32 gives nodes of up to 63 entries (~3.5 KiB of entry
-// headers), google/btree's own benchmarks' sweet spot between depth and
-// shifting cost on insert.
+// probeChunk marks a search item: its key is at probe, not in the arena.
+const probeChunk = ^uint32(0)
+
+// btreeDegree 32 gives nodes of up to 63 items (2.5 KiB), google/btree's
+// own benchmarks' sweet spot between depth and shifting cost on insert.
 const btreeDegree = 32
 
-// EntryOverhead is the bytes ApproximateSize charges per entry beyond key,
-// trailer and value (MT4): the entry struct itself (56 bytes on 64-bit)
-// divided by an assumed btree node fill of 60% (B-tree nodes settle near
-// 69% full under random inserts and 50% under sequential ones, which split
-// every node in half), one child pointer's share, and 24 bytes for the size
-// class rounding of the key+value allocation. TestApproximateSizeTracksHeap
-// measures the total against runtime.MemStats (ratio 0.85-1.0 when written).
-const EntryOverhead = int64(unsafe.Sizeof(entry{}))*5/3 + 8 + 24
+// EntryOverhead is the bytes ApproximateSize charges per entry beyond the
+// arena bytes of its key and value (MT4): the item itself (40 bytes on
+// 64-bit) divided by an assumed B-tree node fill of 50% (nodes settle near
+// 69% full under random inserts and at 50% under sequential ones, which
+// split every node in half) and one child pointer's share.
+// TestApproximateSizeTracksHeap measures the total against the Go heap
+// (ratio 0.8-1.0 when written).
+const EntryOverhead = int64(unsafe.Sizeof(item{}))*2 + 8
 
 // MemTable is a sorted in-memory buffer of internal keys. The zero value is
 // not usable; call New.
 type MemTable struct {
+	arena *arena
+
 	mu sync.RWMutex
 	// tree is guarded by mu: written under Lock, read under RLock, and
 	// Cloned under Lock (Clone mutates the receiver's copy-on-write state).
-	tree *btree.BTreeG[entry]
+	// The arena's writer side is guarded by mu's write lock too.
+	tree *btree.BTreeG[item]
 
 	size  atomic.Int64 // MT4; readable without mu
 	count atomic.Int64
@@ -47,7 +72,34 @@ type MemTable struct {
 
 // New returns an empty memtable.
 func New() *MemTable {
-	return &MemTable{tree: btree.NewG(btreeDegree, less)}
+	a := newArena()
+	less := func(x, y item) bool {
+		if x.prefix != y.prefix {
+			return x.prefix < y.prefix
+		}
+		return base.Compare(a.key(x), a.key(y)) < 0
+	}
+	return &MemTable{arena: a, tree: btree.NewG(btreeDegree, less)}
+}
+
+// key returns the internal key of an item (or search item).
+func (a *arena) key(it item) base.InternalKey {
+	if it.chunk == probeChunk {
+		return base.InternalKey{UserKey: unsafe.Slice((*byte)(it.probe), it.klen), Trailer: it.trailer}
+	}
+	return base.InternalKey{UserKey: a.bytes(it.chunk, it.off, it.klen), Trailer: it.trailer}
+}
+
+// value returns the value bytes of an item in the tree.
+func (a *arena) value(it item) []byte {
+	return a.bytes(it.chunk, it.off+it.klen, it.vlen)
+}
+
+// probeFor is the search item of key, whose bytes stay the caller's and
+// must not change while the item is in use.
+func probeFor(key base.InternalKey) item {
+	return item{trailer: key.Trailer, prefix: keyPrefix(key.UserKey), chunk: probeChunk,
+		klen: uint32(len(key.UserKey)), probe: unsafe.Pointer(unsafe.SliceData(key.UserKey))}
 }
 
 // Set records value for userKey at seq. The memtable copies both.
@@ -60,29 +112,26 @@ func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
 	m.Add(base.MakeInternalKey(userKey, seq, base.KindDelete), nil)
 }
 
-// Add inserts an internal key with its value, copying both (MT2). An entry
-// with the same internal key is replaced (MT1).
+// Add inserts an internal key with its value, copying both into the arena
+// (MT2). An entry with the same internal key is replaced (MT1); its bytes
+// stay in the arena and in ApproximateSize (MT4).
 func (m *MemTable) Add(key base.InternalKey, value []byte) {
-	buf := make([]byte, len(key.UserKey)+len(value))
-	n := copy(buf, key.UserKey)
-	copy(buf[n:], value)
-	e := entry{
-		key:   base.InternalKey{UserKey: buf[:n:n], Trailer: key.Trailer},
-		value: buf[n:],
-	}
+	klen, vlen := len(key.UserKey), len(value)
 	m.mu.Lock()
-	old, replaced := m.tree.ReplaceOrInsert(e)
+	before := m.arena.used
+	chunk, off, b := m.arena.alloc(klen + vlen)
+	copy(b, key.UserKey)
+	copy(b[klen:], value)
+	grown := m.arena.used - before
+	it := item{trailer: key.Trailer, prefix: keyPrefix(key.UserKey), chunk: chunk, off: off, klen: uint32(klen), vlen: uint32(vlen)}
+	_, replaced := m.tree.ReplaceOrInsert(it)
 	m.mu.Unlock()
-	m.size.Add(entrySize(e))
 	if replaced {
-		m.size.Add(-entrySize(old))
-	} else {
-		m.count.Add(1)
+		m.size.Add(grown)
+		return
 	}
-}
-
-func entrySize(e entry) int64 {
-	return int64(len(e.key.UserKey)+base.TrailerLen+len(e.value)) + EntryOverhead
+	m.size.Add(grown + EntryOverhead)
+	m.count.Add(1)
 }
 
 // Get returns the newest version of userKey visible at seq (MT3): its value
@@ -90,11 +139,12 @@ func entrySize(e entry) int64 {
 // means the key is deleted as of seq; the caller must stop looking in older
 // sources. The value must not be modified (MT2).
 func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
-	pivot := entry{key: base.MakeSearchKey(userKey, seq)}
+	pivot := probeFor(base.MakeSearchKey(userKey, seq))
 	m.mu.RLock()
-	m.tree.AscendGreaterOrEqual(pivot, func(e entry) bool {
-		if base.CompareUserKeys(e.key.UserKey, userKey) == 0 {
-			value, kind, found = e.value, e.key.Kind(), true
+	m.tree.AscendGreaterOrEqual(pivot, func(it item) bool {
+		k := m.arena.key(it)
+		if base.CompareUserKeys(k.UserKey, userKey) == 0 {
+			value, kind, found = m.arena.value(it), k.Kind(), true
 		}
 		return false // only the first entry >= pivot can be the answer
 	})
@@ -119,5 +169,5 @@ func (m *MemTable) NewIter(lower, upper []byte) *Iter {
 	m.mu.Lock()
 	snap := m.tree.Clone()
 	m.mu.Unlock()
-	return &Iter{tree: snap, lower: lower, upper: upper, pos: -1}
+	return &Iter{tree: snap, arena: m.arena, lower: lower, upper: upper, pos: -1}
 }

@@ -2,6 +2,7 @@ package memtable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -176,7 +177,8 @@ func TestReplaceSameKey(t *testing.T) {
 	if v, _, _ := m.Get([]byte("a"), 1); string(v) != "newer" || m.Len() != 1 {
 		t.Fatalf("got %q len %d", v, m.Len())
 	}
-	if got, want := m.ApproximateSize(), int64(1+8+5)+EntryOverhead; got != want {
+	// The replaced entry's bytes stay in the arena, and in the size (MT4).
+	if got, want := m.ApproximateSize(), int64(1+3)+int64(1+5)+EntryOverhead; got != want {
 		t.Fatalf("size %d, want %d", got, want)
 	}
 }
@@ -274,5 +276,107 @@ func TestApproximateSizeTracksHeap(t *testing.T) {
 			t.Errorf("value %d B: ApproximateSize %d vs heap growth %.0f (ratio %.2f)", vlen, m.ApproximateSize(), heap, ratio)
 		}
 		runtime.KeepAlive(m)
+	}
+}
+
+// TestArenaConcurrentReaders checks MT6 under -race: readers resolve arena
+// positions while the writer fills chunks, publishes new ones and gives
+// large values chunks of their own. Every value read must be exactly the
+// bytes written for that key.
+func TestArenaConcurrentReaders(t *testing.T) {
+	m := New()
+	const writes = 3000
+	valueOf := func(i int) []byte {
+		n := i % 97
+		if i%500 == 7 {
+			n = maxChunk/4 + 1 + i // a chunk of its own
+		}
+		return bytes.Repeat([]byte{byte(i)}, n)
+	}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key%06d", i)) }
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 11))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				i := rng.IntN(writes)
+				if v, _, ok := m.Get(key(i), base.SeqNumMax); ok && !bytes.Equal(v, valueOf(i)) {
+					errs <- fmt.Errorf("Get(%d): %d bytes, want %d", i, len(v), len(valueOf(i)))
+					return
+				}
+				it := m.NewIter(key(i), nil)
+				for ok, n := it.First(), 0; ok && n < 20; ok, n = it.Next(), n+1 {
+					var j int
+					fmt.Sscanf(string(it.Key().UserKey), "key%06d", &j)
+					if !bytes.Equal(it.Value(), valueOf(j)) {
+						errs <- fmt.Errorf("iterator at %d: wrong value", j)
+						return
+					}
+				}
+				it.Close()
+			}
+		}()
+	}
+	for i := range writes {
+		m.Set(key(i), base.SeqNum(i+1), valueOf(i))
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if chunks := len(*m.arena.chunks.Load()); chunks < 5 {
+		t.Fatalf("only %d arena chunks: the test did not cross chunk boundaries", chunks)
+	}
+}
+
+// TestSetAllocates checks MT6: inserts allocate only arena chunks and tree
+// nodes, a small fraction of an allocation per entry on average.
+func TestSetAllocates(t *testing.T) {
+	m := New()
+	k, v := make([]byte, 16), make([]byte, 100)
+	i := 0
+	allocs := testing.AllocsPerRun(20000, func() {
+		i++
+		binary.BigEndian.PutUint64(k, uint64(i*7919%100003))
+		m.Set(k, base.SeqNum(i), v)
+	})
+	if allocs > 0.2 {
+		t.Fatalf("%.2f allocations per Set, want at most 0.2", allocs)
+	}
+}
+
+// TestKeyPrefixOrder checks the property the B-tree's comparison relies on
+// (MT6): when two keys' prefixes differ, they order the keys as
+// bytes.Compare does. Keys are short and rich in zero bytes, where the
+// zero padding could mislead.
+func TestKeyPrefixOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	key := func() []byte {
+		k := make([]byte, rng.IntN(12))
+		for i := range k {
+			k[i] = []byte{0, 1, 0xff}[rng.IntN(3)]
+		}
+		return k
+	}
+	for range 200000 {
+		a, b := key(), key()
+		pa, pb := keyPrefix(a), keyPrefix(b)
+		if pa != pb && (pa < pb) != (bytes.Compare(a, b) < 0) {
+			t.Fatalf("prefixes of %x and %x order them wrongly", a, b)
+		}
+		if bytes.Equal(a, b) && pa != pb {
+			t.Fatalf("equal keys %x with different prefixes", a)
+		}
 	}
 }

@@ -30,4 +30,9 @@
 //	   further RLocks succeed.
 //	V3 (counted reads): a Counting FS records every ReadAt call and the
 //	   bytes it returned, per file name, including failed or short reads.
+//	V4 (appended bytes reach the OS): when Appender.Write returns, its bytes
+//	   are in the kernel (page cache), through a shared mapping of a
+//	   preallocated segment where the File is a Mapper, else through Write,
+//	   so a process crash loses none of them; Sync makes them durable. A
+//	   mapped file's tail past Appender.Size reads as zeros.
 package vfs

@@ -15,7 +15,11 @@ var Default FS = osFS{}
 type osFS struct{}
 
 func (osFS) Create(name string) (File, error) {
-	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return wrapOSFile(f), nil
 }
 
 func (osFS) Open(name string) (File, error) { return os.Open(name) }

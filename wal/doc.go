@@ -12,7 +12,8 @@
 //
 // # How a log ends
 //
-// Reader.Next returns io.EOF at a clean end. Otherwise it returns an *Error
+// Reader.Next returns io.EOF at a clean end: the end of the input, or zeros
+// from a chunk boundary to the end of the input (W6). Otherwise it returns an *Error
 // wrapping one of two sentinels:
 //
 //   - ErrTornTail: the bytes after the last good record cannot be read as a
@@ -38,6 +39,12 @@
 //	   and never decreases along the log.
 //	W5 (prefix): the records a Reader returns are exactly a prefix of the
 //	   records written, in order; a torn tail only ever shortens that prefix.
+//	W6 (zero tail): bytes that are all zero from a chunk boundary (outside a
+//	   fragmented record) to the end of the input are the clean end of the
+//	   log, as a preallocated, memory-mapped log leaves it (vfs.Appender).
+//	   Zeros followed by any non-zero byte, zeros inside a record, and zeroed
+//	   bytes that a later chunk proves were synced are still a torn tail or
+//	   corruption. A chunk header is never all zeros (its type is >= 1).
 //
 // # Concurrency
 //

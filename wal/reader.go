@@ -168,14 +168,22 @@ func (r *Reader) torn(bad int64, reason string) error {
 // the bytes are an unsynced tail a crash may legitimately have torn. A
 // checksummed chunk of another log at a record boundary, with no chunk of
 // ours after it, is the clean end of a recycled file (W3).
+//
+// Zeros from a chunk boundary to the end of the input are the clean end of
+// a preallocated log (W6): io.EOF, unless a record was left unfinished.
 func (r *Reader) fail(bad int64, reason string, stale, inRecord bool) error {
-	anyValid, proven, err := r.scan(bad)
+	zeroTail := allZero(r.block[r.pos:r.n])
+	anyValid, proven, zeroTail, err := r.scan(bad, zeroTail)
 	if err != nil {
 		return err
 	}
 	switch {
 	case proven:
 		return &Error{Err: ErrCorruption, Offset: bad, BadOffset: bad, Reason: reason}
+	case zeroTail && !inRecord:
+		return io.EOF
+	case zeroTail:
+		return r.torn(bad, "log ends in zeros inside a fragmented record")
 	case stale && !inRecord && !anyValid:
 		return io.EOF
 	default:
@@ -185,9 +193,10 @@ func (r *Reader) fail(bad int64, reason string, stale, inRecord bool) error {
 
 // scan looks at every byte position after bad (chunks never cross blocks, so
 // block by block) for a chunk that passes every check of next(). It reports
-// whether one exists and whether one proves bad was synced. It consumes the
-// rest of the input.
-func (r *Reader) scan(bad int64) (anyValid, proven bool, err error) {
+// whether one exists and whether one proves bad was synced, and keeps
+// zeroTail true while every block after the current one is all zeros. It
+// consumes the rest of the input.
+func (r *Reader) scan(bad int64, zeroTail bool) (anyValid, proven, zero bool, err error) {
 	var pat [4]byte // the log number as stamped at header bytes [7:11]
 	binary.LittleEndian.PutUint32(pat[:], r.logNum)
 	start := r.pos + 1
@@ -218,15 +227,32 @@ func (r *Reader) scan(bad int64) (anyValid, proven bool, err error) {
 			}
 			anyValid = true
 			if h.synced > uint64(bad) {
-				return true, true, nil
+				return true, true, false, nil
 			}
 		}
 		if r.eof {
-			return anyValid, false, nil
+			return anyValid, false, zeroTail && !anyValid, nil
 		}
 		if err := r.readBlock(); err != nil {
-			return anyValid, false, err
+			return anyValid, false, false, err
 		}
+		zeroTail = zeroTail && allZero(r.block[:r.n])
 		start = 0
 	}
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

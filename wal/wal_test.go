@@ -347,18 +347,60 @@ func TestRecycledFile(t *testing.T) {
 	}
 }
 
-// TestZeroTail models a preallocated or page-lost tail: zeros after the last
-// record are a torn tail at that record's end, never records.
+// TestZeroTail checks W6: zeros after the last record, as a preallocated
+// mapped log leaves them, are its clean end; all records are returned.
 func TestZeroTail(t *testing.T) {
 	lg := smallLog(t, true)
-	data := append(append([]byte(nil), lg.data...), make([]byte, 3*BlockSize)...)
-	got, err := readAll(data, 42)
-	var we *Error
-	if !errors.Is(err, ErrTornTail) || !errors.As(err, &we) || we.Offset != int64(len(lg.data)) {
-		t.Fatalf("zero tail: got %v, want ErrTornTail at %d", err, len(lg.data))
+	for _, tail := range []int{1, HeaderSize - 1, HeaderSize, BlockSize, 3 * BlockSize} {
+		data := append(append([]byte(nil), lg.data...), make([]byte, tail)...)
+		got, err := readAll(data, 42)
+		if err != io.EOF {
+			t.Fatalf("zero tail of %d bytes: got %v, want io.EOF", tail, err)
+		}
+		if len(got) != len(lg.recs) {
+			t.Fatalf("zero tail of %d bytes: %d of %d records", tail, len(got), len(lg.recs))
+		}
+		checkPrefix(t, got, lg.recs, "zero tail")
 	}
-	if len(got) != len(lg.recs) {
-		t.Fatalf("zero tail: %d of %d records", len(got), len(lg.recs))
+}
+
+// TestZeroTailStillFindsDamage checks that W6 only covers zeros that run to
+// the end: zeros followed by anything else, or zeros inside a record, are
+// still a torn tail or corruption.
+func TestZeroTailStillFindsDamage(t *testing.T) {
+	lg := smallLog(t, true)
+	var we *Error
+
+	// A non-zero byte far into the zeros: not a clean end.
+	data := append(append([]byte(nil), lg.data...), make([]byte, 2*BlockSize)...)
+	data[len(data)-7] = 1
+	if _, err := readAll(data, 42); !errors.Is(err, ErrTornTail) || !errors.As(err, &we) || we.Offset != int64(len(lg.data)) {
+		t.Fatalf("zeros then garbage: got %v, want ErrTornTail at %d", err, len(lg.data))
+	}
+
+	// A synced record zeroed out while a later chunk proves it was synced:
+	// corruption, zeros or not.
+	first := lg.starts[0]
+	data = append([]byte(nil), lg.data...)
+	clear(data[first : first+HeaderSize])
+	if _, err := readAll(data, 42); !errors.Is(err, ErrCorruption) {
+		t.Fatalf("zeroed synced record: got %v, want ErrCorruption", err)
+	}
+
+	// A record cut off in the middle by zeros: torn, never a clean end.
+	var buf bytes.Buffer
+	w := NewWriter(&buf, nil, 42)
+	if _, err := w.WriteRecord(bytes.Repeat([]byte{7}, 2*BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data = buf.Bytes()
+	clear(data[BlockSize+5:])
+	data = append(data, make([]byte, BlockSize)...)
+	if _, err := readAll(data, 42); !errors.Is(err, ErrTornTail) {
+		t.Fatalf("record cut by zeros: got %v, want ErrTornTail", err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -40,6 +41,9 @@ import (
 type engine interface {
 	name() string
 	set(k, v []byte) error
+	// syncSet writes with the engine's synchronous (fsync before
+	// acknowledging) option.
+	syncSet(k, v []byte) error
 	del(k []byte) error
 	get(k []byte) (found bool, err error)
 	// scan positions at the first key >= start and reads up to n entries,
@@ -80,6 +84,9 @@ type config struct {
 	filter       kv.FilterType
 	bloomBits    int
 	noTombIndex  bool
+	// wal keeps every engine's write-ahead log on (writes still NoSync
+	// unless the workload syncs).
+	wal bool
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -124,7 +131,7 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 	db, err := kv.Open(c.dir, &kv.Options{
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
-		DisableWAL: true, DisableTombstoneIndex: c.noTombIndex,
+		DisableWAL: !c.wal, DisableTombstoneIndex: c.noTombIndex,
 	})
 	if err != nil {
 		return nil, err
@@ -132,11 +139,12 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 	return &sieveEngine{label: label, db: db}, nil
 }
 
-func (e *sieveEngine) name() string          { return e.label }
-func (e *sieveEngine) set(k, v []byte) error { return e.db.Set(k, v, kv.NoSync) }
-func (e *sieveEngine) del(k []byte) error    { return e.db.Delete(k, kv.NoSync) }
-func (e *sieveEngine) flush() error          { return e.db.Flush() }
-func (e *sieveEngine) compactAll() error     { return e.db.Compact(nil, nil) }
+func (e *sieveEngine) name() string              { return e.label }
+func (e *sieveEngine) set(k, v []byte) error     { return e.db.Set(k, v, kv.NoSync) }
+func (e *sieveEngine) syncSet(k, v []byte) error { return e.db.Set(k, v, kv.Sync) }
+func (e *sieveEngine) del(k []byte) error        { return e.db.Delete(k, kv.NoSync) }
+func (e *sieveEngine) flush() error              { return e.db.Flush() }
+func (e *sieveEngine) compactAll() error         { return e.db.Compact(nil, nil) }
 func (e *sieveEngine) get(k []byte) (bool, error) {
 	_, err := e.db.Get(k)
 	if errors.Is(err, kv.ErrNotFound) {
@@ -220,7 +228,7 @@ func openPebble(c config, io *ioCounters) (*pebbleEngine, error) {
 		Cache:              cache,
 		MemTableSize:       uint64(c.memTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
-		DisableWAL:         true,
+		DisableWAL:         !c.wal,
 		LBaseMaxBytes:      c.lbaseBytes(),
 		Logger:             quietLogger{},
 	}
@@ -247,8 +255,12 @@ func (e *pebbleEngine) dropIter() {
 	}
 }
 func (e *pebbleEngine) set(k, v []byte) error { e.dropIter(); return e.db.Set(k, v, pebble.NoSync) }
-func (e *pebbleEngine) del(k []byte) error    { e.dropIter(); return e.db.Delete(k, pebble.NoSync) }
-func (e *pebbleEngine) flush() error          { e.dropIter(); return e.db.Flush() }
+func (e *pebbleEngine) syncSet(k, v []byte) error {
+	e.dropIter()
+	return e.db.Set(k, v, pebble.Sync)
+}
+func (e *pebbleEngine) del(k []byte) error { e.dropIter(); return e.db.Delete(k, pebble.NoSync) }
+func (e *pebbleEngine) flush() error       { e.dropIter(); return e.db.Flush() }
 func (e *pebbleEngine) compactAll() error {
 	if err := e.flush(); err != nil {
 		return err
@@ -388,7 +400,9 @@ func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)
 // kvbench never reopens a DB.
 type levelEngine struct {
 	db *leveldb.DB
-	// last is the last key written, for flush.
+	// last is the last key written, for flush; mu guards it against the
+	// concurrent writers of fillsync8.
+	mu   sync.Mutex
 	last []byte
 }
 
@@ -397,7 +411,7 @@ func openLevel(c config, io *ioCounters) (*levelEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := leveldb.Open(&countingStorage{Storage: stor, io: io}, &ldbopt.Options{
+	db, err := leveldb.Open(&countingStorage{Storage: stor, io: io, keepJournal: c.wal}, &ldbopt.Options{
 		BlockSize:           c.blockSize,
 		BlockCacheCapacity:  int(c.cacheSize),
 		WriteBuffer:         c.memTableSize,
@@ -418,6 +432,12 @@ func (e *levelEngine) name() string { return "goleveldb" }
 func (e *levelEngine) set(k, v []byte) error {
 	e.last = append(e.last[:0], k...)
 	return e.db.Put(k, v, nil)
+}
+func (e *levelEngine) syncSet(k, v []byte) error {
+	e.mu.Lock()
+	e.last = append(e.last[:0], k...)
+	e.mu.Unlock()
+	return e.db.Put(k, v, &ldbopt.WriteOptions{Sync: true})
 }
 func (e *levelEngine) del(k []byte) error {
 	e.last = append(e.last[:0], k...)
@@ -459,6 +479,8 @@ func (e *levelEngine) close() error       { return e.db.Close() }
 type countingStorage struct {
 	ldbstorage.Storage
 	io *ioCounters
+	// keepJournal: -wal, so goleveldb's journal is really written.
+	keepJournal bool
 }
 
 func (s *countingStorage) Open(fd ldbstorage.FileDesc) (ldbstorage.Reader, error) {
@@ -478,7 +500,9 @@ func (s *countingStorage) Create(fd ldbstorage.FileDesc) (ldbstorage.Writer, err
 	case ldbstorage.TypeTable:
 		return &countingWriter{Writer: w, io: s.io}, nil
 	case ldbstorage.TypeJournal:
-		return discardWriter{w}, nil
+		if !s.keepJournal {
+			return discardWriter{w}, nil
+		}
 	}
 	return w, nil
 }

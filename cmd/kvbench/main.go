@@ -39,7 +39,7 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
+	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
@@ -73,6 +73,7 @@ type flags struct {
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
+	wal                        bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
+	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -139,8 +141,9 @@ type runner struct {
 	only               map[string]bool
 	live               int
 	keySize, valueSize int
-	// open opens a fresh DB of this engine in dir (fillseq uses one).
-	open func(dir string, io *ioCounters) (engine, error)
+	// open opens a fresh DB of this engine in dir (fillseq uses one);
+	// openWAL the same with the WAL on whatever -wal says (fillsync8).
+	open, openWAL func(dir string, io *ioCounters) (engine, error)
 }
 
 func (r *runner) runs(w string) bool {
@@ -154,7 +157,7 @@ func (r *runner) runs(w string) bool {
 
 // writes reports whether workload w writes.
 func writes(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom"
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8"
 }
 
 func boolInt(b bool) int {
@@ -200,7 +203,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	began := time.Now()
 	ks := newKeySet(fl.seed, fl.n, fl.keySize)
-	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter}
+	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter, wal: fl.wal}
 	hdr := header(fl, cfg)
 	fmt.Fprint(stdout, hdr)
 
@@ -313,11 +316,19 @@ func pickList(s string, known []string) ([]string, error) {
 func header(fl *flags, c config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "kvbench: %d keys of %d bytes, %d-byte values; %d timed ops per read workload\n", fl.n, fl.keySize, fl.valueSize, fl.ops)
-	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, WAL off, no fsync\n",
-		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize())
+	walState := "WAL off"
+	if c.wal {
+		walState = "WAL on"
+	}
+	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, %s, no fsync (fillsync8: WAL on, fsync per write, %d goroutines)\n",
+		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize(), walState, syncWriters)
 	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex)\n", c.filter)
 	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleCacheSize(c))
-	fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
+	if c.wal {
+		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10)\n")
+	} else {
+		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
+	}
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
 	return b.String()
 }
@@ -328,15 +339,12 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 	mk := func(name string) (*runner, error) {
 		r := &runner{name: name, io: &ioCounters{}, owner: true, keySize: fl.keySize, valueSize: fl.valueSize}
 		c := cfg
+		var openCfg func(c config, io *ioCounters) (engine, error)
 		switch name {
 		case "sievekv", "sievekv-notsi":
 			c.noTombIndex = name == "sievekv-notsi"
 			r.filter = cfg.filter.String()
-			r.open = func(dir string, io *ioCounters) (engine, error) {
-				c := c
-				c.dir = dir
-				return openSieve(name, c, io)
-			}
+			openCfg = func(c config, io *ioCounters) (engine, error) { return openSieve(name, c, io) }
 			if c.noTombIndex {
 				// Every workload that writes, so that its DB reaches
 				// deleterandom in the same state as sievekv's (the YCSB
@@ -345,20 +353,22 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 			}
 		case "pebble":
 			r.filter = "bloom-10"
-			r.open = func(dir string, io *ioCounters) (engine, error) {
-				c := c
-				c.dir = dir
-				return openPebble(c, io)
-			}
+			openCfg = func(c config, io *ioCounters) (engine, error) { return openPebble(c, io) }
 		case "goleveldb":
 			r.filter = "bloom-10"
-			r.open = func(dir string, io *ioCounters) (engine, error) {
-				c := c
-				c.dir = dir
-				return openLevel(c, io)
-			}
+			openCfg = func(c config, io *ioCounters) (engine, error) { return openLevel(c, io) }
 		default:
 			return nil, fmt.Errorf("unknown engine %q", name)
+		}
+		r.open = func(dir string, io *ioCounters) (engine, error) {
+			c := c
+			c.dir = dir
+			return openCfg(c, io)
+		}
+		r.openWAL = func(dir string, io *ioCounters) (engine, error) {
+			c := c
+			c.dir, c.wal = dir, true
+			return openCfg(c, io)
 		}
 		r.dir = dirOf(root, name, "main")
 		e, err := r.open(r.dir, r.io)
@@ -403,12 +413,17 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 }
 
 func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
-	if w == "fillseq" {
-		// fillseq loads a DB of its own, then throws it away.
+	if w == "fillseq" || w == "fillsync8" {
+		// fillseq and fillsync8 load a DB of their own, then throw it
+		// away; fillsync8's always has its WAL on.
 		fr := *r
 		fr.io = &ioCounters{}
-		fr.dir = dirOf(root, r.name, "fillseq")
-		e, err := r.open(fr.dir, fr.io)
+		fr.dir = dirOf(root, r.name, w)
+		open := r.open
+		if w == "fillsync8" {
+			open = r.openWAL
+		}
+		e, err := open(fr.dir, fr.io)
 		if err != nil {
 			return nil, err
 		}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -134,7 +137,13 @@ type phaseSpec struct {
 	wantFound int
 	// live, if > 0, is the number of live keys after the phase.
 	live int
+	// goroutines > 1 runs op from that many goroutines at once, each
+	// taking the next i; op must then be safe for concurrent use.
+	goroutines int
 }
+
+// syncWriters is fillsync8's number of concurrent writers.
+const syncWriters = 8
 
 const (
 	wantAll  = -1
@@ -162,23 +171,10 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	lat := make([]time.Duration, p.ops)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	var written int64
-	found := 0
 	start := time.Now()
-	for i := range p.ops {
-		t0 := time.Now()
-		w, ok, err := p.op(i)
-		lat[i] = time.Since(t0)
-		if err != nil {
-			return result{}, fmt.Errorf("op %d: %w", i, err)
-		}
-		written += w
-		if ok {
-			found++
-		}
-		if i&255 == 255 {
-			bar.Add(256)
-		}
+	written, found, err := runOps(p, lat, bar)
+	if err != nil {
+		return result{}, err
 	}
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&ms1)
@@ -241,6 +237,44 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		return res, fmt.Errorf("found %d of %d keys that are absent: wrong answers", found, p.ops)
 	}
 	return res, nil
+}
+
+// runOps runs p's timed loop, recording op i's latency in lat[i]: in this
+// goroutine, or with p.goroutines workers claiming ops from a shared counter.
+func runOps(p phaseSpec, lat []time.Duration, bar *progressbar.ProgressBar) (written int64, found int, err error) {
+	workers := max(p.goroutines, 1)
+	var next, sumWritten, sumFound atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= p.ops {
+					return
+				}
+				t0 := time.Now()
+				w, ok, err := p.op(i)
+				lat[i] = time.Since(t0)
+				if err != nil {
+					errs[g] = fmt.Errorf("op %d: %w", i, err)
+					next.Store(int64(p.ops)) // stop the others
+					return
+				}
+				sumWritten.Add(w)
+				if ok {
+					sumFound.Add(1)
+				}
+				if i&255 == 255 {
+					bar.Add(256)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return sumWritten.Load(), int(sumFound.Load()), errors.Join(errs...)
 }
 
 // settle waits until r's engine has no flush or compaction running and its
@@ -359,6 +393,15 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 		rng := newRNG(3)
 		return []phaseSpec{{workload: w, ops: n, writes: true, wantFound: noCheck,
 			op: func(i int) (int64, bool, error) { return set(ks.present[rng.IntN(n)], n+i) }}}, nil
+	case "fillsync8":
+		// Durable writes from several goroutines: what group commit makes
+		// of one fsync per acknowledged write. Fewer ops, as each waits
+		// for the disk.
+		nops := min(n, max(ops/5, 1))
+		return []phaseSpec{{workload: w, ops: nops, writes: true, wantFound: noCheck, live: nops, goroutines: syncWriters,
+			op: func(i int) (int64, bool, error) {
+				return kvLen, false, r.eng.syncSet(ks.present[i], valueFor(make([]byte, r.valueSize), i))
+			}}}, nil
 	case "readrandom":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
 			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil

@@ -233,3 +233,36 @@ func (f *file) Sync() error {
 	}
 	return f.File.Sync()
 }
+
+// Map forwards vfs.Mapper when the wrapped file has it, so a log written
+// through a mapping meets the same injected faults as one written with
+// Write: preallocating and mapping a segment counts as an OpWrite (where a
+// real disk reports ENOSPC) and the mapping's Sync as an OpSync. Stores
+// into the mapping are memory and cannot fail. A file without the
+// capability says so, and the caller writes it instead.
+func (f *file) Map(off, n int64) (vfs.Mapping, error) {
+	m, ok := f.File.(vfs.Mapper)
+	if !ok {
+		return nil, vfs.ErrMapUnsupported
+	}
+	if err := f.fs.maybeFail(OpWrite, f.name); err != nil {
+		return nil, err
+	}
+	mp, err := m.Map(off, n)
+	if err != nil {
+		return nil, err
+	}
+	return &mapping{Mapping: mp, f: f}, nil
+}
+
+type mapping struct {
+	vfs.Mapping
+	f *file
+}
+
+func (m *mapping) Sync() error {
+	if err := m.f.fs.maybeFail(OpSync, m.f.name); err != nil {
+		return err
+	}
+	return m.Mapping.Sync()
+}

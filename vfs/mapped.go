@@ -1,0 +1,174 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrMapUnsupported is returned by Mapper.Map when the file or its file
+// system cannot be preallocated and mapped (no fallocate, say); callers
+// fall back to Write.
+var ErrMapUnsupported = errors.New("vfs: file cannot be mapped")
+
+// Mapper is an optional File capability: write a file through a shared
+// memory mapping instead of write(2) (V4). The OS file system of Linux has
+// it; MemFS and errorfs have no mapping of their own and reach the same
+// callers through Appender's fallback to Write.
+type Mapper interface {
+	// Map preallocates bytes [off, off+n) of the file on disk and maps
+	// them shared and writable. Preallocating first is what turns a full
+	// disk into an error here (ENOSPC) instead of a SIGBUS on a later
+	// store. The file's size becomes at least off+n; the new bytes read as
+	// zeros until stored.
+	Map(off, n int64) (Mapping, error)
+}
+
+// Mapping is a mapped region of a file, from Mapper.Map.
+type Mapping interface {
+	// Bytes is the region. A store into it is in the OS page cache at once
+	// (it survives the process, not a power loss); Sync makes it durable.
+	Bytes() []byte
+	// Sync makes every store into the file's mappings durable (V1).
+	Sync() error
+	// Unmap releases the region; Bytes must not be used afterwards.
+	Unmap() error
+}
+
+// DefaultSegmentSize is how much of a file an Appender preallocates and
+// maps at a time: large enough that mapping costs (a few syscalls) are paid
+// once per 16k WAL records of 100 bytes, small enough that a log holding a
+// few writes wastes little disk. docs/design.md ("WAL output") has the
+// measurements.
+const DefaultSegmentSize = 2 << 20
+
+// Appender writes a file sequentially from offset 0 (V4). If the file is a
+// Mapper, Write copies into preallocated mapped segments and makes no
+// syscall except when a segment fills; otherwise Write is the file's Write.
+// Either way the bytes are in the OS when Write returns, so a process crash
+// loses none of them. A mapped file is longer than what was written: its
+// tail, up to the end of the last segment, reads as zeros.
+//
+// An Appender is for one goroutine at a time, like the File it writes.
+type Appender struct {
+	f       File
+	segSize int64
+	mapped  bool // Map works for this file; false once it has said it cannot
+
+	seg    Mapping // current segment, nil before the first mapped write
+	segOff int64   // file offset of seg.Bytes()[0]
+	off    int64   // bytes written so far: the logical size
+	dirty  bool    // stores since the last Sync
+	err    error   // sticky failure
+}
+
+// NewAppender returns an Appender writing f, which must be empty, mapping
+// segSize bytes at a time (DefaultSegmentSize if segSize <= 0). It does not
+// take ownership of f.
+func NewAppender(f File, segSize int64) *Appender {
+	if segSize <= 0 {
+		segSize = DefaultSegmentSize
+	}
+	_, ok := f.(Mapper)
+	return &Appender{f: f, segSize: segSize, mapped: ok}
+}
+
+// Mapped reports whether the Appender writes through a mapping.
+func (a *Appender) Mapped() bool { return a.mapped }
+
+// Write implements io.Writer. A failure is sticky: what reached the file
+// is then unknown to the caller, who must stop using it.
+func (a *Appender) Write(p []byte) (int, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	if !a.mapped {
+		n, err := a.f.Write(p)
+		if err == nil && n != len(p) {
+			err = io.ErrShortWrite
+		}
+		a.off += int64(n)
+		if err != nil {
+			a.err = err
+		}
+		return n, err
+	}
+	written := 0
+	for len(p) > 0 {
+		if a.seg == nil || a.off == a.segOff+int64(len(a.seg.Bytes())) {
+			if err := a.nextSegment(); err != nil {
+				if errors.Is(err, ErrMapUnsupported) && a.off == 0 && a.seg == nil {
+					// Nothing mapped yet: write(2) the whole log instead.
+					a.mapped = false
+					n, err := a.Write(p)
+					return written + n, err
+				}
+				a.err = err
+				return written, err
+			}
+		}
+		n := copy(a.seg.Bytes()[a.off-a.segOff:], p)
+		p = p[n:]
+		a.off += int64(n)
+		written += n
+		a.dirty = true
+	}
+	return written, nil
+}
+
+// nextSegment maps the segment starting at a.off, keeping the previous one
+// mapped until the new one exists so a failure leaves nothing half done.
+func (a *Appender) nextSegment() error {
+	seg, err := a.f.(Mapper).Map(a.off, a.segSize)
+	if err != nil {
+		return fmt.Errorf("vfs: map %d bytes at offset %d: %w", a.segSize, a.off, err)
+	}
+	if a.seg != nil {
+		// Stores into the old segment stay in the page cache (and are
+		// covered by the next Sync, which syncs the whole file) after it
+		// is unmapped.
+		if err := a.seg.Unmap(); err != nil {
+			seg.Unmap()
+			return fmt.Errorf("vfs: unmap segment at offset %d: %w", a.segOff, err)
+		}
+	}
+	a.seg, a.segOff = seg, a.off
+	return nil
+}
+
+// Sync makes everything written so far durable: one fdatasync of the file
+// whatever the number of writes since the last Sync.
+func (a *Appender) Sync() error {
+	if a.err != nil {
+		return a.err
+	}
+	var err error
+	switch {
+	case !a.mapped:
+		err = a.f.Sync()
+	case a.dirty:
+		err = a.seg.Sync()
+	}
+	if err != nil {
+		a.err = err
+		return err
+	}
+	a.dirty = false
+	return nil
+}
+
+// Size returns the bytes written so far (the file may be longer, V4).
+func (a *Appender) Size() int64 { return a.off }
+
+// Close unmaps the current segment; it neither syncs nor closes the file.
+func (a *Appender) Close() error {
+	if a.seg == nil {
+		return nil
+	}
+	err := a.seg.Unmap()
+	a.seg = nil
+	if a.err == nil {
+		a.err = errors.New("vfs: appender is closed")
+	}
+	return err
+}
