@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -65,6 +66,10 @@ type DB struct {
 	readOnlyLogs int
 	// manifest state (see manifest.go)
 	manifest manifestState
+	// ticker lets an idle DB reclaim deleted space (delete_aware.go).
+	ticker tickerState
+	// openTime stands in for the write time of tombstones found by Open.
+	openTime time.Time
 }
 
 // counters are the DB's own cumulative metrics.
@@ -76,6 +81,7 @@ type counters struct {
 	// bytes of every table written (flush and compaction): their ratio is
 	// the write amplification.
 	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
+	compaction                                     compactionCounters
 }
 
 // memTable is a memtable with the WAL that holds its writes.
@@ -204,6 +210,7 @@ func (d *DB) Close() error {
 		d.flushDone.Broadcast()
 		return nil
 	})))
+	d.stopTicker()
 	d.bg.Wait()
 	// A manual Compact may still be running; hold its mutex so it ends
 	// before the manifest and tables close under it.

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sievekv/sievekv/sstable"
 
@@ -113,6 +114,16 @@ type Options struct {
 	// DisableAutomaticCompactions turns the background compactions off
 	// (Compact still works). Writes are then never stalled on L0.
 	DisableAutomaticCompactions bool
+	// TombstoneMaxAge bounds how long a deleted key's tombstone (and the
+	// data it hides) stays above the bottom level when no compaction is
+	// due by size or worth it for the space it frees: once a table's oldest
+	// tombstone is older, background compactions move it down, level by
+	// level, until it is dropped at the bottom and the shadowed data is
+	// gone (Lethe's persistence latency; compaction's P5). A restart
+	// restarts the clock of tombstones already in tables. Default 1 hour;
+	// negative disables the bound (purge compactions, which run when they
+	// free at least a quarter of what they rewrite, stay on).
+	TombstoneMaxAge time.Duration
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.
 	DisableTombstoneIndex bool
@@ -124,6 +135,11 @@ const (
 	defaultBlockCacheSize  = 8 << 20
 	defaultBloomBitsPerKey = 10
 	defaultRibbonBits      = 7
+	// defaultTombstoneMaxAge: deletes leave the disk within about an hour
+	// even on a DB that never compacts by size; short enough for "deleted
+	// means gone" expectations, long enough that a trickle of deletes
+	// costs at most one extra compaction per level per hour.
+	defaultTombstoneMaxAge = time.Hour
 	minMemTableSize        = 1 << 10
 	maxMemTableSize        = 1 << 30
 )
@@ -191,6 +207,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.LBaseMaxBytes < 1 || r.TargetFileSize < 1 {
 		return r, fmt.Errorf("%w: LBaseMaxBytes and TargetFileSize must be positive", ErrInvalidOptions)
+	}
+	switch {
+	case r.TombstoneMaxAge == 0:
+		r.TombstoneMaxAge = defaultTombstoneMaxAge
+	case r.TombstoneMaxAge < 0:
+		r.TombstoneMaxAge = 0
 	}
 	if r.Logger == nil {
 		r.Logger = func(string, ...any) {}
