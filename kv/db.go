@@ -81,7 +81,7 @@ type counters struct {
 	// bytes of every table written (flush and compaction): their ratio is
 	// the write amplification.
 	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
-	compaction                                     compactionCounters
+	compaction                                      compactionCounters
 }
 
 // memTable is a memtable with the WAL that holds its writes.

@@ -172,12 +172,19 @@ func memTableHasTombstone(m *memTable) bool {
 // tombstones: often enough that an idle DB starts reclaiming space within a
 // couple of seconds, and several times per TombstoneMaxAge.
 func tickInterval(maxAge time.Duration) time.Duration {
+	if testTickInterval > 0 {
+		return testTickInterval
+	}
 	const most = time.Second
 	if maxAge > 0 && maxAge/4 < most {
 		return max(maxAge/4, time.Millisecond)
 	}
 	return most
 }
+
+// testTickInterval, when set (tests only), replaces tickInterval's choice so
+// tests of idle reclaim run in milliseconds.
+var testTickInterval time.Duration
 
 // startTicker starts the goroutine that lets an idle DB reclaim the space
 // of its deletes without a manual Compact (no write or flush would ever
