@@ -39,7 +39,7 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
+	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "deletelarge"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
@@ -73,6 +73,7 @@ type flags struct {
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
+	idle                       time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -98,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
+	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge: how long the DB idles after the deletes (quick: 10s)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -117,6 +119,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		}
 		if !set["cache"] {
 			fl.cache = 1 << 20
+		}
+		if !set["idle"] {
+			fl.idle = 10 * time.Second
 		}
 	}
 	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
@@ -153,7 +158,7 @@ func (r *runner) runs(w string) bool {
 
 // writes reports whether workload w writes.
 func writes(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom"
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "deletelarge"
 }
 
 func boolInt(b bool) int {
@@ -183,7 +188,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-workloads: %w", err)
 	}
-	if !slices.Contains(workloads, "fillrandom") {
+	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return w != "deletelarge" }) {
 		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
 	}
 	root := fl.dir
@@ -402,6 +407,10 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 }
 
 func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
+	if w == "deletelarge" {
+		res, err := runDeleteLarge(r, fl, root, progress)
+		return []result{res}, err
+	}
 	if w == "fillseq" {
 		// fillseq loads a DB of its own, then throws it away.
 		fr := *r

@@ -116,6 +116,14 @@ type result struct {
 	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
 	Found           int     `json:"found"`
 	ElapsedSec      float64 `json:"elapsed_sec"`
+	// Samples (deletelarge) are table bytes over time while idle, as a
+	// share of the pre-delete bytes; TableBytesRatio is the last one.
+	Samples         []sample `json:"samples,omitempty"`
+	TableBytesRatio float64  `json:"table_bytes_ratio,omitempty"`
+	// EngineShadowedBytes is sievekv's estimate of the bytes its
+	// tombstones still shadow (Metrics.Levels[].ShadowedBytes summed) at
+	// the end of deletelarge.
+	EngineShadowedBytes *uint64 `json:"engine_shadowed_bytes,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
