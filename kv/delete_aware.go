@@ -15,7 +15,9 @@ import (
 // purge compactions: compaction's P2, P4) and bounds the second
 // (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
 // this process gets both when it is written; a table a restart finds gets
-// them lazily from the background ticker (estimateMissing), its tombstone
+// them from the tombstone index's rebuild at Open, which reads their
+// tombstones anyway (tombstoneKeys), or, with the index disabled, lazily
+// from the background ticker (estimateMissing), its tombstone
 // time being the time of the Open, so a restart restarts a tombstone's
 // clock but never stops it.
 
@@ -126,18 +128,26 @@ func (d *DB) estimateMissing(v *manifest.Version) bool {
 			if err != nil {
 				continue // the read path reports a damaged table
 			}
-			if t.TombstoneTime() == 0 {
-				t.SetTombstoneTime(d.openTime.UnixNano())
-			}
-			from := l + 1
-			if l == 0 {
-				from = 1 // L0's own tables may be newer; count only deeper levels
-			}
-			t.SetShadowedBytes(d.shadowedBytes(v, from, keys))
+			d.estimateFound(v, l, t, keys)
+			d.counters.compaction.estimateReads.Add(1)
 			done++
 		}
 	}
 	return done > 0
+}
+
+// estimateFound sets the figures of table t, found by Open at level l of
+// v, from its tombstone keys. Its tombstones' write time is unknown: the
+// Open's time stands in for it.
+func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata, keys [][]byte) {
+	if t.TombstoneTime() == 0 {
+		t.SetTombstoneTime(d.openTime.UnixNano())
+	}
+	from := l + 1
+	if l == 0 {
+		from = 1 // L0's own tables may be newer; count only deeper levels
+	}
+	t.SetShadowedBytes(d.shadowedBytes(v, from, keys))
 }
 
 // tableTombstones reads the user keys of t's tombstones.
@@ -277,6 +287,9 @@ type compactionCounters struct {
 	byReason [3]atomic.Uint64
 	// idleFlushes counts memtables the ticker flushed for their tombstones.
 	idleFlushes atomic.Uint64
+	// estimateReads counts tables estimateMissing read for their
+	// tombstones (0 when the tombstone index's rebuild did it).
+	estimateReads atomic.Uint64
 	// levelBytesWritten counts table bytes written into each level, by
 	// flushes (L0) and compactions.
 	levelBytesWritten [NumLevels]atomic.Uint64

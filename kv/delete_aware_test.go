@@ -159,52 +159,68 @@ func TestShadowedEstimate(t *testing.T) {
 	}
 }
 
-// TestShadowedEstimateAfterReopen: tables found by Open get their estimate
-// from the background check (estimateMissing), not from a stored figure.
+// TestShadowedEstimateAfterReopen: tables found by Open get the estimate
+// they had when written, from no stored figure: the tombstone index's
+// rebuild at Open computes it in the pass that reads their tombstones
+// anyway, so the background check reads nothing; with the index disabled,
+// the background check (estimateMissing) reads the table itself.
 func TestShadowedEstimateAfterReopen(t *testing.T) {
-	fs := vfs.NewMem()
-	o := &Options{FS: fs, DisableAutomaticCompactions: true}
-	d, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 100; i++ {
-		if err := d.Set(delKey(i), make([]byte, 512), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Compact(nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 50; i++ {
-		if err := d.Delete(delKey(i), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	want := d.Metrics().Levels[0].ShadowedBytes
-	if want == 0 {
-		t.Fatal("no estimate after the flush")
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if d, err = Open("db", o); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if got := d.Metrics().Levels[0].ShadowedBytes; got != 0 {
-		t.Fatalf("estimate %d before the background check ran", got)
-	}
-	d.mu.Lock()
-	v := d.current
-	v.Ref()
-	d.mu.Unlock()
-	d.estimateMissing(v)
-	v.Unref()
-	if got := d.Metrics().Levels[0].ShadowedBytes; got != want {
-		t.Fatalf("estimate after reopen %d, want %d as when written", got, want)
+	for _, noIndex := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableTombstoneIndex=%v", noIndex), func(t *testing.T) {
+			fs := vfs.NewMem()
+			o := &Options{FS: fs, DisableAutomaticCompactions: true, DisableTombstoneIndex: noIndex}
+			d, err := Open("db", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				if err := d.Set(delKey(i), make([]byte, 512), NoSync); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Compact(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 50; i++ {
+				if err := d.Delete(delKey(i), NoSync); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			want := d.Metrics().Levels[0].ShadowedBytes
+			if want == 0 {
+				t.Fatal("no estimate after the flush")
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d, err = Open("db", o); err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if got := d.Metrics().Levels[0].ShadowedBytes; noIndex && got != 0 {
+				t.Fatalf("estimate %d before the background check ran", got)
+			} else if !noIndex && got != want {
+				t.Fatalf("estimate after reopen %d, want %d as when written (from the index rebuild)", got, want)
+			}
+			d.mu.Lock()
+			v := d.current
+			v.Ref()
+			d.mu.Unlock()
+			d.estimateMissing(v)
+			v.Unref()
+			if got := d.Metrics().Levels[0].ShadowedBytes; got != want {
+				t.Fatalf("estimate after the background check %d, want %d as when written", got, want)
+			}
+			wantReads := uint64(0)
+			if noIndex {
+				wantReads = 1
+			}
+			if got := d.counters.compaction.estimateReads.Load(); got != wantReads {
+				t.Fatalf("the background check read %d tables, want %d", got, wantReads)
+			}
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/sievekv/sievekv/filters"
-	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
@@ -199,10 +198,13 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).
-// Tables whose properties record no deletions are skipped unread.
+// Tables whose properties record no deletions are skipped unread. The same
+// pass gives every table it reads that has no shadowed-bytes estimate yet
+// (tables found by Open) its delete-aware figures, so delete-aware
+// compaction needs no read of its own after a restart (delete_aware.go).
 func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	var keys [][]byte
-	for _, ts := range v.Levels {
+	for l, ts := range v.Levels {
 		for _, t := range ts {
 			r, err := d.tables.get(t)
 			if err != nil {
@@ -211,15 +213,14 @@ func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 			if r.Properties().NumDeletions == 0 {
 				continue
 			}
-			it := r.NewIter(nil, nil)
-			for ok := it.First(); ok; ok = it.Next() {
-				if it.Key().Kind() == base.KindDelete {
-					keys = append(keys, append([]byte(nil), it.Key().UserKey...))
-				}
-			}
-			if err := it.Close(); err != nil {
+			tk, err := d.tableTombstones(t)
+			if err != nil {
 				return nil, err
 			}
+			if _, known := t.ShadowedBytes(); !known {
+				d.estimateFound(v, l, t, tk)
+			}
+			keys = append(keys, tk...)
 		}
 	}
 	return keys, nil
