@@ -32,8 +32,9 @@
 //	   level holding data, so L0 never skips over data. The base target
 //	   is BaseBytes and the levels below it grow by a common ratio.
 //	P2 (most urgent first): a level is due when its score (L0: table count
-//	   over the trigger; L1+: compensated bytes over target) is at least
-//	   1; among due levels the picker takes the highest score divided by
+//	   over the trigger, or over twice the trigger while merging L0 would
+//	   rewrite more than 4 base bytes per L0 byte; L1+: compensated bytes
+//	   over target) is at least 1; among due levels the picker takes the highest score divided by
 //	   the score of the level it compacts into when that one is due too
 //	   (room is made below first). L0 goes with all its tables (they
 //	   overlap); a deeper level one table at a time, the one with the

@@ -99,7 +99,12 @@ type Options struct {
 	// compaction. Default 4.
 	L0CompactionThreshold int
 	// L0SlowdownWritesThreshold is the L0 table count past which each
-	// write is delayed (1 ms) to let compaction catch up. Default 8.
+	// write is delayed (1 ms) to let compaction catch up. Default: the
+	// stop threshold, i.e. no slowdowns. L0 itself waits for up to twice
+	// L0CompactionThreshold tables while merging it is expensive
+	// (compaction's P2), and slowdowns at 8 then only throttled writes
+	// that compaction was keeping up with (docs/design.md, "Compaction
+	// that writes less").
 	L0SlowdownWritesThreshold int
 	// L0StopWritesThreshold is the L0 table count at which writes wait
 	// for compaction. Default 12.
@@ -189,11 +194,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.L0CompactionThreshold == 0 {
 		r.L0CompactionThreshold = 4
 	}
-	if r.L0SlowdownWritesThreshold == 0 {
-		r.L0SlowdownWritesThreshold = max(8, r.L0CompactionThreshold)
-	}
 	if r.L0StopWritesThreshold == 0 {
-		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold)
+		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold, 2*r.L0CompactionThreshold+4)
+	}
+	if r.L0SlowdownWritesThreshold == 0 {
+		r.L0SlowdownWritesThreshold = r.L0StopWritesThreshold
 	}
 	if r.L0CompactionThreshold < 1 || r.L0SlowdownWritesThreshold < r.L0CompactionThreshold || r.L0StopWritesThreshold < r.L0SlowdownWritesThreshold {
 		return r, fmt.Errorf("%w: L0 thresholds must satisfy 1 <= compaction (%d) <= slowdown (%d) <= stop (%d)",
