@@ -92,12 +92,9 @@ func deleteLarge(r *runner, e engine, dir string, fl *flags, progress io.Writer)
 		OpsPerSec: float64(len(half)) / elapsed.Seconds(), ElapsedSec: elapsed.Seconds(),
 		Samples: samples, TableBytesRatio: samples[len(samples)-1].Ratio, FilterBytesPerKey: -1}
 	if s, ok := e.(*sieveEngine); ok {
-		m := s.db.Metrics()
-		var shadowed uint64
-		for _, l := range m.Levels {
-			shadowed += l.ShadowedBytes
+		for _, l := range s.db.Metrics().Levels {
+			res.EngineShadowedByLevel = append(res.EngineShadowedByLevel, l.ShadowedBytes)
 		}
-		res.EngineShadowedBytes = &shadowed
 	}
 	return res, nil
 }

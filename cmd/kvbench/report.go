@@ -76,8 +76,12 @@ func ratioLines(rs []result, w string) []string {
 				out = append(out, fmt.Sprintf("%s: table bytes %.2fx of the pre-delete size after %.0f s idle", o.Engine, o.TableBytesRatio, o.Samples[len(o.Samples)-1].Sec))
 			}
 		}
-		if s.EngineShadowedBytes != nil {
-			out = append(out, fmt.Sprintf("sievekv: tombstones still shadow an estimated %d bytes", *s.EngineShadowedBytes))
+		if len(s.EngineShadowedByLevel) > 0 {
+			var per []string
+			for l, n := range s.EngineShadowedByLevel {
+				per = append(per, fmt.Sprintf("L%d %d", l, n))
+			}
+			out = append(out, "sievekv: bytes its tombstones still shadow (estimate), per level: "+strings.Join(per, ", "))
 		}
 		return out
 	}

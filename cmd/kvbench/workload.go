@@ -120,10 +120,10 @@ type result struct {
 	// share of the pre-delete bytes; TableBytesRatio is the last one.
 	Samples         []sample `json:"samples,omitempty"`
 	TableBytesRatio float64  `json:"table_bytes_ratio,omitempty"`
-	// EngineShadowedBytes is sievekv's estimate of the bytes its
-	// tombstones still shadow (Metrics.Levels[].ShadowedBytes summed) at
-	// the end of deletelarge.
-	EngineShadowedBytes *uint64 `json:"engine_shadowed_bytes,omitempty"`
+	// EngineShadowedByLevel is sievekv's estimate, per level, of the bytes
+	// its tombstones still shadow (Metrics.Levels[].ShadowedBytes) at the
+	// end of deletelarge.
+	EngineShadowedByLevel []uint64 `json:"engine_shadowed_by_level,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
