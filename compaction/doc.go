@@ -8,8 +8,8 @@
 // Values here are used by one goroutine at a time. The picker reads the
 // engine's published manifest.Version directly: versions are immutable once
 // published (manifest's V1), so the engine needs neither a copy nor to hold
-// its lock while the picker reads one (the Picker's own round-robin
-// pointers are guarded by the engine's DB.mu).
+// its lock while the picker reads one. The Picker itself keeps no state
+// between picks.
 //
 // # Invariants
 //
@@ -25,16 +25,31 @@
 //	C3 (order preserved): kept entries come out in the input's order, which
 //	   is base.Compare order.
 //	P1 (dynamic targets): level targets are derived from the data in the
-//	   tree: the bottom level is sized to hold (1 - 1/multiplier) of it, the
-//	   levels above shrink by a common ratio down to the base level, whose
-//	   target is at least BaseBytes. The base level is never deeper than the
-//	   shallowest level holding data, so L0 never skips over data.
+//	   tree: the bottom level is sized to hold (1 - 1/multiplier) of it;
+//	   the base level is the deepest level whose share in a tree of ratio
+//	   multiplier is at most BaseBytes (so a new base level starts small
+//	   and L0 merges into little data), never deeper than the shallowest
+//	   level holding data, so L0 never skips over data. The base target
+//	   is BaseBytes and the levels below it grow by a common ratio.
 //	P2 (most urgent first): a level is due when its score (L0: table count
-//	   over the trigger; L1+: bytes over target) is at least 1; the picker
-//	   takes the highest score, L0 with all its tables (they overlap), a
-//	   deeper level one table at a time, round-robin over the key space.
+//	   over the trigger, or over twice the trigger while merging L0 would
+//	   rewrite more than 4 base bytes per L0 byte; L1+: compensated bytes
+//	   over target) is at least 1; among due levels the picker takes the highest score divided by
+//	   the score of the level it compacts into when that one is due too
+//	   (room is made below first). L0 goes with all its tables (they
+//	   overlap); a deeper level one table at a time, the one with the
+//	   least overlap below per compensated byte (kMinOverlappingRatio).
 //	P3 (bounded outputs): outputs split at the target file size and before
 //	   overlapping more than MaxGrandparentOverlap bytes of the next level,
 //	   and never inside one user key's versions (the engine's rule), so the
 //	   next compaction of any output stays bounded.
+//	P4 (purge when worth it): with no level due, the picker takes the
+//	   compaction whose inputs' tombstones shadow the largest share of the
+//	   bytes it rewrites (the shadowed bytes are the engine's estimate),
+//	   if that share is at least PurgeRatio.
+//	P5 (tombstones reach the bottom): with nothing else to do, a table
+//	   above the bottom whose oldest tombstone is older than
+//	   TombstoneMaxAge is compacted one level down; outputs inherit the
+//	   oldest tombstone time, so within about (levels x check interval)
+//	   past the bound the tombstone is at the bottom, where C2 drops it.
 package compaction

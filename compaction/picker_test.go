@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/datadriven"
@@ -30,7 +32,7 @@ func sortedLevel(first uint64, n int, size uint64) []*manifest.TableMetadata {
 }
 
 // TestPickerScenarios runs testdata/compaction_picker_*: level targets,
-// scores, picks (with round-robin and trivial moves) and output splitting,
+// scores, picks (least overlap first, trivial moves, purges, tombstone ages) and output splitting,
 // on trees described in the files. Regenerate with -update after a
 // deliberate policy change, and review the diff.
 func TestPickerScenarios(t *testing.T) {
@@ -47,14 +49,56 @@ func TestPickerScenarios(t *testing.T) {
 // a picker (whose round-robin pointers carry from one pick to the next
 // until the next define).
 type pickerEnv struct {
-	opts Options
-	v    *manifest.Version
-	p    *Picker
+	opts     Options
+	v        *manifest.Version
+	p        *Picker
+	nextFile uint64 // file numbers of outputs apply makes
 }
+
+// pickerNow is the clock of every scenario: tombstone ages are relative to
+// it.
+const pickerNow = int64(1_000_000 * time.Second)
 
 func (e *pickerEnv) reset() {
 	e.v = &manifest.Version{}
-	e.p = &Picker{Opts: e.opts}
+	e.p = &Picker{Opts: e.opts, Now: func() int64 { return pickerNow }}
+}
+
+// apply replaces c's inputs by one output table at the output level
+// spanning their range, of their total size, without their tombstones (as
+// a compaction to the bottom writes): enough for "pick repeat=n apply" to
+// show where the picker goes next.
+func (e *pickerEnv) apply(c *Compaction) {
+	in := map[*manifest.TableMetadata]bool{}
+	for _, ts := range c.Inputs {
+		for _, t := range ts {
+			in[t] = true
+		}
+	}
+	all := slices.Concat(c.Inputs[0], c.Inputs[1])
+	lo, hi := keyRange(all)
+	e.nextFile++
+	out := table(e.nextFile, manifest.TotalSize(all), string(lo), string(hi))
+	if c.OutputLevel < manifest.NumLevels-1 {
+		var shadowed uint64
+		oldest := int64(0)
+		for _, t := range c.Inputs[0] {
+			n, _ := t.ShadowedBytes()
+			shadowed += n
+			if tt := t.TombstoneTime(); tt != 0 && (oldest == 0 || tt < oldest) {
+				oldest = tt
+			}
+		}
+		out.SetShadowedBytes(shadowed)
+		out.SetTombstoneTime(oldest)
+	}
+	for l := range e.v.Levels {
+		e.v.Levels[l] = slices.DeleteFunc(e.v.Levels[l], func(t *manifest.TableMetadata) bool { return in[t] })
+	}
+	e.v.Levels[c.OutputLevel] = append(e.v.Levels[c.OutputLevel], out)
+	slices.SortFunc(e.v.Levels[c.OutputLevel], func(a, b *manifest.TableMetadata) int {
+		return strings.Compare(string(a.Smallest.UserKey), string(b.Smallest.UserKey))
+	})
 }
 
 func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
@@ -76,6 +120,10 @@ func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
 				e.opts.TargetFileSize = n
 			case "max-grandparent-overlap":
 				e.opts.MaxGrandparentOverlap = n
+			case "purge-percent":
+				e.opts.PurgeRatio = float64(n) / 100
+			case "tombstone-max-age-s":
+				e.opts.TombstoneMaxAge = time.Duration(n) * time.Second
 			default:
 				d.Fatalf(t, "unknown option %s", a.Key)
 			}
@@ -104,8 +152,8 @@ func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
 		for i := 0; i < n; i++ {
 			c := e.p.Pick(e.v)
 			b.WriteString(describeCompaction(c))
-			if c != nil && d.HasArg("done") {
-				e.p.Done(c)
+			if c != nil && d.HasArg("apply") {
+				e.apply(c)
 			}
 		}
 		return b.String()
@@ -118,8 +166,11 @@ func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
 
 // define reads one table or run of tables per input line:
 //
-//	L<level> <file>:<smallest>-<largest> <size>
+//	L<level> <file>:<smallest>-<largest> <size> [shadowed=<size>] [tombstone-age-s=<n>]
 //	L<level> sorted first=<file> count=<n> size=<size>
+//
+// shadowed sets the table's estimate of the bytes its tombstones shadow
+// below; tombstone-age-s makes its oldest tombstone that many seconds old.
 func (e *pickerEnv) define(t *testing.T, d *datadriven.TestData) {
 	for _, line := range strings.Split(d.Input, "\n") {
 		f := strings.Fields(line)
@@ -146,10 +197,23 @@ func (e *pickerEnv) define(t *testing.T, d *datadriven.TestData) {
 		}
 		num, rng, ok := strings.Cut(f[1], ":")
 		lo, hi, ok2 := strings.Cut(rng, "-")
-		if !ok || !ok2 || len(f) != 3 {
+		if !ok || !ok2 || len(f) < 3 {
 			d.Fatalf(t, "bad table line %q", line)
 		}
-		e.v.Levels[l] = append(e.v.Levels[l], table(parseSize(t, d, num), parseSize(t, d, f[2]), lo, hi))
+		tm := table(parseSize(t, d, num), parseSize(t, d, f[2]), lo, hi)
+		for _, a := range f[3:] {
+			k, val, _ := strings.Cut(a, "=")
+			switch k {
+			case "shadowed":
+				tm.SetShadowedBytes(parseSize(t, d, val))
+			case "tombstone-age-s":
+				tm.SetTombstoneTime(pickerNow - int64(parseSize(t, d, val))*int64(time.Second))
+			default:
+				d.Fatalf(t, "bad table attribute %q", a)
+			}
+		}
+		e.nextFile = max(e.nextFile, tm.FileNum+1000)
+		e.v.Levels[l] = append(e.v.Levels[l], tm)
 	}
 }
 
@@ -259,8 +323,8 @@ func describeCompaction(c *Compaction) string {
 	if c.TrivialMove {
 		move = " trivial-move"
 	}
-	return fmt.Sprintf("L%d -> L%d score=%.3f inputs=%s+%s grandparents=%s%s\n",
-		c.Level, c.OutputLevel, c.Score, nums(c.Inputs[0]), nums(c.Inputs[1]), nums(c.Grandparents), move)
+	return fmt.Sprintf("L%d -> L%d %s %.3f inputs=%s+%s grandparents=%s%s\n",
+		c.Level, c.OutputLevel, c.Reason, c.Score, nums(c.Inputs[0]), nums(c.Inputs[1]), nums(c.Grandparents), move)
 }
 
 // parseSize reads a count or byte size with an optional K, M or G suffix

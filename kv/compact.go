@@ -33,7 +33,7 @@ func (d *DB) Compact(start, end []byte) error {
 	d.mu.Unlock()
 	defer v.Unref()
 
-	job := &compactionJob{inputs: pickManualInputs(v, start, end), outputLevel: NumLevels - 1}
+	job := &compactionJob{inputs: pickManualInputs(v, start, end), outputLevel: NumLevels - 1, v: v}
 	if len(job.inputs) == 0 {
 		return nil
 	}
@@ -57,8 +57,11 @@ type compactionJob struct {
 	split func(userKey []byte, size uint64) bool
 	// trivialMove: the inputs move to outputLevel by an edit alone.
 	trivialMove bool
-	// picked is the picker's description, for Picker.Done.
+	// picked is the picker's description (nil for a manual Compact).
 	picked *compaction.Compaction
+	// v is the version the inputs were picked from: its tables below the
+	// output level are what the outputs' tombstones may shadow.
+	v *manifest.Version
 }
 
 type levelTable struct {
@@ -84,9 +87,14 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 			return err
 		}
 		d.counters.trivialMoves.Add(uint64(len(job.inputs)))
-		if job.picked != nil {
-			d.picker.Done(job.picked)
+		if job.outputLevel == NumLevels-1 {
+			// Nothing lies below the bottom: the moved tables' tombstones
+			// shadow nothing now (the estimate is advisory, manifest's V1).
+			for _, in := range job.inputs {
+				in.meta.SetShadowedBytes(0)
+			}
 		}
+		d.countPicked(job)
 		return nil
 	}
 
@@ -108,18 +116,24 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		return err
 	}
 	src := compaction.NewIter(rangeDels.dropCovered(merged), snaps, job.elide)
-	var droppedTombstones [][]byte
+	var droppedTombstones, keptTombstones [][]byte
 	src.OnDropTombstone = collectInto(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
-	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept})
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, onTombstone: collectInto(&keptTombstones)})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
+	var written uint64
 	for _, t := range outputs {
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: job.outputLevel, Meta: t})
+		written += t.Size
+	}
+	if job.v != nil {
+		// Before the edit publishes them (manifest's V1).
+		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones, oldestTombstoneTime(job.inputs))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -131,10 +145,16 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	d.counters.compactionBytesIn.Add(bytesIn)
 	d.counters.tombstonesElided.Add(src.Elided)
 	d.tombstones.removeAll(droppedTombstones)
-	if job.picked != nil {
-		d.picker.Done(job.picked)
-	}
+	d.counters.compaction.levelBytesWritten[job.outputLevel].Add(written)
+	d.countPicked(job)
 	return nil
+}
+
+// countPicked counts a background compaction by the picker's reason.
+func (d *DB) countPicked(job *compactionJob) {
+	if job.picked != nil {
+		d.counters.compaction.byReason[job.picked.Reason].Add(1)
+	}
 }
 
 // pickManualInputs returns every table meeting [start, end], widened to a

@@ -10,7 +10,7 @@ import (
 // compaction runs at a time (the right number for two cores; manual
 // compactions queue behind it on compactMu). The picker reads the published
 // current version itself (manifest's V1: immutable, nothing to copy).
-// REQUIRES: d.mu held (for d.current and the picker's pointers).
+// REQUIRES: d.mu held (for d.current).
 func (d *DB) maybeScheduleCompactionLocked() {
 	if d.compacting || d.closed || d.bgErr != nil || d.opts.ReadOnly || d.opts.DisableAutomaticCompactions {
 		return
@@ -62,7 +62,7 @@ func (d *DB) compactLoop() {
 // jobFor turns the picker's choice, made on v, into a job over v's tables
 // (the picker's inputs are v's own TableMetadata).
 func (d *DB) jobFor(v *manifest.Version, c *compaction.Compaction) *compactionJob {
-	job := &compactionJob{outputLevel: c.OutputLevel, trivialMove: c.TrivialMove, picked: c}
+	job := &compactionJob{outputLevel: c.OutputLevel, trivialMove: c.TrivialMove, picked: c, v: v}
 	for i, level := range [2]int{c.Level, c.OutputLevel} {
 		for _, t := range c.Inputs[i] {
 			job.inputs = append(job.inputs, levelTable{level: level, meta: t})

@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -33,5 +34,31 @@ func TestSchedulingCheckDoesNotCopyTheTree(t *testing.T) {
 	}
 	if d.compacting {
 		t.Fatal("20 L0 tables against a trigger of 100 started a compaction")
+	}
+}
+
+// TestFlushRunsWhileCompactionRuns: a compaction holds compactMu for its
+// whole run; a flush must not wait for it, or every long L0 compaction
+// would stop the memtables from draining and writers would stall on the
+// flush queue as well as on L0.
+func TestFlushRunsWhileCompactionRuns(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	d.compactMu.Lock() // what a running compaction holds
+	defer d.compactMu.Unlock()
+	if err := d.Set([]byte("k"), []byte("v"), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Flush() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Flush waited for the running compaction")
+	}
+	if n := d.Metrics().Levels[0].Tables; n != 1 {
+		t.Fatalf("%d L0 tables after the flush, want 1", n)
 	}
 }

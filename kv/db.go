@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -69,6 +70,10 @@ type DB struct {
 	readOnlyLogs int
 	// manifest state (see manifest.go)
 	manifest manifestState
+	// ticker lets an idle DB reclaim deleted space (delete_aware.go).
+	ticker tickerState
+	// openTime stands in for the write time of tombstones found by Open.
+	openTime time.Time
 }
 
 // counters are the DB's own cumulative metrics.
@@ -80,6 +85,7 @@ type counters struct {
 	// bytes of every table written (flush and compaction): their ratio is
 	// the write amplification.
 	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
+	compaction                                      compactionCounters
 }
 
 // memTable is a memtable with the WAL that holds its writes.
@@ -246,6 +252,7 @@ func (d *DB) Close() error {
 	if err != nil {
 		return err // ErrClosed: closed already
 	}
+	d.stopTicker()
 	d.mu.Lock()
 	for flushTarget != 0 && d.flushedMemID < flushTarget && d.bgErr == nil {
 		d.flushDone.Wait()

@@ -1,6 +1,8 @@
 package kv
 
 import (
+	"time"
+
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -31,6 +33,10 @@ func (d *DB) flushLoop() {
 		d.mu.Unlock()
 		var tombstones [][]byte
 		tables, elided, err := d.flushMemTable(m, v, snaps, &tombstones)
+		if err == nil {
+			// Before the edit publishes them (manifest's V1).
+			d.noteTombstones(v, 0, tables, tombstones, time.Now().UnixNano())
+		}
 		v.Unref()
 		d.mu.Lock()
 		if err == nil {
@@ -59,6 +65,7 @@ func (d *DB) flushLoop() {
 		d.imm = d.imm[1:]
 		d.flushedMemID = m.id
 		d.counters.flushes.Add(1)
+		d.counters.compaction.levelBytesWritten[0].Add(manifest.TotalSize(tables))
 		if m.logNum != 0 {
 			// Its writes are in a table the manifest names (K6).
 			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
@@ -63,6 +64,14 @@ type CompactionMetrics struct {
 	// every older table's filter ruled the key out.
 	TombstonesElided uint64
 	InProgress       bool
+	// ByScore, Purges and AgeCompactions count background compactions by
+	// why the picker chose them: a level over its target, tombstones that
+	// shadow at least a quarter of what the compaction rewrites, or a
+	// tombstone older than Options.TombstoneMaxAge (trivial moves included).
+	ByScore, Purges, AgeCompactions uint64
+	// IdleFlushes counts memtables flushed because they held tombstones
+	// and took no write between two background checks.
+	IdleFlushes uint64
 }
 
 // TombstoneIndexMetrics describe the tombstone index.
@@ -72,6 +81,9 @@ type TombstoneIndexMetrics struct {
 	Negatives uint64 // lookups that proved a key has no tombstone in any table
 	Bytes     uint64 // encoded size of the filter
 	Rebuilds  uint64 // rebuilds (Open, and growth when full)
+	// BytesPerTombstone is Bytes over Entries (0 with no entry): the
+	// index's memory per tombstone it counts.
+	BytesPerTombstone float64
 }
 
 // FilterMetrics count what the per-table filters did for Gets.
@@ -111,6 +123,16 @@ type LevelMetrics struct {
 	Tables  int
 	Bytes   uint64
 	Entries uint64
+	// Tombstones counts the level's tombstones (point deletes).
+	Tombstones uint64
+	// ShadowedBytes estimates the bytes of older entries in deeper levels
+	// that the level's tombstones hide: what compacting them down would
+	// free (tables a restart found count once the background check has
+	// estimated them).
+	ShadowedBytes uint64
+	// BytesWritten counts table bytes written into the level since Open:
+	// by flushes for L0, by compactions below.
+	BytesWritten uint64
 }
 
 // WALMetrics describe the write-ahead log.
@@ -135,23 +157,30 @@ type MemTableMetrics struct {
 // filter summary line.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "level  tables       bytes     entries\n")
+	fmt.Fprintf(&b, "level  tables       bytes     entries  tombstones    shadowed     written\n")
 	var tables int
-	var bytes, entries uint64
+	var bytes, entries, tombs, shadowed, written uint64
 	for i, l := range m.Levels {
-		fmt.Fprintf(&b, "L%-5d %6d %11s %11d\n", i, l.Tables, humanBytes(l.Bytes), l.Entries)
+		fmt.Fprintf(&b, "L%-5d %6d %11s %11d %11d %11s %11s\n", i, l.Tables, humanBytes(l.Bytes), l.Entries,
+			l.Tombstones, humanBytes(l.ShadowedBytes), humanBytes(l.BytesWritten))
 		tables += l.Tables
 		bytes += l.Bytes
 		entries += l.Entries
+		tombs += l.Tombstones
+		shadowed += l.ShadowedBytes
+		written += l.BytesWritten
 	}
-	fmt.Fprintf(&b, "total  %6d %11s %11d\n", tables, humanBytes(bytes), entries)
+	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanBytes(bytes), entries, tombs, humanBytes(shadowed), humanBytes(written))
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
+	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
+		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
-	fmt.Fprintf(&b, "tombstone index: %d entries, %s, %d checks, %d negatives\n",
-		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone), %d checks, %d negatives\n",
+		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone,
+		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
 	}
@@ -227,6 +256,17 @@ func (d *DB) Metrics() Metrics {
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
 		Rebuilds: d.tombstones.rebuilds.Load(),
 	}
+	if entries > 0 {
+		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)
+	}
+	cc := &d.counters.compaction
+	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()
+	m.Compaction.Purges = cc.byReason[compaction.ReasonPurge].Load()
+	m.Compaction.AgeCompactions = cc.byReason[compaction.ReasonAge].Load()
+	m.Compaction.IdleFlushes = cc.idleFlushes.Load()
+	for l := range m.Levels {
+		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -239,6 +279,9 @@ func (d *DB) Metrics() Metrics {
 				m.Levels[l].Tables++
 				m.Levels[l].Bytes += t.Size
 				m.Levels[l].Entries += t.Entries()
+				m.Levels[l].Tombstones += t.NumDeletions()
+				n, _ := t.ShadowedBytes()
+				m.Levels[l].ShadowedBytes += n
 				m.Filter.Bytes += t.FilterBytes()
 			}
 		}

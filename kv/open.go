@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -42,7 +43,11 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		LevelMultiplier:       10,
 		TargetFileSize:        uint64(o.TargetFileSize),
 		MaxGrandparentOverlap: 10 * uint64(o.TargetFileSize),
+		PurgeRatio:            compaction.DefaultOptions().PurgeRatio,
+		TombstoneMaxAge:       o.TombstoneMaxAge,
 	}
+	d.picker.Now = func() int64 { return time.Now().UnixNano() }
+	d.openTime = time.Now()
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
 	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats, o.MaxOpenFiles-nonTableFiles)
@@ -211,6 +216,7 @@ func (d *DB) recover() error {
 	}
 	d.deleteObsoleteFilesLocked()
 	d.maybeScheduleCompactionLocked()
+	d.startTickerLocked()
 	return nil
 }
 

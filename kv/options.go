@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/vfs"
@@ -134,7 +135,12 @@ type Options struct {
 	// compaction. Default 4.
 	L0CompactionThreshold int
 	// L0SlowdownWritesThreshold is the L0 table count past which each
-	// write is delayed (1 ms) to let compaction catch up. Default 8.
+	// write is delayed (1 ms) to let compaction catch up. Default: the
+	// stop threshold, i.e. no slowdowns. L0 itself waits for up to twice
+	// L0CompactionThreshold tables while merging it is expensive
+	// (compaction's P2), and slowdowns at 8 then only throttled writes
+	// that compaction was keeping up with (docs/design.md, "Compaction
+	// that writes less").
 	L0SlowdownWritesThreshold int
 	// L0StopWritesThreshold is the L0 table count at which writes wait
 	// for compaction. Default 12.
@@ -157,6 +163,16 @@ type Options struct {
 	// held over many L0 tables can exceed the bound for their lifetime.
 	// Default 1000 (as Pebble and LevelDB), minimum 16.
 	MaxOpenFiles int
+	// TombstoneMaxAge bounds how long a deleted key's tombstone (and the
+	// data it hides) stays above the bottom level when no compaction is
+	// due by size or worth it for the space it frees: once a table's oldest
+	// tombstone is older, background compactions move it down, level by
+	// level, until it is dropped at the bottom and the shadowed data is
+	// gone (Lethe's persistence latency; compaction's P5). A restart
+	// restarts the clock of tombstones already in tables. Default 1 hour;
+	// negative disables the bound (purge compactions, which run when they
+	// free at least a quarter of what they rewrite, stay on).
+	TombstoneMaxAge time.Duration
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.
 	DisableTombstoneIndex bool
@@ -176,6 +192,11 @@ const (
 	nonTableFiles   = 8
 	minMemTableSize = 1 << 10
 	maxMemTableSize = 1 << 30
+	// defaultTombstoneMaxAge: deletes leave the disk within about an hour
+	// even on a DB that never compacts by size; short enough for "deleted
+	// means gone" expectations, long enough that a trickle of deletes
+	// costs at most one extra compaction per level per hour.
+	defaultTombstoneMaxAge = time.Hour
 )
 
 // withDefaults validates o and returns a copy with every default filled in.
@@ -226,11 +247,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.L0CompactionThreshold == 0 {
 		r.L0CompactionThreshold = 4
 	}
-	if r.L0SlowdownWritesThreshold == 0 {
-		r.L0SlowdownWritesThreshold = max(8, r.L0CompactionThreshold)
-	}
 	if r.L0StopWritesThreshold == 0 {
-		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold)
+		r.L0StopWritesThreshold = max(12, r.L0SlowdownWritesThreshold, 2*r.L0CompactionThreshold+4)
+	}
+	if r.L0SlowdownWritesThreshold == 0 {
+		r.L0SlowdownWritesThreshold = r.L0StopWritesThreshold
 	}
 	if r.L0CompactionThreshold < 1 || r.L0SlowdownWritesThreshold < r.L0CompactionThreshold || r.L0StopWritesThreshold < r.L0SlowdownWritesThreshold {
 		return r, fmt.Errorf("%w: L0 thresholds must satisfy 1 <= compaction (%d) <= slowdown (%d) <= stop (%d)",
@@ -250,6 +271,12 @@ func (o *Options) withDefaults() (Options, error) {
 		r.MaxOpenFiles = defaultMaxOpenFiles
 	case r.MaxOpenFiles < minMaxOpenFiles:
 		return r, fmt.Errorf("%w: MaxOpenFiles %d below %d", ErrInvalidOptions, r.MaxOpenFiles, minMaxOpenFiles)
+	}
+	switch {
+	case r.TombstoneMaxAge == 0:
+		r.TombstoneMaxAge = defaultTombstoneMaxAge
+	case r.TombstoneMaxAge < 0:
+		r.TombstoneMaxAge = 0
 	}
 	if r.Logger == nil {
 		r.Logger = func(string, ...any) {}

@@ -6,9 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sievekv/sievekv/filters"
-	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
-	"github.com/sievekv/sievekv/sstable"
 )
 
 // tombstoneIndex is the engine-wide cuckoo filter of the user keys whose
@@ -200,26 +198,25 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).
-// Tables whose properties record no deletions are skipped unread.
+// Tables whose properties record no deletions are skipped unread. The same
+// pass gives every table it reads that has no shadowed-bytes estimate yet
+// (tables found by Open) its delete-aware figures, so delete-aware
+// compaction needs no read of its own after a restart (delete_aware.go).
 func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	var keys [][]byte
-	for _, ts := range v.Levels {
+	for l, ts := range v.Levels {
 		for _, t := range ts {
-			err := d.tables.withReader(t, func(r *sstable.Reader) error {
-				if r.Properties().NumDeletions == 0 {
-					return nil
-				}
-				it := r.NewIter(nil, nil)
-				for ok := it.First(); ok; ok = it.Next() {
-					if it.Key().Kind() == base.KindDelete {
-						keys = append(keys, append([]byte(nil), it.Key().UserKey...))
-					}
-				}
-				return it.Close()
-			})
+			if t.Props != nil && t.Props.NumDeletions == 0 {
+				continue
+			}
+			tk, err := d.tableTombstones(t)
 			if err != nil {
 				return nil, err
 			}
+			if _, known := t.ShadowedBytes(); !known {
+				d.estimateFound(v, l, t, tk)
+			}
+			keys = append(keys, tk...)
 		}
 	}
 	return keys, nil

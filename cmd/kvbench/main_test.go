@@ -21,7 +21,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 	dir := t.TempDir()
 	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false",
+	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false", "-idle", "300ms",
 		"-dir", filepath.Join(dir, "db"), "-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
@@ -62,7 +62,16 @@ func TestKVBenchTinyRun(t *testing.T) {
 			t.Errorf("no sievekv-notsi result for %s", w)
 		}
 	}
+	for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
+		r := find(rs, "deletelarge", e)
+		if r == nil || len(r.Samples) < 2 || r.TableBytesRatio <= 0 || r.Samples[0].Ratio < 0.9 {
+			t.Errorf("deletelarge on %s: no plausible series: %+v", e, r)
+		}
+	}
 	for _, r := range rs {
+		if r.Workload == "deletelarge" {
+			continue // a time series, checked above
+		}
 		if r.OpsPerSec <= 0 || r.P50us <= 0 || r.P999us < r.P99us || r.P99us < r.P50us || r.SpaceAmp <= 0 {
 			t.Errorf("implausible result %+v", r)
 		}

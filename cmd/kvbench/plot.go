@@ -45,7 +45,49 @@ func writeCharts(dir string, rs []result) ([]string, error) {
 	} else if p != "" {
 		paths = append(paths, p)
 	}
+	if p, err := deleteLargeChart(filepath.Join(dir, "kv_deletelarge.png"), rs); err != nil {
+		return nil, err
+	} else if p != "" {
+		paths = append(paths, p)
+	}
 	return paths, nil
+}
+
+// deleteLargeChart: table bytes over idle time after deletelarge's
+// deletes, one line per engine.
+func deleteLargeChart(path string, rs []result) (string, error) {
+	p := plot.New()
+	p.Title.Text = "deletelarge: table bytes while idle after deleting half (lower is better)"
+	p.X.Label.Text = "seconds since the deletes"
+	p.Y.Label.Text = "table bytes / pre-delete table bytes"
+	p.Y.Min, p.Y.Max = 0, 1.2
+	p.Legend.Top = true
+	n := 0
+	for i, r := range rs {
+		if r.Workload != "deletelarge" || len(r.Samples) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, len(r.Samples))
+		for j, s := range r.Samples {
+			pts[j] = plotter.XY{X: s.Sec, Y: s.Ratio}
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = colorOf(r.Engine, i)
+		l.Width = vg.Points(2)
+		p.Add(l)
+		p.Legend.Add(r.Engine, l)
+		n++
+	}
+	if n == 0 {
+		return "", nil
+	}
+	if err := p.Save(180*vg.Millimeter, 110*vg.Millimeter, path); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // readsChart: table reads per op by workload, one bar per engine.

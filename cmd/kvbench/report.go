@@ -70,6 +70,21 @@ func ratioLines(rs []result, w string) []string {
 		return nil
 	}
 	var out []string
+	if w == "deletelarge" {
+		for _, o := range rs {
+			if o.Workload == w {
+				out = append(out, fmt.Sprintf("%s: table bytes %.2fx of the pre-delete size after %.0f s idle", o.Engine, o.TableBytesRatio, o.Samples[len(o.Samples)-1].Sec))
+			}
+		}
+		if len(s.EngineShadowedByLevel) > 0 {
+			var per []string
+			for l, n := range s.EngineShadowedByLevel {
+				per = append(per, fmt.Sprintf("L%d %d", l, n))
+			}
+			out = append(out, "sievekv: bytes its tombstones still shadow (estimate), per level: "+strings.Join(per, ", "))
+		}
+		return out
+	}
 	if s.EngineWriteStalls+s.EngineWriteSlowdowns > 0 {
 		out = append(out, fmt.Sprintf("sievekv write stalls %d, 1 ms slowdowns %d", s.EngineWriteStalls, s.EngineWriteSlowdowns))
 	}
@@ -143,6 +158,10 @@ func goals(rs []result) []goal {
 				s.DataBlockReadsPerOp <= p.DataBlockReadsPerOp, true})
 		}
 	}
+	if s := find(rs, "deletelarge", "sievekv"); s != nil {
+		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",
+			fmt.Sprintf("%.2fx after %.0f s", s.TableBytesRatio, s.Samples[len(s.Samples)-1].Sec), s.TableBytesRatio <= 0.6, true})
+	}
 	if s, p := find(rs, "fillrandom", "sievekv"), find(rs, "fillrandom", "pebble"); s != nil && p != nil {
 		gs = append(gs, goal{"10", "fillrandom: ops/s >= 0.8x pebble",
 			fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= 0.8*p.OpsPerSec, true})
@@ -163,7 +182,7 @@ func verdict(g goal) string {
 }
 
 func printGoals(w io.Writer, gs []goal, rs []result) {
-	fmt.Fprintln(w, "== goals (issues 7 and 10)")
+	fmt.Fprintln(w, "== goals (issues 7, 10 and 19)")
 	for _, g := range gs {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", verdict(g), g.Goal, g.Measured)
 	}
@@ -213,7 +232,7 @@ func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goa
 	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (finished %s, took %s).\n\n", strings.Join(args, " "),
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	b.WriteString("```\n" + hdr + "```\n\n")
-	b.WriteString("### Goals (issues 7 and 10), measured side by side in this run\n\n")
+	b.WriteString("### Goals (issues 7, 10 and 19), measured side by side in this run\n\n")
 	var grows [][]string
 	for _, g := range gs {
 		grows = append(grows, []string{g.Issue, g.Goal, g.Measured, "**" + verdict(g) + "**"})

@@ -119,6 +119,14 @@ type result struct {
 	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
 	Found           int     `json:"found"`
 	ElapsedSec      float64 `json:"elapsed_sec"`
+	// Samples (deletelarge) are table bytes over time while idle, as a
+	// share of the pre-delete bytes; TableBytesRatio is the last one.
+	Samples         []sample `json:"samples,omitempty"`
+	TableBytesRatio float64  `json:"table_bytes_ratio,omitempty"`
+	// EngineShadowedByLevel is sievekv's estimate, per level, of the bytes
+	// its tombstones still shadow (Metrics.Levels[].ShadowedBytes) at the
+	// end of deletelarge.
+	EngineShadowedByLevel []uint64 `json:"engine_shadowed_by_level,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a

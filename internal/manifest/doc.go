@@ -14,8 +14,9 @@
 //
 //	V1 (immutable versions): a Version and the TableMetadata it holds do
 //	   not change once the Version is published, except the atomic
-//	   reference counts and obsolete marks; readers (Get, iterators, the
-//	   compaction picker) use a published Version without copying it or
+//	   reference counts and obsolete marks, and the delete-aware estimates
+//	   of deletes.go (advisory: readers treat them as hints); readers (Get,
+//	   iterators, the compaction picker) use a published Version without copying it or
 //	   holding the engine's lock while they read it.
 //	V2 (ordered levels): a Version's L0 is ordered newest first (largest
 //	   sequence number, then file number, both descending); every deeper

@@ -46,6 +46,11 @@ type TableMetadata struct {
 	// table's file may be deleted (the engine's K5).
 	refs     atomic.Int32
 	obsolete atomic.Bool
+
+	// Delete-aware compaction's view of the table (deletes.go).
+	shadowed      atomic.Uint64
+	shadowedKnown atomic.Bool
+	tombstoneTime atomic.Int64
 }
 
 // NewTableMetadata describes a table a writer just finished as file num.

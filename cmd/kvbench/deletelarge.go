@@ -1,0 +1,100 @@
+package main
+
+// deletelarge: does deleted data leave the disk on an idle DB? 16,000 keys
+// (or -n, if smaller) with 4 KiB values are loaded and compacted to the bottom level, half of
+// them are deleted, and the DB is left idle while kvbench samples the bytes
+// of its table files. No engine is asked to compact: what the chart shows is
+// what each engine's own background work does.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+const (
+	deleteLargeKeys      = 16_000
+	deleteLargeValueSize = 4 << 10
+	// deleteLargeSample is the sampling interval of table bytes.
+	deleteLargeSample = 250 * time.Millisecond
+)
+
+// sample is one point of a table-bytes-over-time series.
+type sample struct {
+	Sec   float64 `json:"sec"`   // since the deletes ended
+	Ratio float64 `json:"ratio"` // table bytes over the pre-delete table bytes
+}
+
+// runDeleteLarge runs the workload on a fresh DB of r's engine and returns
+// one result whose Samples hold the series and TableBytesRatio its last
+// point; OpsPerSec is the deletes' rate.
+func runDeleteLarge(r *runner, fl *flags, root string, progress io.Writer) (result, error) {
+	dir := dirOf(root, r.name, "deletelarge")
+	ioc := &ioCounters{}
+	e, err := r.open(dir, ioc)
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	res, err := deleteLarge(r, e, dir, fl, progress)
+	if cerr := e.close(); err == nil {
+		err = cerr
+	}
+	return res, err
+}
+
+func deleteLarge(r *runner, e engine, dir string, fl *flags, progress io.Writer) (result, error) {
+	n := min(deleteLargeKeys, fl.n)
+	ks := newKeySet(fl.seed+17, n, fl.keySize)
+	val := make([]byte, deleteLargeValueSize)
+	for i, k := range ks.present {
+		if err := e.set(k, valueFor(val, i)); err != nil {
+			return result{}, err
+		}
+	}
+	if err := e.compactAll(); err != nil {
+		return result{}, fmt.Errorf("compact: %w", err)
+	}
+	before := tableBytesOnDisk(dir)
+	if before <= 0 {
+		return result{}, fmt.Errorf("no table bytes after the load")
+	}
+	bar := newBar(progress, int(fl.idle/deleteLargeSample), fmt.Sprintf("%-24s %-17s", "deletelarge", r.name))
+	half := ks.present[:n/2]
+	start := time.Now()
+	for _, k := range half {
+		if err := e.del(k); err != nil {
+			return result{}, err
+		}
+	}
+	elapsed := time.Since(start)
+	idleFrom := time.Now()
+	var samples []sample
+	for t := time.Duration(0); t <= fl.idle; t += deleteLargeSample {
+		time.Sleep(time.Until(idleFrom.Add(t)))
+		samples = append(samples, sample{Sec: time.Since(idleFrom).Seconds(),
+			Ratio: float64(tableBytesOnDisk(dir)) / float64(before)})
+		bar.Add(1)
+	}
+	bar.Finish()
+	// The answers must stay right whatever compaction did.
+	for i, k := range ks.present {
+		found, err := e.get(k)
+		if err != nil {
+			return result{}, err
+		}
+		if deleted := i < len(half); found == deleted {
+			return result{}, fmt.Errorf("key %d: found=%v after the deletes", i, found)
+		}
+	}
+	res := result{Workload: "deletelarge", Engine: r.name, Filter: r.filter, Ops: len(half),
+		OpsPerSec: float64(len(half)) / elapsed.Seconds(), ElapsedSec: elapsed.Seconds(),
+		Samples: samples, TableBytesRatio: samples[len(samples)-1].Ratio, FilterBytesPerKey: -1}
+	if s, ok := e.(*sieveEngine); ok {
+		for _, l := range s.db.Metrics().Levels {
+			res.EngineShadowedByLevel = append(res.EngineShadowedByLevel, l.ShadowedBytes)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,52 @@
+package manifest
+
+// What a table's tombstones cost the tree, for delete-aware compaction: the
+// bytes of older entries they shadow in the levels below (an estimate) and
+// when the oldest of them was written. Neither reaches the MANIFEST or the
+// table file; the engine computes them when it writes a table and, for
+// tables a restart finds, lazily after Open (so they are atomics: they may
+// be set after the version holding the table is published, an exception to
+// V1 that readers tolerate by treating "unknown" as zero).
+
+// SetShadowedBytes records the estimate of the bytes the table's tombstones
+// shadow in the levels below it.
+func (t *TableMetadata) SetShadowedBytes(n uint64) {
+	t.shadowed.Store(n)
+	t.shadowedKnown.Store(true)
+}
+
+// ShadowedBytes returns the estimate SetShadowedBytes recorded, and whether
+// one was recorded.
+func (t *TableMetadata) ShadowedBytes() (n uint64, known bool) {
+	return t.shadowed.Load(), t.shadowedKnown.Load()
+}
+
+// CompensatedSize is the table's size plus the bytes its tombstones shadow:
+// what compacting it is expected to free besides rewriting it (RocksDB's and
+// Pebble's compensated size). An unknown estimate counts as zero.
+func (t *TableMetadata) CompensatedSize() uint64 { return t.Size + t.shadowed.Load() }
+
+// SetTombstoneTime records when the table's oldest tombstone was written
+// (Unix nanoseconds; 0: the table holds no tombstone).
+func (t *TableMetadata) SetTombstoneTime(unixNano int64) { t.tombstoneTime.Store(unixNano) }
+
+// TombstoneTime is what SetTombstoneTime recorded (0 if never set).
+func (t *TableMetadata) TombstoneTime() int64 { return t.tombstoneTime.Load() }
+
+// NumDeletions is the table's tombstone count (0 while Props is not
+// loaded).
+func (t *TableMetadata) NumDeletions() uint64 {
+	if t.Props == nil {
+		return 0
+	}
+	return t.Props.NumDeletions
+}
+
+// TotalCompensatedSize sums CompensatedSize over ts.
+func TotalCompensatedSize(ts []*TableMetadata) uint64 {
+	var n uint64
+	for _, t := range ts {
+		n += t.CompensatedSize()
+	}
+	return n
+}

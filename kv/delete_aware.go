@@ -1,0 +1,300 @@
+package kv
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/sstable"
+)
+
+// Delete-aware compaction (docs/design.md, "Compaction"). Every table with
+// tombstones carries two in-memory figures (manifest/deletes.go): the bytes
+// its tombstones shadow in the levels below, and when its oldest tombstone
+// was written. The picker weighs tables by the first (compensated size,
+// purge compactions: compaction's P2, P4) and bounds the second
+// (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
+// this process gets both when it is written; a table a restart finds gets
+// them from the tombstone index's rebuild at Open, which reads their
+// tombstones anyway (tombstoneKeys), or, with the index disabled, lazily
+// from the background ticker (estimateMissing), its tombstone
+// time being the time of the Open, so a restart restarts a tombstone's
+// clock but never stops it.
+
+// shadowedBytes estimates the bytes of older entries that tombstones for
+// keys shadow in v's levels fromLevel and deeper: for each key and each
+// table whose range holds it and whose filter may hold it (the proof the
+// flush's elision uses, noOlderVersion), the table's average entry size.
+// Filter false positives make it an overestimate by about the filters' FP
+// rate; tables without a filter count as holding the key.
+func (d *DB) shadowedBytes(v *manifest.Version, fromLevel int, keys [][]byte) uint64 {
+	var n uint64
+	for _, k := range keys {
+		for l := fromLevel; l < NumLevels; l++ {
+			if l == 0 {
+				for _, t := range v.Levels[0] {
+					n += d.shadowedIn(t, k)
+				}
+				continue
+			}
+			if t := v.TableFor(l, k); t != nil {
+				n += d.shadowedIn(t, k)
+			}
+		}
+	}
+	return n
+}
+
+// shadowedIn is t's average entry size if t may hold key k, else 0.
+func (d *DB) shadowedIn(t *manifest.TableMetadata, k []byte) uint64 {
+	if !t.ContainsUserKey(k) || t.Entries() == 0 {
+		return 0
+	}
+	mayHold := true
+	err := d.tables.withReader(t, func(r *sstable.Reader) error {
+		mayHold = r.MayContain(k)
+		return nil
+	})
+	if err != nil || mayHold {
+		return t.Size / t.Entries()
+	}
+	return 0
+}
+
+// noteTombstones sets the delete-aware figures of new tables that will live
+// at level, written from tombstone keys (sorted, as the tables are) with the
+// oldest tombstone time tombstoneTime: each table's keys are those in its
+// range, and v is the version whose tables lie below them.
+func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.TableMetadata, keys [][]byte, tombstoneTime int64) {
+	from := level + 1
+	if level == 0 {
+		from = 0 // every table of v is older than a flushed memtable
+	}
+	i := 0
+	for _, t := range tables {
+		j := i
+		for j < len(keys) && base.CompareUserKeys(keys[j], t.Largest.UserKey) <= 0 {
+			j++
+		}
+		if t.NumDeletions() > 0 {
+			t.SetShadowedBytes(d.shadowedBytes(v, from, keys[i:j]))
+			t.SetTombstoneTime(tombstoneTime)
+		} else {
+			t.SetShadowedBytes(0)
+		}
+		i = j
+	}
+}
+
+// oldestTombstoneTime is the oldest tombstone time among tables (0 if none
+// holds a tombstone).
+func oldestTombstoneTime(tables []levelTable) int64 {
+	var oldest int64
+	for _, in := range tables {
+		if tt := in.meta.TombstoneTime(); tt != 0 && (oldest == 0 || tt < oldest) {
+			oldest = tt
+		}
+	}
+	return oldest
+}
+
+// tickerState is the background ticker's, guarded by DB.mu.
+type tickerState struct {
+	stop chan struct{} // closed by stopTicker; nil when no ticker runs
+	// idleMemID and idleMemSize are the mutable memtable as the last tick
+	// saw it: unchanged at the next tick means no write came between.
+	idleMemID   uint64
+	idleMemSize int64
+}
+
+// estimatesPerTick bounds the tables estimateMissing reads per tick, so a
+// restart with many tombstone tables spreads the reads out.
+const estimatesPerTick = 4
+
+// estimateMissing gives up to estimatesPerTick tables that have tombstones
+// but no estimate (tables found by Open) their figures, reading their
+// tombstone keys. It reports whether it changed any.
+func (d *DB) estimateMissing(v *manifest.Version) bool {
+	done := 0
+	for l, ts := range v.Levels {
+		for _, t := range ts {
+			if _, known := t.ShadowedBytes(); known {
+				continue
+			}
+			if t.NumDeletions() == 0 {
+				t.SetShadowedBytes(0)
+				continue
+			}
+			if done == estimatesPerTick {
+				return true
+			}
+			keys, err := d.tableTombstones(t)
+			if err != nil {
+				continue // the read path reports a damaged table
+			}
+			d.estimateFound(v, l, t, keys)
+			d.counters.compaction.estimateReads.Add(1)
+			done++
+		}
+	}
+	return done > 0
+}
+
+// estimateFound sets the figures of table t, found by Open at level l of
+// v, from its tombstone keys. Its tombstones' write time is unknown: the
+// Open's time stands in for it.
+func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata, keys [][]byte) {
+	if t.TombstoneTime() == 0 {
+		t.SetTombstoneTime(d.openTime.UnixNano())
+	}
+	from := l + 1
+	if l == 0 {
+		from = 1 // L0's own tables may be newer; count only deeper levels
+	}
+	t.SetShadowedBytes(d.shadowedBytes(v, from, keys))
+}
+
+// tableTombstones reads the user keys of t's tombstones.
+func (d *DB) tableTombstones(t *manifest.TableMetadata) ([][]byte, error) {
+	var keys [][]byte
+	err := d.tables.withReader(t, func(r *sstable.Reader) error {
+		it := r.NewIter(nil, nil)
+		for ok := it.First(); ok; ok = it.Next() {
+			if it.Key().Kind() == base.KindDelete {
+				keys = append(keys, append([]byte(nil), it.Key().UserKey...))
+			}
+		}
+		return it.Close()
+	})
+	return keys, err
+}
+
+// memTableHasTombstone reports whether m holds a tombstone.
+func memTableHasTombstone(m *memTable) bool {
+	it := m.NewIter(nil, nil)
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if it.Key().Kind() == base.KindDelete {
+			return true
+		}
+	}
+	return false
+}
+
+// tickInterval is how often the background ticker checks for idle
+// tombstones: often enough that an idle DB starts reclaiming space within a
+// couple of seconds, and several times per TombstoneMaxAge.
+func tickInterval(maxAge time.Duration) time.Duration {
+	if testTickInterval > 0 {
+		return testTickInterval
+	}
+	const most = time.Second
+	if maxAge > 0 && maxAge/4 < most {
+		return max(maxAge/4, time.Millisecond)
+	}
+	return most
+}
+
+// testTickInterval, when set (tests only), replaces tickInterval's choice so
+// tests of idle reclaim run in milliseconds.
+var testTickInterval time.Duration
+
+// startTicker starts the goroutine that lets an idle DB reclaim the space
+// of its deletes without a manual Compact (no write or flush would ever
+// schedule a compaction otherwise). Close stops it (stopTicker).
+// REQUIRES: d.mu held.
+func (d *DB) startTickerLocked() {
+	if d.opts.ReadOnly || d.opts.DisableAutomaticCompactions || d.ticker.stop != nil {
+		return
+	}
+	d.ticker.stop = make(chan struct{})
+	d.bg.Add(1)
+	go d.tickLoop(d.ticker.stop, tickInterval(d.opts.TombstoneMaxAge))
+}
+
+// stopTicker ends the ticker goroutine; Close calls it before waiting for
+// background work.
+func (d *DB) stopTicker() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ticker.stop != nil {
+		close(d.ticker.stop)
+		d.ticker.stop = nil
+	}
+}
+
+func (d *DB) tickLoop(stop <-chan struct{}, every time.Duration) {
+	defer d.bg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			d.tick()
+		}
+	}
+}
+
+// tick is one check of the ticker:
+//   - tables a restart found get their delete-aware figures (a few a tick);
+//   - a mutable memtable that holds a tombstone and took no write since the
+//     last tick is flushed, so its tombstones reach tables where the picker
+//     sees them;
+//   - a compaction is scheduled if one is due (purge or tombstone age
+//     included, which nothing else would notice on an idle DB).
+func (d *DB) tick() {
+	d.mu.Lock()
+	if d.closed || d.bgErr != nil {
+		d.mu.Unlock()
+		return
+	}
+	v := d.current
+	v.Ref()
+	d.mu.Unlock()
+	d.estimateMissing(v)
+	v.Unref()
+
+	d.mu.Lock()
+	mem := d.mem
+	idle := mem != nil && !mem.Empty() && mem.id == d.ticker.idleMemID && mem.ApproximateSize() == d.ticker.idleMemSize
+	if mem != nil {
+		d.ticker.idleMemID, d.ticker.idleMemSize = mem.id, mem.ApproximateSize()
+	}
+	d.mu.Unlock()
+	if idle && memTableHasTombstone(mem) {
+		err := d.asLeader(func() error {
+			if d.mem != mem || d.writableLocked() != nil {
+				return nil // written meanwhile or unwritable: not idle
+			}
+			if err := d.rotateMemTableLocked(); err != nil {
+				return err
+			}
+			d.counters.compaction.idleFlushes.Add(1)
+			d.maybeScheduleFlushLocked()
+			return nil
+		})
+		if err != nil && !d.isClosed() {
+			d.opts.Logger("kv: idle flush: %v", err)
+		}
+	}
+	d.mu.Lock()
+	d.maybeScheduleCompactionLocked()
+	d.mu.Unlock()
+}
+
+// compactionCounters count what the delete-aware and leveled policies did.
+type compactionCounters struct {
+	// byReason counts picked compactions by compaction.Reason.
+	byReason [3]atomic.Uint64
+	// idleFlushes counts memtables the ticker flushed for their tombstones.
+	idleFlushes atomic.Uint64
+	// estimateReads counts tables estimateMissing read for their
+	// tombstones (0 when the tombstone index's rebuild did it).
+	estimateReads atomic.Uint64
+	// levelBytesWritten counts table bytes written into each level, by
+	// flushes (L0) and compactions.
+	levelBytesWritten [NumLevels]atomic.Uint64
+}
