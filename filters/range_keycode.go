@@ -1,0 +1,264 @@
+package filters
+
+import (
+	"bytes"
+	"math/bits"
+)
+
+// keyCoder is the order-preserving map from one table's byte-string keys to
+// uint64 codes that a RangeFilter stores (invariant R2). It learns the keys'
+// shape instead of reading raw bytes as a number: it strips the prefix every
+// key shares, and numbers each following byte position in the radix of the
+// symbols actually seen there. A position holding ASCII decimal digits
+// counts in base 10, not 256, so a range of 180 ids covers about 180 codes
+// rather than the ~10^5 integers a big-endian byte mapping gives it.
+//
+// Symbols: at position i of a key's suffix (after the prefix) the symbol is
+// 0 if the key has ended ("end" sorts before every byte, as a shorter key
+// sorts before its extensions) and b+1 for byte b. Codes are mixed-radix
+// numbers over the first depth symbols, with digit i the symbol's rank in
+// the alphabet of position i. Keys agreeing on those symbols share a code.
+type keyCoder struct {
+	prefix []byte
+	// alpha[i] is the set of symbols of suffix position i; len is depth.
+	alpha []alphabet
+	// weight[i] is the product of the radices of positions after i, so a
+	// code is sum(rank_i * weight[i]).
+	weight []uint64
+	// universe is the product of every radix: codes lie in [0, universe).
+	universe uint64
+}
+
+// maxCodeUniverse bounds the product of radices so sums and the hashed
+// universe of a RangeFilter stay far from uint64 overflow.
+const maxCodeUniverse = 1 << 62
+
+// maxCodeDepth bounds how many suffix positions a code reads.
+const maxCodeDepth = 64
+
+// alphabet is a set of symbols 0..256 (end, then bytes), as a bitmap.
+type alphabet [5]uint64
+
+func (a *alphabet) add(sym int)      { a[sym>>6] |= 1 << (sym & 63) }
+func (a *alphabet) has(sym int) bool { return a[sym>>6]&(1<<(sym&63)) != 0 }
+
+// less is the number of symbols in a that are smaller than sym.
+func (a *alphabet) less(sym int) uint64 {
+	w := sym >> 6
+	n := bits.OnesCount64(a[w] & (1<<(sym&63) - 1))
+	for i := 0; i < w; i++ {
+		n += bits.OnesCount64(a[i])
+	}
+	return uint64(n)
+}
+
+func (a *alphabet) size() uint64 {
+	n := 0
+	for _, w := range a {
+		n += bits.OnesCount64(w)
+	}
+	return uint64(n)
+}
+
+// symbolAt is the symbol of s at position i.
+func symbolAt(s []byte, i int) int {
+	if i < len(s) {
+		return int(s[i]) + 1
+	}
+	return 0
+}
+
+// newKeyCoder derives a coder from keys, which must be sorted and distinct
+// (a RangeBuilder ensures it) and share at least prefixLen leading bytes.
+// minLen is the length of the shortest key before any truncation, and
+// truncLen the length keys were truncated to: the coder reads no position
+// at or past it, where a truncated key's bytes are unknown.
+func newKeyCoder(keys [][]byte, prefixLen, minLen, truncLen int) keyCoder {
+	c := keyCoder{universe: 1}
+	if len(keys) == 0 {
+		return c
+	}
+	c.prefix = append([]byte(nil), keys[0][:prefixLen]...)
+	// The distinguishing depth tells every key apart: one more than the
+	// longest suffix two neighbours share. Reading further would multiply
+	// every range's code width by the radices there and separate no keys.
+	maxSuffix, depth := 0, 1
+	for i, k := range keys {
+		maxSuffix = max(maxSuffix, len(k)-prefixLen)
+		if i > 0 {
+			depth = max(depth, commonPrefixLen(keys[i-1], k)-prefixLen+1)
+		}
+	}
+	limit := min(maxSuffix+1, maxCodeDepth, truncLen-prefixLen)
+	depth = min(depth, limit)
+	alpha := make([]alphabet, limit)
+	for _, k := range keys {
+		s := k[prefixLen:]
+		for i := 0; i < limit && i < len(s); i++ {
+			alpha[i].add(symbolAt(s, i))
+		}
+	}
+	// A key that ended at or before position i shows "end" there; the
+	// shortest key (kept whole, even when keys were truncated) is the
+	// first to end.
+	for i := max(minLen-prefixLen, 0); i < limit; i++ {
+		alpha[i].add(0)
+	}
+	// Positions past the distinguishing depth whose alphabet is one symbol
+	// cost no width, and let the coder see where keys end (so a query just
+	// past a key is not mistaken for it).
+	for depth < limit && alpha[depth].size() == 1 {
+		depth++
+	}
+	universe := uint64(1)
+	d := 0
+	for ; d < depth; d++ {
+		hi, lo := bits.Mul64(universe, alpha[d].size())
+		if hi != 0 || lo > maxCodeUniverse {
+			break
+		}
+		universe = lo
+	}
+	c.setAlphabets(alpha[:d])
+	return c
+}
+
+// setAlphabets installs the alphabets and derives weights and universe.
+// The caller has checked that the product of radices is <= maxCodeUniverse.
+func (c *keyCoder) setAlphabets(alpha []alphabet) {
+	c.alpha = append([]alphabet(nil), alpha...)
+	c.weight = make([]uint64, len(alpha))
+	w := uint64(1)
+	for i := len(alpha) - 1; i >= 0; i-- {
+		c.weight[i] = w
+		w *= alpha[i].size()
+	}
+	c.universe = w
+}
+
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// code is the code of a key the coder was built from.
+func (c *keyCoder) code(key []byte) uint64 {
+	s := key[len(c.prefix):]
+	var acc uint64
+	for i := range c.alpha {
+		acc += c.alpha[i].less(symbolAt(s, i)) * c.weight[i]
+	}
+	return acc
+}
+
+// prefixOrder compares key's first len(prefix) bytes with the prefix: -1
+// if key sorts before every key with the prefix, +1 if after, 0 if key
+// has the prefix.
+func (c *keyCoder) prefixOrder(key []byte) int {
+	n := min(len(key), len(c.prefix))
+	if cmp := bytes.Compare(key[:n], c.prefix[:n]); cmp != 0 {
+		return cmp
+	}
+	if n < len(c.prefix) {
+		return -1 // key is a proper prefix of the prefix
+	}
+	return 0
+}
+
+// ceil returns the smallest code a built key >= lo can have, and false
+// when no key the coder could have been built from is >= lo.
+func (c *keyCoder) ceil(lo []byte) (uint64, bool) {
+	switch c.prefixOrder(lo) {
+	case -1:
+		return 0, true
+	case 1:
+		return 0, false
+	}
+	s := lo[len(c.prefix):]
+	var acc uint64
+	for i := range c.alpha {
+		sym := symbolAt(s, i)
+		r := c.alpha[i].less(sym)
+		if c.alpha[i].has(sym) {
+			acc += r * c.weight[i]
+			continue
+		}
+		if r < c.alpha[i].size() {
+			// The next larger symbol, then the smallest of everything after.
+			return acc + r*c.weight[i], true
+		}
+		// Every symbol here is smaller: the answer is the first code after
+		// all codes sharing the digits so far.
+		span := c.universe
+		if i > 0 {
+			span = c.weight[i-1]
+		}
+		if acc+span >= c.universe {
+			return 0, false
+		}
+		return acc + span, true
+	}
+	return acc, true
+}
+
+// floorBefore returns the largest code a built key < hi can have, and false
+// when no key the coder could have been built from is < hi.
+func (c *keyCoder) floorBefore(hi []byte) (uint64, bool) {
+	switch c.prefixOrder(hi) {
+	case -1:
+		return 0, false
+	case 1:
+		return c.universe - 1, true
+	}
+	s := hi[len(c.prefix):]
+	var acc uint64
+	for i := range c.alpha {
+		sym := symbolAt(s, i)
+		r := c.alpha[i].less(sym)
+		if c.alpha[i].has(sym) {
+			acc += r * c.weight[i]
+			continue
+		}
+		if r > 0 {
+			// The next smaller symbol, then the largest of everything after.
+			return acc + (r-1)*c.weight[i] + c.weight[i] - 1, true
+		}
+		// Every symbol here is larger: the answer is the last code before
+		// all codes sharing the digits so far.
+		if acc == 0 {
+			return 0, false
+		}
+		return acc - 1, true
+	}
+	if len(s) <= len(c.alpha) {
+		// hi's whole suffix was read: a built key with this code either is
+		// hi or extends it, so none is < hi.
+		if acc == 0 {
+			return 0, false
+		}
+		return acc - 1, true
+	}
+	return acc, true
+}
+
+// codeRange returns the codes [a, b] a built key in [lo, hi) can have (nil
+// bounds are open), and false when no built key can lie in the range.
+func (c *keyCoder) codeRange(lo, hi []byte) (a, b uint64, ok bool) {
+	a, b = 0, c.universe-1
+	if lo != nil {
+		if a, ok = c.ceil(lo); !ok {
+			return 0, 0, false
+		}
+	}
+	if hi != nil {
+		if b, ok = c.floorBefore(hi); !ok {
+			return 0, 0, false
+		}
+	}
+	return a, b, a <= b
+}
