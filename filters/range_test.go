@@ -374,6 +374,12 @@ func TestRangeFilterGolden(t *testing.T) {
 	if fs["range-exact-v1"].Exact() == fs["range-hashed-v1"].Exact() {
 		t.Fatal("golden filters do not cover both modes")
 	}
+	// The worked example of docs/format.md, "Range filter".
+	ex := fs["range-exact-v1"]
+	lo, hi := []byte("user00123401"), []byte("user00123403")
+	if a, b, ok := ex.coder.codeRange(lo, hi); !ok || a != 1 || b != 2 || ex.MayContainRange(lo, hi) {
+		t.Errorf("[%s, %s): codes [%d, %d] (%v), may contain %v; the format doc says [1, 2], empty", lo, hi, a, b, ok, ex.MayContainRange(lo, hi))
+	}
 	for name, f := range fs {
 		enc, err := f.MarshalBinary()
 		if err != nil {

@@ -29,6 +29,10 @@ type Properties struct {
 	// (zero values for an empty table).
 	SmallestKey, LargestKey       base.InternalKey
 	SmallestSeqNum, LargestSeqNum base.SeqNum
+	// RangeFilterSize is the range filter block's contents size, 0 when
+	// the table has none (an optional trailing field: tables written
+	// without it end after LargestSeqNum).
+	RangeFilterSize uint64
 }
 
 // encode writes the properties block contents: the uvarint fields in
@@ -54,6 +58,9 @@ func (p *Properties) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(p.SmallestSeqNum))
 	b = binary.AppendUvarint(b, uint64(p.LargestSeqNum))
+	if p.RangeFilterSize > 0 {
+		b = binary.AppendUvarint(b, p.RangeFilterSize)
+	}
 	return b
 }
 
@@ -126,6 +133,16 @@ func decodeProperties(b []byte) (Properties, error) {
 		return Properties{}, err
 	}
 	p.SmallestSeqNum, p.LargestSeqNum = base.SeqNum(s), base.SeqNum(l)
+	if len(b) > 0 {
+		// Field 16 is present only when nonzero, so each table has one
+		// encoding.
+		if p.RangeFilterSize, err = uv("range filter size"); err != nil {
+			return Properties{}, err
+		}
+		if p.RangeFilterSize == 0 {
+			return Properties{}, malformed("properties: range filter size 0 recorded")
+		}
+	}
 	if len(b) != 0 {
 		return Properties{}, malformed("properties: %d trailing bytes", len(b))
 	}
@@ -145,6 +162,9 @@ func (p Properties) String() string {
 		p.NumDataBlocks, p.DataSize, p.UncompressedDataSize, p.RawKeySize, p.RawValueSize)
 	fmt.Fprintf(&sb, "index: %d bytes\n", p.IndexSize)
 	fmt.Fprintf(&sb, "filter: %s, %d bytes over %d keys\n", p.FilterType, p.FilterSize, p.FilterKeys)
+	if p.RangeFilterSize > 0 {
+		fmt.Fprintf(&sb, "range filter: %d bytes\n", p.RangeFilterSize)
+	}
 	if p.NumEntries > 0 {
 		fmt.Fprintf(&sb, "keys: %v .. %v, seqnums %d..%d\n", p.SmallestKey, p.LargestKey, p.SmallestSeqNum, p.LargestSeqNum)
 	}
