@@ -142,3 +142,7 @@ func rangeBelow(key base.InternalKey, upper []byte) []byte {
 	}
 	return upper
 }
+
+// RangeFilter returns the table's range filter (nil without one), for
+// tools that explain a scan; asking it directly counts in no Stats.
+func (r *Reader) RangeFilter() *filters.RangeFilter { return r.rangeFilter }
