@@ -80,6 +80,8 @@ type config struct {
 	filter       kv.FilterType
 	bloomBits    int
 	noTombIndex  bool
+	// rangeFilterBits is sievekv's RangeFilterBitsPerKey (0: none).
+	rangeFilterBits float64
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -124,7 +126,7 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 	db, err := kv.Open(c.dir, &kv.Options{
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
-		DisableWAL: true, DisableTombstoneIndex: c.noTombIndex,
+		DisableWAL: true, DisableTombstoneIndex: c.noTombIndex, RangeFilterBitsPerKey: c.rangeFilterBits,
 	})
 	if err != nil {
 		return nil, err

@@ -39,12 +39,14 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
+	"scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
 // tombstone index's cost shows on and off (deleterandom).
-var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi"}
+// sievekv-rf is sievekv with range filters (-range-filter-bits), run on
+// the bounded-scan workloads only.
+var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi", "sievekv-rf"}
 
 // sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.
 var sweepFilters = []struct {
@@ -73,6 +75,7 @@ type flags struct {
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
+	rangeFilterBits            float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -99,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
+	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -318,6 +322,7 @@ func header(fl *flags, c config) string {
 	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex)\n", c.filter)
 	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleCacheSize(c))
 	fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
+	b.WriteString(scanKeysDescription(fl))
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
 	return b.String()
 }
@@ -329,8 +334,12 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 		r := &runner{name: name, io: &ioCounters{}, owner: true, keySize: fl.keySize, valueSize: fl.valueSize}
 		c := cfg
 		switch name {
-		case "sievekv", "sievekv-notsi":
+		case "sievekv", "sievekv-notsi", "sievekv-rf":
 			c.noTombIndex = name == "sievekv-notsi"
+			if name == "sievekv-rf" {
+				c.rangeFilterBits = fl.rangeFilterBits
+				r.only = map[string]bool{"scanempty": true, "scanshort": true}
+			}
 			r.filter = cfg.filter.String()
 			r.open = func(dir string, io *ioCounters) (engine, error) {
 				c := c
@@ -403,6 +412,9 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 }
 
 func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
+	if isScanWorkload(w) {
+		return runScanWorkload(r, w, fl, root, progress)
+	}
 	if w == "fillseq" {
 		// fillseq loads a DB of its own, then throws it away.
 		fr := *r
