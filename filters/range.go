@@ -80,10 +80,31 @@ const maxRangeBitsPerKey = 48
 // Finish resets it for reuse.
 type RangeBuilder struct {
 	bitsPerKey float64
-	arena      []byte
-	ends       []int // ends[i] is the end of key i in arena
+	keys       keyList
 	minLen     int
 	sorted     bool
+}
+
+// keyList is keys packed in one arena: fewer allocations (and less for the
+// garbage collector to scan) than a slice per key.
+type keyList struct {
+	arena []byte
+	ends  []int // ends[i] is the end of key i in arena
+}
+
+func (l *keyList) len() int { return len(l.ends) }
+
+func (l *keyList) at(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = l.ends[i-1]
+	}
+	return l.arena[start:l.ends[i]]
+}
+
+func (l *keyList) add(k []byte) {
+	l.arena = append(l.arena, k...)
+	l.ends = append(l.ends, len(l.arena))
 }
 
 // NewRangeBuilder returns a builder of filters of bitsPerKey bits per key,
@@ -100,48 +121,44 @@ func NewRangeBuilder(bitsPerKey float64) (*RangeBuilder, error) {
 
 // Reset forgets every key added.
 func (b *RangeBuilder) Reset() {
-	b.arena = b.arena[:0]
-	b.ends = b.ends[:0]
+	b.keys.arena = b.keys.arena[:0]
+	b.keys.ends = b.keys.ends[:0]
 	b.minLen = math.MaxInt
 	b.sorted = true
-}
-
-func (b *RangeBuilder) key(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = b.ends[i-1]
-	}
-	return b.arena[start:b.ends[i]]
 }
 
 // Add records key.
 func (b *RangeBuilder) Add(key []byte) {
 	b.minLen = min(b.minLen, len(key))
 	k := key[:min(len(key), maxRangeKeyBytes)]
-	if n := len(b.ends); n > 0 {
-		switch bytes.Compare(b.key(n-1), k) {
+	if n := b.keys.len(); n > 0 {
+		switch bytes.Compare(b.keys.at(n-1), k) {
 		case 0:
 			return
 		case 1:
 			b.sorted = false
 		}
 	}
-	b.arena = append(b.arena, k...)
-	b.ends = append(b.ends, len(b.arena))
+	b.keys.add(k)
 }
 
 // Len is the number of keys recorded (adjacent repeats count once).
-func (b *RangeBuilder) Len() int { return len(b.ends) }
+func (b *RangeBuilder) Len() int { return b.keys.len() }
 
 // Finish builds the filter of every key added and resets the builder.
 func (b *RangeBuilder) Finish() (*RangeFilter, error) {
-	keys := make([][]byte, len(b.ends))
-	for i := range keys {
-		keys[i] = b.key(i)
-	}
+	keys := &b.keys
 	if !b.sorted {
-		slices.SortFunc(keys, bytes.Compare)
-		keys = slices.CompactFunc(keys, bytes.Equal)
+		sorted := make([][]byte, keys.len())
+		for i := range sorted {
+			sorted[i] = keys.at(i)
+		}
+		slices.SortFunc(sorted, bytes.Compare)
+		sorted = slices.CompactFunc(sorted, bytes.Equal)
+		keys = &keyList{}
+		for _, k := range sorted {
+			keys.add(k)
+		}
 	}
 	f := buildRangeFilter(keys, b.minLen, b.bitsPerKey)
 	b.Reset()
@@ -161,15 +178,16 @@ func NewRangeFilter(keys [][]byte, bitsPerKey float64) (*RangeFilter, error) {
 }
 
 // buildRangeFilter builds from sorted distinct (possibly truncated) keys.
-func buildRangeFilter(keys [][]byte, minLen int, bitsPerKey float64) *RangeFilter {
+func buildRangeFilter(keys *keyList, minLen int, bitsPerKey float64) *RangeFilter {
 	prefixLen := 0
-	if len(keys) > 0 {
-		prefixLen = commonPrefixLen(keys[0], keys[len(keys)-1])
+	if n := keys.len(); n > 0 {
+		prefixLen = commonPrefixLen(keys.at(0), keys.at(n-1))
 	}
 	f := &RangeFilter{coder: newKeyCoder(keys, prefixLen, minLen, maxRangeKeyBytes)}
-	codes := make([]uint64, 0, len(keys))
-	for _, k := range keys {
-		c := f.coder.code(k)
+	codes := make([]uint64, 0, keys.len())
+	table := f.coder.codeTable()
+	for i := range keys.len() {
+		c := f.coder.codeWith(table, keys.at(i))
 		if len(codes) == 0 || codes[len(codes)-1] != c {
 			codes = append(codes, c) // codes of sorted keys never decrease (R2)
 		}

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -73,29 +74,30 @@ func symbolAt(s []byte, i int) int {
 // minLen is the length of the shortest key before any truncation, and
 // truncLen the length keys were truncated to: the coder reads no position
 // at or past it, where a truncated key's bytes are unknown.
-func newKeyCoder(keys [][]byte, prefixLen, minLen, truncLen int) keyCoder {
+func newKeyCoder(keys *keyList, prefixLen, minLen, truncLen int) keyCoder {
 	c := keyCoder{universe: 1}
-	if len(keys) == 0 {
+	if keys.len() == 0 {
 		return c
 	}
-	c.prefix = append([]byte(nil), keys[0][:prefixLen]...)
+	c.prefix = append([]byte(nil), keys.at(0)[:prefixLen]...)
 	// The distinguishing depth tells every key apart: one more than the
 	// longest suffix two neighbours share. Reading further would multiply
 	// every range's code width by the radices there and separate no keys.
-	maxSuffix, depth := 0, 1
-	for i, k := range keys {
+	maxSuffix, maxShared := 0, 0
+	for i := range keys.len() {
+		k := keys.at(i)
 		maxSuffix = max(maxSuffix, len(k)-prefixLen)
 		if i > 0 {
-			depth = max(depth, commonPrefixLen(keys[i-1], k)-prefixLen+1)
+			maxShared = max(maxShared, commonPrefixLen(keys.at(i-1), k))
 		}
 	}
 	limit := min(maxSuffix+1, maxCodeDepth, truncLen-prefixLen)
-	depth = min(depth, limit)
+	depth := min(max(maxShared-prefixLen+1, 1), limit)
 	alpha := make([]alphabet, limit)
-	for _, k := range keys {
-		s := k[prefixLen:]
-		for i := 0; i < limit && i < len(s); i++ {
-			alpha[i].add(symbolAt(s, i))
+	for i := range keys.len() {
+		s := keys.at(i)[prefixLen:]
+		for j := 0; j < limit && j < len(s); j++ {
+			alpha[j].add(int(s[j]) + 1)
 		}
 	}
 	// A key that ended at or before position i shows "end" there; the
@@ -136,14 +138,49 @@ func (c *keyCoder) setAlphabets(alpha []alphabet) {
 	c.universe = w
 }
 
+// commonPrefixLen compares eight bytes at a time: the builder runs it on
+// every pair of neighbouring keys.
 func commonPrefixLen(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < n; i++ {
 		if a[i] != b[i] {
 			return i
 		}
 	}
 	return n
+}
+
+// codeTable is code's lookup table for a build: entry [i*257+sym] is the
+// rank of sym at position i times weight[i], so a key's code is one load
+// and add per position.
+func (c *keyCoder) codeTable() []uint64 {
+	t := make([]uint64, len(c.alpha)*257)
+	for i := range c.alpha {
+		for sym := 0; sym < 257; sym++ {
+			t[i*257+sym] = c.alpha[i].less(sym) * c.weight[i]
+		}
+	}
+	return t
+}
+
+// codeWith is code using a codeTable.
+func (c *keyCoder) codeWith(t []uint64, key []byte) uint64 {
+	s := key[len(c.prefix):]
+	var acc uint64
+	for i := range c.alpha {
+		sym := 0
+		if i < len(s) {
+			sym = int(s[i]) + 1
+		}
+		acc += t[i*257+sym]
+	}
+	return acc
 }
 
 // code is the code of a key the coder was built from.
