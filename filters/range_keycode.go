@@ -207,6 +207,22 @@ func (c *keyCoder) prefixOrder(key []byte) int {
 	return 0
 }
 
+// walk reads the suffix s while its symbols are in the alphabets. It
+// returns the weighted digits read (acc), the position of the first
+// symbol missing from its alphabet (i = depth when none is) and, there,
+// how many symbols of the alphabet are smaller than it (less).
+func (c *keyCoder) walk(s []byte) (acc uint64, i int, less uint64) {
+	for i = range c.alpha {
+		sym := symbolAt(s, i)
+		r := c.alpha[i].less(sym)
+		if !c.alpha[i].has(sym) {
+			return acc, i, r
+		}
+		acc += r * c.weight[i]
+	}
+	return acc, len(c.alpha), 0
+}
+
 // ceil returns the smallest code a built key >= lo can have, and false
 // when no key the coder could have been built from is >= lo.
 func (c *keyCoder) ceil(lo []byte) (uint64, bool) {
@@ -216,31 +232,24 @@ func (c *keyCoder) ceil(lo []byte) (uint64, bool) {
 	case 1:
 		return 0, false
 	}
-	s := lo[len(c.prefix):]
-	var acc uint64
-	for i := range c.alpha {
-		sym := symbolAt(s, i)
-		r := c.alpha[i].less(sym)
-		if c.alpha[i].has(sym) {
-			acc += r * c.weight[i]
-			continue
-		}
-		if r < c.alpha[i].size() {
-			// The next larger symbol, then the smallest of everything after.
-			return acc + r*c.weight[i], true
-		}
-		// Every symbol here is smaller: the answer is the first code after
-		// all codes sharing the digits so far.
-		span := c.universe
-		if i > 0 {
-			span = c.weight[i-1]
-		}
-		if acc+span >= c.universe {
-			return 0, false
-		}
-		return acc + span, true
+	acc, i, r := c.walk(lo[len(c.prefix):])
+	switch {
+	case i == len(c.alpha):
+		return acc, true
+	case r < c.alpha[i].size():
+		// The next larger symbol, then the smallest of everything after.
+		return acc + r*c.weight[i], true
 	}
-	return acc, true
+	// Every symbol here is smaller: the answer is the first code after all
+	// codes sharing the digits so far.
+	span := c.universe
+	if i > 0 {
+		span = c.weight[i-1]
+	}
+	if acc+span >= c.universe {
+		return 0, false
+	}
+	return acc + span, true
 }
 
 // floorBefore returns the largest code a built key < hi can have, and false
@@ -253,34 +262,22 @@ func (c *keyCoder) floorBefore(hi []byte) (uint64, bool) {
 		return c.universe - 1, true
 	}
 	s := hi[len(c.prefix):]
-	var acc uint64
-	for i := range c.alpha {
-		sym := symbolAt(s, i)
-		r := c.alpha[i].less(sym)
-		if c.alpha[i].has(sym) {
-			acc += r * c.weight[i]
-			continue
-		}
-		if r > 0 {
-			// The next smaller symbol, then the largest of everything after.
-			return acc + (r-1)*c.weight[i] + c.weight[i] - 1, true
-		}
-		// Every symbol here is larger: the answer is the last code before
-		// all codes sharing the digits so far.
-		if acc == 0 {
-			return 0, false
-		}
-		return acc - 1, true
+	acc, i, r := c.walk(s)
+	switch {
+	case i == len(c.alpha) && len(s) > len(c.alpha):
+		// Built keys with this code may continue below hi.
+		return acc, true
+	case i < len(c.alpha) && r > 0:
+		// The next smaller symbol, then the largest of everything after.
+		return acc + (r-1)*c.weight[i] + c.weight[i] - 1, true
 	}
-	if len(s) <= len(c.alpha) {
-		// hi's whole suffix was read: a built key with this code either is
-		// hi or extends it, so none is < hi.
-		if acc == 0 {
-			return 0, false
-		}
-		return acc - 1, true
+	// Either every symbol at i is larger, or hi's whole suffix was read (a
+	// built key with this code is hi or extends it, so none is < hi): the
+	// answer is the last code before all codes sharing the digits so far.
+	if acc == 0 {
+		return 0, false
 	}
-	return acc, true
+	return acc - 1, true
 }
 
 // codeRange returns the codes [a, b] a built key in [lo, hi) can have (nil
