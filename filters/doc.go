@@ -16,6 +16,22 @@
 //   - Dynamic fingerprint filters (Cuckoo, Quotient and their descendants):
 //     support Add and Remove at high load.
 //
+// # Range filters
+//
+// RangeFilter (Grafite over an order-preserving key code) answers "might any
+// key lie in [lo, hi)?", so a bounded scan can skip a table. It keeps F1 for
+// point queries, F3 for its encoding, and three invariants of its own:
+//
+//	R1 (no false negatives for ranges): MayContainRange(lo, hi) is true
+//	   whenever a key the filter was built from lies in [lo, hi), across
+//	   marshal/unmarshal round trips.
+//	R2 (codes keep order): the key coder maps built keys k1 <= k2 to codes
+//	   c(k1) <= c(k2), and maps a query's bounds to the smallest and largest
+//	   code any built key inside the bounds can have.
+//	R3 (FP within the Grafite bound): an empty query of code width w is a
+//	   false positive with probability at most n*w/r (w/2^(B-2) at B bits
+//	   per key); exact-mode filters (small code universes) have none.
+//
 // # Types and table policies
 //
 // Type is the one name of a filter kind everywhere in sievekv: its value is

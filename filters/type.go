@@ -30,6 +30,9 @@ const (
 	TypeVectorQuotient   Type = 13
 	TypeMorton           Type = 14
 	TypeVacuum           Type = 15
+	// TypeRange is the range filter (RangeFilter). Tables carry it in a
+	// block of its own, beside the point filter, so it has no TableCode.
+	TypeRange Type = 16
 	// TypeNone is a table without a filter. It never appears in an
 	// envelope (there is nothing to encode), only as a TableCode.
 	TypeNone Type = 255
@@ -67,6 +70,7 @@ var types = map[Type]typeInfo{
 	TypeVectorQuotient:   {name: "vector-quotient", aliases: []string{"vectorquotient"}},
 	TypeMorton:           {name: "morton"},
 	TypeVacuum:           {name: "vacuum"},
+	TypeRange:            {name: "range"},
 }
 
 // String returns t's canonical name.

@@ -101,6 +101,13 @@ type FilterMetrics struct {
 	TruePositives uint64
 	// Bytes is the memory held by the filters of all live tables.
 	Bytes uint64
+	// RangeChecks counts positionings of bounded iterators (First, Last,
+	// SeekGE, SeekLT reaching a table) that consulted a table's range
+	// filter; RangeNegatives those it ruled out, each a table skipped
+	// without a block read.
+	RangeChecks, RangeNegatives uint64
+	// RangeBytes is the size of the range filters of all live tables.
+	RangeBytes uint64
 }
 
 // DiskReadMetrics count reads of table blocks from files.
@@ -196,6 +203,15 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "filters: %s (%.2f bits per entry)\n", humanBytes(m.Filter.Bytes), filterPerKey)
 	fmt.Fprintf(&b, "reads avoided by filters: %d of %d table checks (%.1f%%), false positives: %d\n",
 		m.Filter.Negatives, m.Filter.Checks, percent(m.Filter.Negatives, m.Filter.Checks), m.Filter.FalsePositives)
+	if m.Filter.RangeBytes > 0 || m.Filter.RangeChecks > 0 {
+		rangePerKey := 0.0
+		if entries > 0 {
+			rangePerKey = float64(m.Filter.RangeBytes) * 8 / float64(entries)
+		}
+		fmt.Fprintf(&b, "range filters: %s (%.2f bits per entry), tables skipped by scans: %d of %d checks (%.1f%%)\n",
+			humanBytes(m.Filter.RangeBytes), rangePerKey, m.Filter.RangeNegatives, m.Filter.RangeChecks,
+			percent(m.Filter.RangeNegatives, m.Filter.RangeChecks))
+	}
 	return b.String()
 }
 
@@ -228,6 +244,8 @@ func (d *DB) Metrics() Metrics {
 	m.Filter.Negatives = uint64(s.FilterNegatives)
 	m.Filter.FalsePositives = uint64(s.FilterFalsePositives)
 	m.Filter.TruePositives = uint64(s.FilterTruePositives)
+	m.Filter.RangeChecks = uint64(s.RangeFilterChecks)
+	m.Filter.RangeNegatives = uint64(s.RangeFilterNegatives)
 	m.DiskReads.DataBlocks = uint64(s.DataBlockReads)
 	m.DiskReads.IndexBlocks = uint64(s.IndexBlockReads)
 	m.DiskReads.Bytes = uint64(s.BytesRead)
@@ -283,6 +301,9 @@ func (d *DB) Metrics() Metrics {
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
 				m.Filter.Bytes += t.FilterBytes()
+				if t.Props != nil {
+					m.Filter.RangeBytes += t.Props.RangeFilterSize
+				}
 			}
 		}
 	}

@@ -55,7 +55,8 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.writerOpts = sstable.WriterOptions{BlockSize: o.BlockSize, Filter: o.Filter, FilterPolicy: policy}
+	d.writerOpts = sstable.WriterOptions{BlockSize: o.BlockSize, Filter: o.Filter, FilterPolicy: policy,
+		RangeFilterBitsPerKey: o.RangeFilterBitsPerKey}
 
 	if !o.ReadOnly {
 		if err := d.fs.MkdirAll(dirname, 0o755); err != nil {

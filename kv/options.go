@@ -118,6 +118,13 @@ type Options struct {
 	// RibbonBits is FilterRibbon's result width, 1 to 16: the FP rate is
 	// 2^-RibbonBits. Default 7.
 	RibbonBits int
+	// RangeFilterBitsPerKey, when not 0, gives every table written a range
+	// filter of that many bits per key (3 to 48) beside its point filter,
+	// so bounded iterators skip tables holding nothing in their range
+	// (filters.RangeFilter; an empty range of w ids is a false positive
+	// with probability at most w/2^(bits-2)). Default 0: no range filter.
+	// Tables written without one read as before.
+	RangeFilterBitsPerKey float64
 	// FS is the file system the DB lives on. Default the OS file system.
 	FS vfs.FS
 	// DisableWAL skips the write-ahead log: faster writes, and every write
@@ -240,6 +247,9 @@ func (o *Options) withDefaults() (Options, error) {
 		r.RibbonBits = defaultRibbonBits
 	case r.RibbonBits < 1 || r.RibbonBits > 16:
 		return r, fmt.Errorf("%w: RibbonBits %d outside [1, 16]", ErrInvalidOptions, r.RibbonBits)
+	}
+	if b := r.RangeFilterBitsPerKey; b != 0 && !(b >= 3 && b <= 48) {
+		return r, fmt.Errorf("%w: RangeFilterBitsPerKey %v outside [3, 48] (or 0 for none)", ErrInvalidOptions, b)
 	}
 	if r.FS == nil {
 		r.FS = vfs.Default

@@ -53,4 +53,11 @@
 //	   a *FilterMismatchError (T8). The table builds its filter only
 //	   through a filters.Policy and probes it only through filters.Filter,
 //	   so it names no filter kind of its own.
+//	T10 (range filter guard): a table written with a range filter budget
+//	   carries a filters.RangeFilter over its distinct user keys in an
+//	   optional block just before the point filter (range_filter.go). A
+//	   bounded Iter asks it before each SeekGE, SeekLT, First and Last and,
+//	   when it proves the range empty, returns "no entry" without reading
+//	   a block; since the filter has no false negatives the iterator's
+//	   answers are those of the same table without one.
 package sstable

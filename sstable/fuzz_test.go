@@ -153,6 +153,7 @@ func FuzzReaderOpen(f *testing.F) {
 	f.Add(seedTable(f, 30, WriterOptions{BlockSize: 64}))
 	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeNone, Compression: NoCompression, BlockSize: 100}))
 	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeBloom}))
+	f.Add(seedTable(f, 30, WriterOptions{RangeFilterBitsPerKey: 10}))
 	f.Add([]byte("not a table"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fs := vfs.NewMem()

@@ -103,6 +103,9 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 	if it.lower != nil && base.CompareUserKeys(key.UserKey, it.lower) < 0 {
 		key = base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax}
 	}
+	if it.rangeEmpty(key.UserKey, it.upper) {
+		return false
+	}
 	i := it.r.findBlock(key)
 	if i >= len(it.r.index) || it.blockAboveUpper(i) || !it.load(i) {
 		it.valid = false
@@ -124,6 +127,9 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 	}
 	if it.upper != nil && base.CompareUserKeys(key.UserKey, it.upper) >= 0 {
 		key = base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax}
+	}
+	if it.rangeEmpty(it.lower, rangeBelow(key, it.upper)) {
+		return false
 	}
 	i := it.r.findBlock(key)
 	if i >= len(it.r.index) {
@@ -151,6 +157,9 @@ func (it *Iter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: base.TrailerMax})
 	}
+	if it.rangeEmpty(nil, it.upper) {
+		return false
+	}
 	return it.forwardFrom(0)
 }
 
@@ -161,6 +170,9 @@ func (it *Iter) Last() bool {
 	}
 	if it.upper != nil {
 		return it.SeekLT(base.InternalKey{UserKey: it.upper, Trailer: base.TrailerMax})
+	}
+	if it.rangeEmpty(it.lower, nil) {
+		return false
 	}
 	return it.backwardFrom(len(it.r.index) - 1)
 }

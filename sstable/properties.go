@@ -34,6 +34,9 @@ type Properties struct {
 	// three are zero in a table without range tombstones). The sequence
 	// numbers above include theirs.
 	NumRangeDeletions, RangeDelOffset, RangeDelLength uint64
+	// RangeFilterSize is the range filter block's contents size, 0 when
+	// the table has none.
+	RangeFilterSize uint64
 }
 
 // encode writes the properties block contents: the uvarint fields in
@@ -59,11 +62,18 @@ func (p *Properties) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(p.SmallestSeqNum))
 	b = binary.AppendUvarint(b, uint64(p.LargestSeqNum))
+	// The optional trailing fields, each group present only when nonzero
+	// so every table has one encoding: the range-deletion triple (format
+	// 2), then the range filter size. A reader tells them apart by how
+	// many uvarints follow LargestSeqNum: 0, 1 (range filter), 3 (range
+	// deletions) or 4 (both).
 	if p.NumRangeDeletions > 0 {
-		// Format 2 only: a format 1 block ends above, unchanged.
 		for _, v := range []uint64{p.NumRangeDeletions, p.RangeDelOffset, p.RangeDelLength} {
 			b = binary.AppendUvarint(b, v)
 		}
+	}
+	if p.RangeFilterSize > 0 {
+		b = binary.AppendUvarint(b, p.RangeFilterSize)
 	}
 	return b
 }
@@ -137,18 +147,32 @@ func decodeProperties(b []byte) (Properties, error) {
 		return Properties{}, err
 	}
 	p.SmallestSeqNum, p.LargestSeqNum = base.SeqNum(s), base.SeqNum(l)
-	if len(b) != 0 {
-		for _, f := range []struct {
-			name string
-			dst  *uint64
-		}{{"range deletions", &p.NumRangeDeletions}, {"range-deletion offset", &p.RangeDelOffset}, {"range-deletion length", &p.RangeDelLength}} {
-			if *f.dst, err = uv(f.name); err != nil {
-				return Properties{}, err
-			}
+	// The optional trailing fields (see encode): 0, 1, 3 or 4 uvarints.
+	var tail []uint64
+	for len(b) > 0 && len(tail) < 4 {
+		v, err := uv("optional field")
+		if err != nil {
+			return Properties{}, err
 		}
+		tail = append(tail, v)
+	}
+	switch len(tail) {
+	case 0:
+	case 1:
+		p.RangeFilterSize = tail[0]
+	case 3, 4:
+		p.NumRangeDeletions, p.RangeDelOffset, p.RangeDelLength = tail[0], tail[1], tail[2]
 		if p.NumRangeDeletions == 0 || p.RangeDelLength == 0 {
 			return Properties{}, malformed("properties: range-deletion fields with no range deletions")
 		}
+		if len(tail) == 4 {
+			p.RangeFilterSize = tail[3]
+		}
+	default:
+		return Properties{}, malformed("properties: %d optional fields, want 0, 1, 3 or 4", len(tail))
+	}
+	if len(tail) != 0 && len(tail) != 3 && p.RangeFilterSize == 0 {
+		return Properties{}, malformed("properties: range filter size 0 recorded")
 	}
 	if len(b) != 0 {
 		return Properties{}, malformed("properties: %d trailing bytes", len(b))
@@ -169,6 +193,9 @@ func (p Properties) String() string {
 		p.NumDataBlocks, p.DataSize, p.UncompressedDataSize, p.RawKeySize, p.RawValueSize)
 	fmt.Fprintf(&sb, "index: %d bytes\n", p.IndexSize)
 	fmt.Fprintf(&sb, "filter: %s, %d bytes over %d keys\n", p.FilterType, p.FilterSize, p.FilterKeys)
+	if p.RangeFilterSize > 0 {
+		fmt.Fprintf(&sb, "range filter: %d bytes\n", p.RangeFilterSize)
+	}
 	if p.NumEntries > 0 {
 		fmt.Fprintf(&sb, "keys: %v .. %v, seqnums %d..%d\n", p.SmallestKey, p.LargestKey, p.SmallestSeqNum, p.LargestSeqNum)
 	}

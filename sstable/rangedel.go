@@ -65,8 +65,8 @@ func (r *Reader) loadRangeDels() error {
 		return nil
 	}
 	h := blockHandle{offset: p.RangeDelOffset, length: p.RangeDelLength}
-	if h.length > maxBlockLen || h.end() != r.footer.metaStart() || h.offset != p.DataSize {
-		return base.CorruptionErrorf("sstable: %s: range-deletion block handle (%d, %d) does not end where the filter or index starts", r.name, h.offset, h.length)
+	if h.length > maxBlockLen || h.end() != r.rangeFilterStart || h.offset != p.DataSize {
+		return base.CorruptionErrorf("sstable: %s: range-deletion block handle (%d, %d) does not end where the range filter, filter or index starts", r.name, h.offset, h.length)
 	}
 	b, err := r.readRaw(h, metaBlock, nil)
 	if err != nil {

@@ -45,7 +45,12 @@ type Reader struct {
 	footer  footer
 	props   Properties
 	filter  filters.Filter // nil when the table has none
-	index   []indexEntry
+	// rangeFilter is nil when the table has none; rangeFilterStart is
+	// where its block (or, without one, the next region) starts
+	// (range_filter.go).
+	rangeFilter      *filters.RangeFilter
+	rangeFilterStart uint64
+	index            []indexEntry
 	// rangeDels holds the table's range tombstones, resident like the
 	// index (rangedel.go); empty for a format 1 table.
 	rangeDels     *rangedel.Set
@@ -108,6 +113,9 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	if r.props.FilterSize != ft.filter.length {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
 	}
+	if err := r.openRangeFilter(); err != nil {
+		return nil, err
+	}
 
 	if err := r.loadRangeDels(); err != nil {
 		return nil, err
@@ -158,7 +166,7 @@ func (r *Reader) loadIndex(b *block) error {
 		if !ok {
 			return malformed("index entry %d: bad block handle", len(r.index))
 		}
-		if h.offset != next || h.end() > r.footer.dataEnd() {
+		if h.offset != next || h.end() > r.dataEnd() {
 			return malformed("index entry %d: handle (%d, %d) does not follow the previous block", len(r.index), h.offset, h.length)
 		}
 		next = h.end()
@@ -168,8 +176,8 @@ func (r *Reader) loadIndex(b *block) error {
 	if it.err != nil {
 		return it.err
 	}
-	if next != r.footer.dataEnd() {
-		return malformed("data blocks end at %d, the filter/index at %d", next, r.footer.dataEnd())
+	if next != r.dataEnd() {
+		return malformed("data blocks end at %d, the filter/index at %d", next, r.dataEnd())
 	}
 	return nil
 }

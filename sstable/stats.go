@@ -17,6 +17,11 @@ type Stats struct {
 	// FilterTruePositives counts checks that passed the filter and found a
 	// visible version (a value or a tombstone).
 	FilterTruePositives atomic.Int64
+	// RangeFilterChecks counts positioning calls of bounded iterators that
+	// consulted a table's range filter; RangeFilterNegatives those where it
+	// proved the range empty, so the table was skipped without a read.
+	RangeFilterChecks    atomic.Int64
+	RangeFilterNegatives atomic.Int64
 	// DataBlockReads, IndexBlockReads and MetaBlockReads count blocks read
 	// from the file (cache misses); meta blocks are filter and properties.
 	DataBlockReads  atomic.Int64
@@ -35,6 +40,7 @@ type StatsSnapshot struct {
 	FilterChecks, FilterNegatives, FilterFalsePositives, FilterTruePositives int64
 	DataBlockReads, IndexBlockReads, MetaBlockReads, BytesRead               int64
 	CacheHits, CacheMisses                                                   int64
+	RangeFilterChecks, RangeFilterNegatives                                  int64
 }
 
 // Snapshot loads every counter. Counters are read one by one, so a
@@ -51,6 +57,8 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		BytesRead:            s.BytesRead.Load(),
 		CacheHits:            s.CacheHits.Load(),
 		CacheMisses:          s.CacheMisses.Load(),
+		RangeFilterChecks:    s.RangeFilterChecks.Load(),
+		RangeFilterNegatives: s.RangeFilterNegatives.Load(),
 	}
 }
 
@@ -67,6 +75,8 @@ func (s StatsSnapshot) Sub(o StatsSnapshot) StatsSnapshot {
 		BytesRead:            s.BytesRead - o.BytesRead,
 		CacheHits:            s.CacheHits - o.CacheHits,
 		CacheMisses:          s.CacheMisses - o.CacheMisses,
+		RangeFilterChecks:    s.RangeFilterChecks - o.RangeFilterChecks,
+		RangeFilterNegatives: s.RangeFilterNegatives - o.RangeFilterNegatives,
 	}
 }
 

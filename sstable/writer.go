@@ -79,6 +79,10 @@ type WriterOptions struct {
 	// RibbonBits is filters.TypeRibbon's result width, 1 to 16 (default 7): its
 	// FP rate is 2^-RibbonBits.
 	RibbonBits int
+	// RangeFilterBitsPerKey, when not 0, gives the table a range filter
+	// (filters.RangeFilter) of that budget, 3 to 48 bits per user key, so
+	// bounded scans can skip it (range_filter.go).
+	RangeFilterBitsPerKey float64
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -118,8 +122,9 @@ type Writer struct {
 	offset uint64
 	// policy builds the filter; nil without one, or when policyErr says
 	// why opts name no usable policy (reported by Finish).
-	policy    filters.Policy
-	policyErr error
+	policy      filters.Policy
+	policyErr   error
+	rangeFilter rangeFilterBuilder
 
 	data, index   blockWriter
 	lastKey       []byte // encoded; valid when props.NumEntries > 0
@@ -143,6 +148,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
 	w.policy, w.policyErr = opts.filterPolicy()
+	w.rangeFilter = newRangeFilterBuilder(opts.RangeFilterBitsPerKey)
 	w.props.FilterType = filters.TypeNone
 	if w.policy != nil {
 		w.props.FilterType = w.policy.Type()
@@ -178,6 +184,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	}
 	if newUserKey && w.policy != nil {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
+	}
+	if newUserKey {
+		w.rangeFilter.add(key.UserKey)
 	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
 	w.data.add(w.keyBuf, value)
@@ -290,6 +299,9 @@ func (w *Writer) Finish() (Metadata, error) {
 	}
 	if w.policyErr != nil {
 		return fail(fmt.Errorf("sstable: building %s filter: %w", w.opts.Filter, w.policyErr))
+	}
+	if err := w.writeRangeFilter(); err != nil {
+		return fail(err)
 	}
 	if w.policy != nil && len(w.hashes) > 0 {
 		enc, err := buildFilter(w.policy, w.hashes)

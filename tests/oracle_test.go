@@ -50,12 +50,13 @@ type oracleOptions struct {
 	autoCompactions               bool
 	disableWAL                    bool
 	tombstoneIndex                bool
+	rangeFilterBits               float64 // 0: no range filters
 }
 
 func (o oracleOptions) String() string {
-	return fmt.Sprintf("filter=%s bloomBits=%d ribbonBits=%d block=%d memtable=%d cache=%d l0=%d/%d/%d lbase=%d target=%d autoCompact=%v wal=%v tombstoneIndex=%v",
+	return fmt.Sprintf("filter=%s bloomBits=%d ribbonBits=%d block=%d memtable=%d cache=%d l0=%d/%d/%d lbase=%d target=%d autoCompact=%v wal=%v tombstoneIndex=%v rangeFilterBits=%.1f",
 		o.filter, o.bloomBitsPerKey, o.ribbonBits, o.blockSize, o.memTableSize, o.blockCacheSize,
-		o.l0Compaction, o.l0Slow, o.l0Stop, o.lBaseMaxBytes, o.targetFileSize, o.autoCompactions, !o.disableWAL, o.tombstoneIndex)
+		o.l0Compaction, o.l0Slow, o.l0Stop, o.lBaseMaxBytes, o.targetFileSize, o.autoCompactions, !o.disableWAL, o.tombstoneIndex, o.rangeFilterBits)
 }
 
 func (o oracleOptions) kvOptions(fs vfs.FS) *kv.Options {
@@ -75,6 +76,7 @@ func (o oracleOptions) kvOptions(fs vfs.FS) *kv.Options {
 		DisableAutomaticCompactions: !o.autoCompactions,
 		DisableWAL:                  o.disableWAL,
 		DisableTombstoneIndex:       !o.tombstoneIndex,
+		RangeFilterBitsPerKey:       o.rangeFilterBits,
 	}
 }
 
@@ -145,6 +147,12 @@ func drawOptions(seed uint64, osFS bool) oracleOptions {
 	// the multiset bookkeeping of often-deleted keys is worth exercising
 	// (kv's K7).
 	o.tombstoneIndex = rng.IntN(4) != 0
+	// Range filters in half the runs, at 3 to 22 bits per key: bounded
+	// scans must answer exactly as without them. Drawn last, so every
+	// earlier draw of a seed is unchanged.
+	if rng.IntN(2) == 0 {
+		o.rangeFilterBits = 3 + 19*rng.Float64()
+	}
 	return o
 }
 

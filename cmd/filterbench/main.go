@@ -51,6 +51,7 @@ type flags struct {
 	md                string
 	seed              uint64
 	quick, progress   bool
+	rangeQueries      int
 	minQueriesPresent int
 }
 
@@ -62,13 +63,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.absent, "absent", 1_000_000, "absent keys queried per configuration (FP rate and absent-query time)")
 	fs.IntVar(&fl.rounds, "rounds", 5, "interleaved rounds; timings are the fastest round")
 	fs.IntVar(&fl.keySize, "keysize", 16, "key size in bytes")
-	fs.StringVar(&fl.only, "only", "", "only configurations whose name contains this")
+	fs.StringVar(&fl.only, "only", "", "only configurations whose name contains this (\"range\": the range filter section alone)")
 	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&fl.plotDir, "plot", "", "write PNG charts to this directory")
 	fs.StringVar(&fl.md, "md", "", "write a markdown section to this file")
 	fs.Uint64Var(&fl.seed, "seed", 1, "key generator seed")
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: n = 10k and 1M, 3 rounds (about a minute)")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bar on stderr")
+	fs.IntVar(&fl.rangeQueries, "range-queries", 20000, "empty ranges queried per width in the range filter section (0: skip the section)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -160,7 +162,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 			ss = append(ss, s)
 		}
 	}
-	if len(ss) == 0 {
+	if fl.only == "range" {
+		ss = nil // the range filter section alone
+	} else if len(ss) == 0 {
 		return fmt.Errorf("-only %q matches no filter", fl.only)
 	}
 	progress := stderr
@@ -174,6 +178,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	var results []result
 	for _, n := range fl.sizes {
+		if len(ss) == 0 {
+			break
+		}
 		present, missing, ph, mh := keySets(fl.seed, n, fl.absent, fl.keySize)
 		rs := make([]result, len(ss))
 		for round := range fl.rounds {
@@ -197,10 +204,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		results = append(results, rs...)
 	}
 	bar.Finish()
+	var ranges []rangeResult
+	if fl.rangeQueries > 0 {
+		if ranges, err = measureRange(fl.seed, fl.sizes, fl.rangeQueries); err != nil {
+			return fmt.Errorf("range filter: %w", err)
+		}
+	}
 	took := time.Since(began)
 	printResults(stdout, results)
 	gs := goals(results)
 	printGoals(stdout, gs)
+	printRange(stdout, ranges)
 	fmt.Fprintf(stdout, "\nfilterbench took %s\n", took.Round(time.Second))
 	var charts []string
 	if fl.plotDir != "" {
@@ -219,6 +233,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fl.md != "" {
 		if err := writeMarkdown(fl.md, args, results, gs, charts, took); err != nil {
+			return err
+		}
+		if err := appendFile(fl.md, rangeMarkdown(ranges)); err != nil {
 			return err
 		}
 	}
@@ -295,6 +312,18 @@ func measure(r *result, s spec, first bool, present, missing [][]byte, ph, mh []
 		r.DeleteRounds = append(r.DeleteRounds, deleteNs)
 	}
 	return nil
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // fastest is the smallest of xs (0 for none).

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestFilterBenchTinyRun(t *testing.T) {
 	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
 	var stdout, stderr bytes.Buffer
 	const absent = 20000
-	err := run([]string{"-n", "500,3000", "-absent", "20000", "-rounds", "2", "-progress=false",
+	err := run([]string{"-n", "500,3000", "-absent", "20000", "-rounds", "2", "-progress=false", "-range-queries", "500",
 		"-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("filterbench: %v\n%s", err, stderr.String())
@@ -76,5 +77,35 @@ func TestGoalsVerdict(t *testing.T) {
 	}
 	if gs[1].Met || gs[1].Absent != 1.2 {
 		t.Errorf("fuse8 absent queries 1.2x slower must fail: %+v", gs[1])
+	}
+}
+
+// TestFilterBenchRangeSection runs the range section alone on small sets:
+// it must find no false negative (measureRange fails on one), and every
+// hashed configuration's measured FP must be within reach of its bound.
+func TestFilterBenchRangeSection(t *testing.T) {
+	rs, err := measureRange(1, []int{2000}, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2*3 {
+		t.Fatalf("%d results, want 6", len(rs))
+	}
+	for _, r := range rs {
+		if r.BitsPerKey <= 0 || r.BitsPerKey > r.BitsBudget+1 {
+			t.Errorf("%s at %v bits: %.2f bits per key", r.Shape, r.BitsBudget, r.BitsPerKey)
+		}
+		for _, w := range r.Widths {
+			// 3000 queries: mean 3000*bound, allow 4 sigma plus room.
+			mean := float64(w.Queries) * w.Bound
+			if limit := mean + 4*math.Sqrt(mean) + 5; float64(w.Queries)*w.FPRate > limit {
+				t.Errorf("%s at %v bits, %d ids: FP %.4f above bound %.4f", r.Shape, r.BitsBudget, w.IDs, w.FPRate, w.Bound)
+			}
+		}
+	}
+	var b bytes.Buffer
+	printRange(&b, rs)
+	if !strings.Contains(b.String(), "| user%08d, runs and holes | ") {
+		t.Errorf("range table lacks the runs shape:\n%s", b.String())
 	}
 }

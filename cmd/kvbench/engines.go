@@ -87,6 +87,8 @@ type config struct {
 	// wal keeps every engine's write-ahead log on (writes still NoSync
 	// unless the workload syncs).
 	wal bool
+	// rangeFilterBits is sievekv's RangeFilterBitsPerKey (0: none).
+	rangeFilterBits float64
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -131,7 +133,7 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 	db, err := kv.Open(c.dir, &kv.Options{
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
-		DisableWAL: !c.wal, DisableTombstoneIndex: c.noTombIndex,
+		DisableWAL: !c.wal, DisableTombstoneIndex: c.noTombIndex, RangeFilterBitsPerKey: c.rangeFilterBits,
 	})
 	if err != nil {
 		return nil, err

@@ -39,12 +39,14 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
+	"scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
 // tombstone index's cost shows on and off (deleterandom).
-var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi"}
+// sievekv-rf is sievekv with range filters (-range-filter-bits), run on
+// the bounded-scan workloads only.
+var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi", "sievekv-rf"}
 
 // sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.
 var sweepFilters = []struct {
@@ -75,6 +77,7 @@ type flags struct {
 	quick, sweep, progress     bool
 	wal                        bool
 	idle                       time.Duration
+	rangeFilterBits            float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -103,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge: how long the DB idles after the deletes (quick: 10s)")
+	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -334,6 +338,7 @@ func header(fl *flags, c config) string {
 	} else {
 		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
 	}
+	b.WriteString(scanKeysDescription(fl))
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
 	return b.String()
 }
@@ -346,8 +351,12 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 		c := cfg
 		var openCfg func(c config, io *ioCounters) (engine, error)
 		switch name {
-		case "sievekv", "sievekv-notsi":
+		case "sievekv", "sievekv-notsi", "sievekv-rf":
 			c.noTombIndex = name == "sievekv-notsi"
+			if name == "sievekv-rf" {
+				c.rangeFilterBits = fl.rangeFilterBits
+				r.only = map[string]bool{"scanempty": true, "scanshort": true}
+			}
 			r.filter = cfg.filter.String()
 			openCfg = func(c config, io *ioCounters) (engine, error) { return openSieve(name, c, io) }
 			if c.noTombIndex {
@@ -418,6 +427,9 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 }
 
 func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
+	if isScanWorkload(w) {
+		return runScanWorkload(r, w, fl, root, progress)
+	}
 	if w == "deletelarge" {
 		res, err := runDeleteLarge(r, fl, root, progress)
 		return []result{res}, err

@@ -168,7 +168,35 @@ func goals(rs []result) []goal {
 		gs = append(gs, goal{"7, 10", "fillrandom: write amplification <= pebble's",
 			fmt.Sprintf("%.2f vs %.2f = %s", s.WriteAmp, p.WriteAmp, ratioStr(s.WriteAmp, p.WriteAmp)), s.WriteAmp <= p.WriteAmp, true})
 	}
+	return append(gs, rangeFilterGoals(rs)...)
+}
+
+// rangeFilterGoals are the bounded-scan goals: range filters make empty
+// scans nearly free and cost non-empty ones nothing.
+func rangeFilterGoals(rs []result) []goal {
+	var gs []goal
+	if rf := find(rs, "scanempty", "sievekv-rf"); rf != nil {
+		gs = append(gs, goal{"22", "scanempty: table reads per empty scan <= 0.05 with range filters",
+			fmt.Sprintf("%.4f (without range filters %s)", rf.DataBlockReadsPerOp, readsOf(find(rs, "scanempty", "sievekv"))),
+			rf.DataBlockReadsPerOp <= 0.05, true})
+		if p := find(rs, "scanempty", "pebble"); p != nil {
+			gs = append(gs, goal{"22", "scanempty: reads per scan <= 0.1x pebble",
+				fmt.Sprintf("%.4f vs %.4f = %s", rf.DataBlockReadsPerOp, p.DataBlockReadsPerOp, ratioStr(rf.DataBlockReadsPerOp, p.DataBlockReadsPerOp)),
+				rf.DataBlockReadsPerOp <= 0.1*p.DataBlockReadsPerOp, true})
+		}
+	}
+	if rf, s := find(rs, "scanshort", "sievekv-rf"), find(rs, "scanshort", "sievekv"); rf != nil && s != nil {
+		gs = append(gs, goal{"22", "scanshort: ops/s with range filters >= 0.95x without",
+			fmt.Sprintf("%.0f vs %.0f = %s", rf.OpsPerSec, s.OpsPerSec, ratioStr(rf.OpsPerSec, s.OpsPerSec)), rf.OpsPerSec >= 0.95*s.OpsPerSec, true})
+	}
 	return gs
+}
+
+func readsOf(r *result) string {
+	if r == nil {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.4f", r.DataBlockReadsPerOp)
 }
 
 func verdict(g goal) string {
@@ -182,7 +210,7 @@ func verdict(g goal) string {
 }
 
 func printGoals(w io.Writer, gs []goal, rs []result) {
-	fmt.Fprintln(w, "== goals (issues 7, 10 and 19)")
+	fmt.Fprintln(w, "== goals (issues 7, 10, 19 and 22)")
 	for _, g := range gs {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", verdict(g), g.Goal, g.Measured)
 	}

@@ -69,11 +69,14 @@ func init() {
 		{name: "stats", usage: "stats", summary: "show levels, tables, cache, WAL and filter counters",
 			help:    "Shows the engine's metrics: tables and bytes per level, memtables, WAL,\nblock cache, filter memory and the reads the filters avoided since the shell started.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdStats},
-		{name: "explain", usage: "explain get KEY", summary: "show what a get of KEY consulted and what it cost",
-			help: "Runs get KEY and lists every source it consulted in order: memtables, then\n" +
-				"tables (level, file), whether each table's filter said definitely-absent (a read\n" +
-				"avoided), and the data blocks read from disk or served from the block cache.",
-			minArgs: 2, maxArgs: 2, complete: []string{"get"}, run: (*Interp).cmdExplain},
+		{name: "explain", usage: "explain get KEY|scan START END", summary: "show what a get of KEY (or a scan of [START, END)) consults",
+			help: "explain get KEY runs get KEY and lists every source it consulted in order:\n" +
+				"memtables, then tables (level, file), whether each table's filter said\n" +
+				"definitely-absent (a read avoided), and the data blocks read from disk or served\n" +
+				"from the block cache. explain scan START END lists the tables whose key span\n" +
+				"meets [START, END) and which of them their range filter rules out (skipped\n" +
+				"without a block read; tables need -range-filter-bits when written).",
+			minArgs: 2, maxArgs: 3, complete: []string{"get", "scan"}, run: (*Interp).cmdExplain},
 		{name: "tables", usage: "tables", summary: "list the live tables",
 			help:    "Lists each table: level, file number, entries, size, filter type, filter\nbits per key and key range.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdTables},
@@ -515,12 +518,18 @@ func (in *Interp) cmdCompact(_ context.Context, args []token) error {
 }
 
 func (in *Interp) cmdExplain(_ context.Context, args []token) error {
+	if !args[0].quoted && args[0].text == "scan" {
+		return in.cmdExplainScan(args[1:])
+	}
 	if args[0].quoted || args[0].text != "get" {
 		what := formatBytes([]byte(args[0].text))
 		if args[0].quoted {
 			what = formatQuoted([]byte(args[0].text))
 		}
-		return &usageError{fmt.Sprintf("cannot explain %s, only get (typed bare)", what), lookup("explain").usage}
+		return &usageError{fmt.Sprintf("cannot explain %s, only get or scan (typed bare)", what), lookup("explain").usage}
+	}
+	if len(args) != 2 {
+		return &usageError{"explain get takes one KEY", lookup("explain").usage}
 	}
 	key, err := wordBytes(args[1])
 	if err != nil {

@@ -37,6 +37,8 @@ type config struct {
 	json     bool
 	filter   string
 	readOnly bool
+	// rangeFilterBits is kv.Options.RangeFilterBitsPerKey (0: none).
+	rangeFilterBits float64
 }
 
 // filterNames lists every filter -filter accepts, from kv's vocabulary.
@@ -52,6 +54,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.filter, "filter", kv.FilterBinaryFuse8.String(),
 		"filter built into new tables: "+filterNames())
 	fs.BoolVar(&c.readOnly, "readonly", false, "open the database read-only (writes fail)")
+	fs.Float64Var(&c.rangeFilterBits, "range-filter-bits", 0,
+		"bits per key of the range filter built into new tables, 3 to 48 (0: none); bounded scans skip tables it rules out")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: kvshell [flags]
 
@@ -91,7 +95,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvshell: -filter %q: want one of %s\n", cfg.filter, filterNames())
 		return exitUsage
 	}
-	openOpts := kv.Options{Filter: filter, ReadOnly: cfg.readOnly}
+	openOpts := kv.Options{Filter: filter, ReadOnly: cfg.readOnly, RangeFilterBitsPerKey: cfg.rangeFilterBits}
 	db, err := kv.Open(cfg.dir, &openOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvshell: %s\n", describeOpenError(cfg, err))

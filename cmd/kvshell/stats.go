@@ -47,6 +47,9 @@ type statsRecord struct {
 		ReadsAvoided   uint64  `json:"reads_avoided"`
 		FalsePositives uint64  `json:"false_positives"`
 		TruePositives  uint64  `json:"true_positives"`
+		RangeBytes     uint64  `json:"range_bytes"`
+		RangeChecks    uint64  `json:"range_checks"`
+		RangeNegatives uint64  `json:"range_negatives"`
 	} `json:"filter"`
 }
 
@@ -81,5 +84,6 @@ func statsJSON(m kv.Metrics) statsRecord {
 	r.Filter.BitsPerEntry = bitsPerKey(m.Filter.Bytes, entries)
 	r.Filter.Checks, r.Filter.ReadsAvoided = m.Filter.Checks, m.Filter.Negatives
 	r.Filter.FalsePositives, r.Filter.TruePositives = m.Filter.FalsePositives, m.Filter.TruePositives
+	r.Filter.RangeBytes, r.Filter.RangeChecks, r.Filter.RangeNegatives = m.Filter.RangeBytes, m.Filter.RangeChecks, m.Filter.RangeNegatives
 	return r
 }

@@ -1,0 +1,317 @@
+package filters
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// RangeFilter answers "might any key lie in [lo, hi)?" for the keys it was
+// built from, so a scan can skip a table that holds nothing in its range.
+// It is Grafite (Costa, Ferragina, Vinciguerra, SIGMOD 2024) applied to the
+// codes of a keyCoder:
+//
+//  1. Each key becomes a uint64 code by an order-preserving map learned from
+//     the keys (range_keycode.go), so a range of keys is a range of codes
+//     about as wide as the keys' own alphabet makes it.
+//  2. Codes are hashed into a reduced universe [0, r) by a locality-
+//     preserving hash, h(x) = (q(x div L) + x mod L) mod r, with L the
+//     largest power of two <= r and q a seeded hash of the block: codes of
+//     one block keep their order and spacing (a cyclic shift), blocks land
+//     at independent random offsets.
+//  3. The distinct hashed codes are stored in an Elias-Fano sequence.
+//
+// A query maps [lo, hi) to codes [a, b], cuts it at block boundaries and
+// asks the sequence for a value in each piece's image. When the codes'
+// universe is no larger than r, the hash is the identity (exact mode) and
+// the filter stores the codes themselves.
+//
+// False positives (invariant R3): for an empty query of code width
+// w = b-a+1 over n distinct codes, a key in the same block as a query piece
+// never collides with it (the block is shifted, not scattered, and L <= r),
+// and a key of another block hits a piece of length l with probability
+// l/r. So
+//
+//	P[false positive] <= n*w/r = w / 2^(B-2)   (hashed mode, r = n*2^(B-2))
+//	P[false positive]  = 0                      (exact mode)
+//
+// at B bits per key, for any key set and any query, over the choice of
+// seed. Beyond this, keys that agree on every position the coder reads
+// share a code, so a query between two such keys is a (deterministic)
+// false positive; the coder reads to the keys' distinguishing depth, so
+// only queries that fall between a key and its own extensions are affected.
+//
+// Space: Elias-Fano takes lowBits+1 bits per code plus r>>lowBits+1 bits,
+// at most B bits per key, plus the coder's header (the prefix and up to 33
+// bytes per position read).
+type RangeFilter struct {
+	coder keyCoder
+	exact bool
+	// r is the hashed universe (the code universe in exact mode).
+	r uint64
+	// blockShift is log2(L), L the largest power of two <= r.
+	blockShift uint
+	seed       uint64
+	set        eliasFano
+}
+
+// rangeFormatVersion is the body version MarshalBinary writes.
+//
+//	1: initial format (docs/format.md, "Range filter").
+const rangeFormatVersion = 1
+
+// rangeSeed is the block hash seed new filters use; it is stored, so a
+// later build may choose differently without breaking old tables.
+const rangeSeed = 0x5bd1e9955bd1e995
+
+// maxRangeKeyBytes is how much of each key a RangeBuilder keeps: the coder
+// never reads further, so longer keys cost no more memory.
+const maxRangeKeyBytes = 256
+
+// maxRangeBitsPerKey bounds the budget; beyond it the bound is below any
+// rate a test could observe and r would near the coder's universe cap.
+const maxRangeBitsPerKey = 48
+
+// RangeBuilder collects keys for a RangeFilter. Keys may arrive in any
+// order and repeat; sorted input (a table writer's) avoids a sort. The
+// builder copies the first 256 bytes of each key and owns those copies;
+// Finish resets it for reuse.
+type RangeBuilder struct {
+	bitsPerKey float64
+	keys       keyList
+	minLen     int
+	sorted     bool
+}
+
+// keyList is keys packed in one arena: fewer allocations (and less for the
+// garbage collector to scan) than a slice per key.
+type keyList struct {
+	arena []byte
+	ends  []int // ends[i] is the end of key i in arena
+}
+
+func (l *keyList) len() int { return len(l.ends) }
+
+func (l *keyList) at(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = l.ends[i-1]
+	}
+	return l.arena[start:l.ends[i]]
+}
+
+func (l *keyList) add(k []byte) {
+	l.arena = append(l.arena, k...)
+	l.ends = append(l.ends, len(l.arena))
+}
+
+// NewRangeBuilder returns a builder of filters of bitsPerKey bits per key,
+// in [3, 48]. The error wraps ErrInvalidArgument.
+func NewRangeBuilder(bitsPerKey float64) (*RangeBuilder, error) {
+	if !(bitsPerKey >= 3 && bitsPerKey <= maxRangeBitsPerKey) {
+		return nil, fmt.Errorf("%w: range filter bits per key %v outside [3, %d]",
+			ErrInvalidArgument, bitsPerKey, maxRangeBitsPerKey)
+	}
+	b := &RangeBuilder{bitsPerKey: bitsPerKey}
+	b.Reset()
+	return b, nil
+}
+
+// Reset forgets every key added.
+func (b *RangeBuilder) Reset() {
+	b.keys.arena = b.keys.arena[:0]
+	b.keys.ends = b.keys.ends[:0]
+	b.minLen = math.MaxInt
+	b.sorted = true
+}
+
+// Add records key.
+func (b *RangeBuilder) Add(key []byte) {
+	b.minLen = min(b.minLen, len(key))
+	k := key[:min(len(key), maxRangeKeyBytes)]
+	if n := b.keys.len(); n > 0 {
+		switch bytes.Compare(b.keys.at(n-1), k) {
+		case 0:
+			return
+		case 1:
+			b.sorted = false
+		}
+	}
+	b.keys.add(k)
+}
+
+// Len is the number of keys recorded (adjacent repeats count once).
+func (b *RangeBuilder) Len() int { return b.keys.len() }
+
+// Finish builds the filter of every key added and resets the builder.
+func (b *RangeBuilder) Finish() (*RangeFilter, error) {
+	keys := &b.keys
+	if !b.sorted {
+		sorted := make([][]byte, keys.len())
+		for i := range sorted {
+			sorted[i] = keys.at(i)
+		}
+		slices.SortFunc(sorted, bytes.Compare)
+		sorted = slices.CompactFunc(sorted, bytes.Equal)
+		keys = &keyList{}
+		for _, k := range sorted {
+			keys.add(k)
+		}
+	}
+	f := buildRangeFilter(keys, b.minLen, b.bitsPerKey)
+	b.Reset()
+	return f, nil
+}
+
+// NewRangeFilter builds a filter of keys at bitsPerKey bits per key.
+func NewRangeFilter(keys [][]byte, bitsPerKey float64) (*RangeFilter, error) {
+	b, err := NewRangeBuilder(bitsPerKey)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		b.Add(k)
+	}
+	return b.Finish()
+}
+
+// buildRangeFilter builds from sorted distinct (possibly truncated) keys.
+func buildRangeFilter(keys *keyList, minLen int, bitsPerKey float64) *RangeFilter {
+	prefixLen := 0
+	if n := keys.len(); n > 0 {
+		prefixLen = commonPrefixLen(keys.at(0), keys.at(n-1))
+	}
+	f := &RangeFilter{coder: newKeyCoder(keys, prefixLen, minLen, maxRangeKeyBytes)}
+	codes := make([]uint64, 0, keys.len())
+	table := f.coder.codeTable()
+	for i := range keys.len() {
+		c := f.coder.codeWith(table, keys.at(i))
+		if len(codes) == 0 || codes[len(codes)-1] != c {
+			codes = append(codes, c) // codes of sorted keys never decrease (R2)
+		}
+	}
+	n := uint64(len(codes))
+	target := float64(max(n, 1)) * math.Exp2(bitsPerKey-2)
+	if target >= float64(f.coder.universe) {
+		f.exact, f.r = true, f.coder.universe
+		f.set = newEliasFano(codes, f.r)
+		return f
+	}
+	f.r = max(uint64(target), 1)
+	f.blockShift = uint(bits.Len64(f.r) - 1)
+	f.seed = rangeSeed
+	for i, c := range codes {
+		codes[i] = f.hash(c)
+	}
+	slices.Sort(codes)
+	codes = slices.Compact(codes)
+	f.set = newEliasFano(codes, f.r)
+	return f
+}
+
+// blockOffset is q(block): where the block's codes start in [0, r).
+func (f *RangeFilter) blockOffset(block uint64) uint64 {
+	return reduce64(mix64(block^f.seed), f.r)
+}
+
+// hash is h(x) = (q(x div L) + x mod L) mod r; both terms are below r.
+func (f *RangeFilter) hash(x uint64) uint64 {
+	h := f.blockOffset(x>>f.blockShift) + x&(1<<f.blockShift-1)
+	if h >= f.r {
+		h -= f.r
+	}
+	return h
+}
+
+// MayContainRange reports false only if no key the filter was built from
+// lies in [lo, hi) (invariant R1). A nil lo or hi leaves that side open.
+func (f *RangeFilter) MayContainRange(lo, hi []byte) bool {
+	a, b, ok := f.coder.codeRange(lo, hi)
+	if !ok {
+		return false
+	}
+	return f.mayContainCodes(a, b)
+}
+
+// MayContain reports false only if key was not among the keys built from.
+func (f *RangeFilter) MayContain(key []byte) bool {
+	a, ok := f.coder.ceil(key)
+	if !ok {
+		return false
+	}
+	// Built keys <= key: the floor before key's successor key+"\x00".
+	b, ok := f.coder.floorBefore(append(key[:len(key):len(key)], 0))
+	return ok && a <= b && f.mayContainCodes(a, b)
+}
+
+// MayContainHash returns true: a range filter orders keys and cannot
+// answer from a hash, and true keeps invariant F1.
+func (f *RangeFilter) MayContainHash(uint64) bool { return true }
+
+// mayContainCodes reports whether a stored code may lie in [a, b].
+func (f *RangeFilter) mayContainCodes(a, b uint64) bool {
+	if f.exact {
+		return f.set.anyIn(a, b)
+	}
+	if b-a >= f.r-1 {
+		return f.set.n > 0 // the pieces' images cover all of [0, r)
+	}
+	mask := uint64(1)<<f.blockShift - 1
+	for block := a >> f.blockShift; block <= b>>f.blockShift; block++ {
+		lo, hi := uint64(0), mask
+		if block == a>>f.blockShift {
+			lo = a & mask
+		}
+		if block == b>>f.blockShift {
+			hi = b & mask
+		}
+		start := f.blockOffset(block) + lo
+		end := start + (hi - lo)
+		if start >= f.r {
+			start -= f.r
+			end -= f.r
+		}
+		if end < f.r {
+			if f.set.anyIn(start, end) {
+				return true
+			}
+		} else if f.set.anyIn(start, f.r-1) || f.set.anyIn(0, end-f.r) {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeWidth is the number of codes [lo, hi) covers, the w of the FP bound
+// (0 when the coder alone proves the range empty).
+func (f *RangeFilter) CodeWidth(lo, hi []byte) uint64 {
+	a, b, ok := f.coder.codeRange(lo, hi)
+	if !ok {
+		return 0
+	}
+	return b - a + 1
+}
+
+// FPBound is the bound of invariant R3 on the false-positive probability of
+// an empty query of code width w.
+func (f *RangeFilter) FPBound(w uint64) float64 {
+	if f.exact || w == 0 {
+		return 0
+	}
+	return min(1, float64(f.set.n)*float64(w)/float64(f.r))
+}
+
+// Exact reports whether the filter stores codes unhashed (no hashing false
+// positives).
+func (f *RangeFilter) Exact() bool { return f.exact }
+
+// Len is the number of distinct stored values.
+func (f *RangeFilter) Len() int { return int(f.set.n) }
+
+// SizeBits is the size of the encoding in bits.
+func (f *RangeFilter) SizeBits() uint64 {
+	enc, _ := f.MarshalBinary()
+	return 8 * uint64(len(enc))
+}

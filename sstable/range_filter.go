@@ -1,0 +1,156 @@
+package sstable
+
+import (
+	"fmt"
+
+	"github.com/sievekv/sievekv/filters"
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// A table may carry a range filter (filters.RangeFilter) over its distinct
+// user keys, so a bounded scan can skip it without reading a data block
+// (T10). The block is optional and sits between the last data block and
+// the point filter block (or the index when there is none):
+//
+//	[data blocks] [range filter block]? [filter block]? [index] [properties] [footer]
+//
+// Its contents size is the properties' optional field 16; its offset is
+// implied, since the block ends where the next region starts, so the
+// footer is unchanged and tables without one read as before
+// (docs/format.md, "Range filter block").
+
+// rangeFilterBuilder collects a writer's user keys for the range filter.
+type rangeFilterBuilder struct {
+	b   *filters.RangeBuilder
+	err error // invalid WriterOptions.RangeFilterBitsPerKey, reported by Finish
+}
+
+func newRangeFilterBuilder(bitsPerKey float64) rangeFilterBuilder {
+	if bitsPerKey == 0 {
+		return rangeFilterBuilder{}
+	}
+	b, err := filters.NewRangeBuilder(bitsPerKey)
+	return rangeFilterBuilder{b: b, err: err}
+}
+
+// add records a new user key (the writer calls it once per distinct key,
+// in order).
+func (rb *rangeFilterBuilder) add(userKey []byte) {
+	if rb.b != nil {
+		rb.b.Add(userKey)
+	}
+}
+
+// writeRangeFilter builds and writes the range filter block, if the writer
+// has one and the table has keys, and records its size in the properties.
+// The writer calls it after the last data block, before the point filter.
+func (w *Writer) writeRangeFilter() error {
+	rb := &w.rangeFilter
+	if rb.err != nil {
+		return fmt.Errorf("sstable: range filter: %w", rb.err)
+	}
+	if rb.b == nil || rb.b.Len() == 0 {
+		return nil
+	}
+	f, err := rb.b.Finish()
+	if err != nil {
+		return fmt.Errorf("sstable: building range filter: %w", err)
+	}
+	enc, err := f.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("sstable: encoding range filter: %w", err)
+	}
+	if _, err := w.writeBlock(enc, false); err != nil {
+		return err
+	}
+	w.props.RangeFilterSize = uint64(len(enc))
+	return nil
+}
+
+// openRangeFilter locates, verifies and decodes the range filter block the
+// properties announce (T10). Open calls it after the properties and before
+// the index, whose data region ends where this block starts.
+func (r *Reader) openRangeFilter() error {
+	size := r.props.RangeFilterSize
+	// The block ends where the point filter (or the index) starts; a
+	// range-deletion block, if any, lies before it (T2's order).
+	next := r.footer.metaStart()
+	if size == 0 {
+		r.rangeFilterStart = next
+		return nil
+	}
+	if size > maxBlockLen || size+blockTrailerLen > next {
+		return base.CorruptionErrorf("sstable: %s: range filter of %d bytes does not fit before offset %d", r.name, size, next)
+	}
+	h := blockHandle{offset: next - size - blockTrailerLen, length: size}
+	b, err := r.readRaw(h, metaBlock, nil)
+	if err != nil {
+		return err
+	}
+	if r.rangeFilter, err = filters.UnmarshalRangeFilter(b); err != nil {
+		return r.corrupt(h.offset, "range filter block", err)
+	}
+	r.rangeFilterStart = h.offset
+	r.memBytes += int64(len(b))
+	return nil
+}
+
+// dataEnd is where the data blocks stop: at the range-deletion block when
+// there is one, else at the range filter block, else where the footer's
+// first meta block starts.
+func (r *Reader) dataEnd() uint64 {
+	if r.props.NumRangeDeletions > 0 {
+		return r.props.RangeDelOffset
+	}
+	return r.rangeFilterStart
+}
+
+// HasRangeFilter reports whether the table carries a range filter.
+func (r *Reader) HasRangeFilter() bool { return r.rangeFilter != nil }
+
+// RangeFilterSize is the range filter block's size (0 without one).
+func (r *Reader) RangeFilterSize() uint64 { return r.props.RangeFilterSize }
+
+// MayContainRange reports false only if the table holds no user key in
+// [lo, hi) (nil bounds are open). Without a range filter it is true. Each
+// answer of a filter counts in the reader's Stats.
+func (r *Reader) MayContainRange(lo, hi []byte) bool {
+	if r.rangeFilter == nil {
+		return true
+	}
+	r.stats.RangeFilterChecks.Add(1)
+	if r.rangeFilter.MayContainRange(lo, hi) {
+		return true
+	}
+	r.stats.RangeFilterNegatives.Add(1)
+	return false
+}
+
+// rangeEmpty reports whether a bounded iterator may skip a positioning
+// call because the range filter proves [lo, hi) empty. Unbounded
+// iterators never ask: a whole-table scan has nothing to skip.
+func (it *Iter) rangeEmpty(lo, hi []byte) bool {
+	if it.lower == nil && it.upper == nil {
+		return false
+	}
+	if !it.r.MayContainRange(lo, hi) {
+		it.valid = false
+		return true
+	}
+	return false
+}
+
+// rangeBelow is the exclusive user-key bound of the entries SeekLT(key)
+// may land on: key's user key when key is that user key's smallest
+// internal key, else nil (the entries of key's own user key qualify, and
+// the caller falls back to the iterator's upper bound).
+func rangeBelow(key base.InternalKey, upper []byte) []byte {
+	if key.Trailer == base.TrailerMax {
+		return key.UserKey
+	}
+	return upper
+}
+
+// RangeFilter returns the table's range filter (nil without one), for
+// tools that explain a scan; asking it directly counts in no Stats.
+func (r *Reader) RangeFilter() *filters.RangeFilter { return r.rangeFilter }

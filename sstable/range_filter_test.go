@@ -1,0 +1,177 @@
+package sstable
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/sievekv/sievekv/filters"
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// holeyIDEntries returns entries for user%08d ids laid out in runs and
+// holes, the keys range filters are for.
+func holeyIDEntries(rng *rand.Rand, span int) []kv {
+	gen := func(rng *rand.Rand, i int) []byte {
+		// ids advance in runs with every other id kept, then jump a hole.
+		return []byte(fmt.Sprintf("user%08d", i*2+(i/50)*700))
+	}
+	return makeEntries(rng, span, gen, func() int { return 20 })
+}
+
+// TestRangeFilterTableIdentical checks T10: a table with a range filter
+// answers every bounded walk and seek exactly as the same table without
+// one, and a range filter that rules a range out saves every data-block
+// read of that positioning call.
+func TestRangeFilterTableIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 10))
+	for name, entries := range map[string][]kv{
+		"ids":    holeyIDEntries(rng, 3000),
+		"binary": makeEntries(rng, 1500, keyGens["binary"], func() int { return 8 }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			writeTable(t, fs, "/plain.sst", entries, WriterOptions{BlockSize: 512})
+			md := writeTable(t, fs, "/range.sst", entries, WriterOptions{BlockSize: 512, RangeFilterBitsPerKey: 16})
+			if md.Properties.RangeFilterSize == 0 {
+				t.Fatal("no range filter written")
+			}
+			stats := &Stats{}
+			plain := openTable(t, fs, "/plain.sst", ReaderOptions{})
+			withRF := openTable(t, fs, "/range.sst", ReaderOptions{Stats: stats})
+			if plain.HasRangeFilter() || !withRF.HasRangeFilter() {
+				t.Fatal("range filter presence wrong after Open")
+			}
+			bound := func() []byte {
+				if rng.IntN(8) == 0 {
+					return nil
+				}
+				e := entries[rng.IntN(len(entries))].key.UserKey
+				if rng.IntN(2) == 0 {
+					return slices.Clone(e)
+				}
+				return append(slices.Clone(e[:rng.IntN(len(e)+1)]), byte(rng.IntN(256)))
+			}
+			for q := 0; q < 300; q++ {
+				lower, upper := bound(), bound()
+				want := inBounds(entries, lower, upper)
+				it := withRF.NewIter(lower, upper)
+				checkWalks(t, it, want)
+				checkSeeks(t, it, want, func() base.InternalKey {
+					k := bound()
+					if k == nil {
+						k = []byte{}
+					}
+					return base.MakeInternalKey(k, base.SeqNum(rng.IntN(4000)), base.KindSet)
+				}, 10)
+				it.Close()
+			}
+			if stats.RangeFilterChecks.Load() == 0 || stats.RangeFilterNegatives.Load() == 0 {
+				t.Fatalf("range filter never consulted or never negative: %d checks, %d negatives",
+					stats.RangeFilterChecks.Load(), stats.RangeFilterNegatives.Load())
+			}
+			// An empty range costs no data-block read.
+			before := stats.Snapshot()
+			lower, upper := []byte("user00000001"), []byte("user00000002")
+			it := withRF.NewIter(lower, upper)
+			if it.First() || it.Last() || it.SeekGE(base.MakeSearchKey(lower, base.SeqNumMax)) {
+				t.Fatal("found a key in an empty range")
+			}
+			it.Close()
+			if d := stats.Snapshot().Sub(before); name == "ids" && (d.DataBlockReads != 0 || d.RangeFilterNegatives != 3) {
+				t.Errorf("empty range: %d data-block reads, %d negatives; want 0 and 3", d.DataBlockReads, d.RangeFilterNegatives)
+			}
+		})
+	}
+}
+
+// TestRangeFilterTableWithoutFilterReadsAsBefore checks that a table written
+// without a range filter has no properties field 16 (its bytes are those
+// of tables written before range filters existed) and never consults one.
+func TestRangeFilterTableWithoutFilterReadsAsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 11))
+	entries := holeyIDEntries(rng, 200)
+	fs := vfs.NewMem()
+	md := writeTable(t, fs, "/t.sst", entries, WriterOptions{})
+	p := md.Properties
+	p.RangeFilterSize = 0
+	if got := md.Properties.encode(); string(got) != string(p.encode()) || md.Properties.RangeFilterSize != 0 {
+		t.Fatal("a table without a range filter records one")
+	}
+	stats := &Stats{}
+	r := openTable(t, fs, "/t.sst", ReaderOptions{Stats: stats})
+	it := r.NewIter([]byte("user00000001"), []byte("user00000002"))
+	it.First()
+	it.Close()
+	if stats.RangeFilterChecks.Load() != 0 || !r.MayContainRange(nil, nil) {
+		t.Error("a table without a range filter consulted one")
+	}
+}
+
+// TestRangeFilterTableCorruption checks that damage to the range filter
+// block or its recorded size fails Open with ErrCorruption.
+func TestRangeFilterTableCorruption(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 12))
+	entries := holeyIDEntries(rng, 500)
+	for _, ft := range []filters.Type{filters.TypeBinaryFuse8, filters.TypeNone} {
+		fs := vfs.NewMem()
+		writeTable(t, fs, "/t.sst", entries, WriterOptions{Filter: ft, RangeFilterBitsPerKey: 12})
+		r := openTable(t, fs, "/t.sst", ReaderOptions{})
+		orig := make([]byte, r.Size())
+		r.file.ReadAt(orig, 0)
+		start := r.rangeFilterStart
+		end := start + r.props.RangeFilterSize + blockTrailerLen
+		for _, off := range []uint64{start, start + 20, (start + end) / 2, end - 5, end - 1} {
+			data := slices.Clone(orig)
+			data[off] ^= 0x10
+			g, _ := fs.Create("/bad.sst")
+			g.Write(data)
+			g.Close()
+			f, _ := fs.Open("/bad.sst")
+			if _, err := Open(f, int64(len(data)), ReaderOptions{}); !errors.Is(err, base.ErrCorruption) {
+				t.Errorf("%s: flip at %d of range filter [%d, %d): Open = %v, want corruption", ft, off, start, end, err)
+			}
+		}
+	}
+	if _, err := decodeProperties(append((&Properties{}).encode(), 0)); err == nil {
+		t.Error("properties with a zero range filter size decode")
+	}
+}
+
+// TestRangeFilterWriterRejectsBadBudget checks that an out-of-range budget
+// fails Finish with the filters package's typed error.
+func TestRangeFilterWriterRejectsBadBudget(t *testing.T) {
+	fs := vfs.NewMem()
+	f, _ := fs.Create("/t.sst")
+	w := NewWriter(f, WriterOptions{RangeFilterBitsPerKey: 1})
+	w.Add(base.MakeInternalKey([]byte("a"), 1, base.KindSet), nil)
+	if _, err := w.Finish(); !errors.Is(err, filters.ErrInvalidArgument) {
+		t.Fatalf("Finish = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// BenchmarkBuildRangeFilter measures table build with and without a range
+// filter at 16 bits per key, on the default point filter, so the ratio of
+// the two sub-benchmarks is the range filter's build cost (goal: <= 1.3x).
+func BenchmarkBuildRangeFilter(b *testing.B) {
+	vals := benchValues()
+	for _, bits := range []float64{0, 16} {
+		b.Run(fmt.Sprintf("range-bits=%g", bits), func(b *testing.B) {
+			b.SetBytes(benchRawBytes)
+			for b.Loop() {
+				w := NewWriter(&discardFile{}, WriterOptions{RangeFilterBitsPerKey: bits})
+				for i, v := range vals {
+					if err := w.Add(base.MakeInternalKey(benchKey(i), base.SeqNum(i+1), base.KindSet), v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := w.Finish(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
