@@ -15,8 +15,8 @@
 // writer at a time (the leader) the only writer of the mutable memtable and
 // its WAL. The table set is a manifest.Version of manifest.TableMetadata,
 // the one model the compaction picker and the MANIFEST share; a version is
-// immutable once published (manifest's V1), so a read takes a reference to
-// d.current under DB.mu and then reads it without the lock, and every change
+// immutable once published (manifest's V1), so a read pins the published
+// read state (memtables and version, K8) without taking DB.mu, and every change
 // goes through one fold (manifest.BulkVersionEdit) that MANIFEST replay uses
 // too.
 //
@@ -43,4 +43,9 @@
 //	   index answers "no tombstone" for a key only when no live table holds
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
 //	   answering "may have" for every key (kv/tombstone_index.go).
+//	K8 (published read state): after Open, every change of the memtables
+//	   or the current version is followed, under DB.mu, by publishing a new
+//	   readState; a read pins the published one lock-free, and a retired
+//	   state drops its version reference exactly once, when its last reader
+//	   is done (kv/read_state.go).
 package kv

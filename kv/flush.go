@@ -57,6 +57,7 @@ func (d *DB) flushLoop() {
 		}
 		d.counters.tombstonesElided.Add(elided)
 		d.imm = d.imm[1:]
+		d.publishReadStateLocked()
 		d.flushedMemID = m.id
 		d.counters.flushes.Add(1)
 		if m.logNum != 0 {

@@ -53,8 +53,8 @@ const (
 )
 
 // newIterator builds an Iterator over a pinned read state at seq.
-func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterator {
-	it := &Iterator{db: d, seq: seq, pinned: &rs}
+func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterator {
+	it := &Iterator{db: d, seq: seq, pinned: rs}
 	if o != nil {
 		it.lower = cloneOrNil(o.LowerBound)
 		it.upper = cloneOrNil(o.UpperBound)
