@@ -230,6 +230,6 @@ func (it *Iter) Close() error {
 	it.valid = false
 	it.releaseBlock()
 	it.bi = blockIter{}
-	it.ra = readahead{}
+	it.ra.release()
 	return it.err
 }
