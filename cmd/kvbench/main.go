@@ -39,7 +39,7 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
+	"readrandom-par", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the

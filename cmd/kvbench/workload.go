@@ -134,6 +134,11 @@ type phaseSpec struct {
 	wantFound int
 	// live, if > 0, is the number of live keys after the phase.
 	live int
+	// readers > 1 runs the timed loop on that many goroutines at once,
+	// goroutine g running opFor(g) on its share of the ops (op and warmup
+	// are then unused): throughput under concurrent Gets.
+	readers int
+	opFor   func(g int) opFunc
 }
 
 const (
@@ -165,7 +170,13 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	var written int64
 	found := 0
 	start := time.Now()
-	for i := range p.ops {
+	if p.readers > 1 {
+		var err error
+		if found, err = runParallel(p, lat, bar); err != nil {
+			return result{}, err
+		}
+	}
+	for i := range p.ops * boolInt(p.readers <= 1) {
 		t0 := time.Now()
 		w, ok, err := p.op(i)
 		lat[i] = time.Since(t0)
@@ -362,6 +373,16 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	case "readrandom":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
 			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil
+	case "readrandom-par":
+		if !r.eng.concurrentReads() {
+			return nil, nil
+		}
+		var ps []phaseSpec
+		for _, g := range []int{2, 4, 8} {
+			ps = append(ps, phaseSpec{workload: fmt.Sprintf("readrandom-par%d", g), ops: ops, wantFound: wantAll, readers: g,
+				opFor: func(i int) opFunc { return uniform(uint64(100*g+i), ks.present, false) }})
+		}
+		return ps, nil
 	case "readmissing":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(21, ks.present, true),
 			op: uniform(20, ks.present, true), wantFound: wantNone}}, nil
