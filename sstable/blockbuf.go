@@ -95,13 +95,28 @@ func (b *blockBuf) release() {
 	}
 	liveBufs.Add(-1)
 	if invariants.Enabled {
-		for i := range b.buf {
-			b.buf[i] = poisonByte
-		}
+		poison(b.buf)
 	}
 	b.blk = block{}
 	b.prev, b.next = nil, nil
 	if b.class >= 0 {
 		bufPools[b.class].Put(b)
+	}
+}
+
+// poisonBlock is a block's worth of poisonByte; poison copies it rather than
+// storing byte by byte, which the race detector makes slow.
+var poisonBlock = func() []byte {
+	p := make([]byte, 4<<10)
+	for i := range p {
+		p[i] = poisonByte
+	}
+	return p
+}()
+
+// poison overwrites recycled memory so a read after release is visible.
+func poison(p []byte) {
+	for len(p) > 0 {
+		p = p[copy(p, poisonBlock):]
 	}
 }
