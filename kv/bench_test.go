@@ -160,3 +160,21 @@ func BenchmarkSetSyncParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkScanRange is kvbench's scanrange on one engine: a seek to a random
+// present key and 100 Nexts, each in a fresh iterator.
+func BenchmarkScanRange(b *testing.B) {
+	d, keys := benchDB(b, 200_000)
+	defer d.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		it := d.NewIter(nil)
+		n := 0
+		for ok := it.SeekGE(keys[(i*7919)%len(keys)]); ok && n < 100; ok = it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -29,6 +29,9 @@ type DB struct {
 
 	// visibleSeq is the sequence number reads see (K3).
 	visibleSeq atomic.Uint64
+	// readState is what reads pin without taking mu (read_state.go, K9);
+	// stored only under mu.
+	readState  atomic.Pointer[readState]
 	closedFlag atomic.Bool
 	// reads is what Close waits on before closing the table files.
 	reads    readGate
@@ -187,6 +190,7 @@ func (d *DB) rotateMemTableLocked() error {
 	}
 	d.imm = append(d.imm, old)
 	d.mem = next
+	d.publishReadStateLocked()
 	return nil
 }
 
@@ -274,6 +278,7 @@ func (d *DB) Close() error {
 	defer d.mu.Unlock()
 	keep(d.mem.closeWAL())
 	keep(d.manifest.close())
+	d.retireReadStateLocked()
 	if d.current != nil {
 		d.current.Unref()
 	}

@@ -15,8 +15,8 @@
 // writer at a time (the leader) the only writer of the mutable memtable and
 // its WAL. The table set is a manifest.Version of manifest.TableMetadata,
 // the one model the compaction picker and the MANIFEST share; a version is
-// immutable once published (manifest's V1), so a read takes a reference to
-// d.current under DB.mu and then reads it without the lock, and every change
+// immutable once published (manifest's V1), so a read pins the published
+// read state (memtables and version, K8) without taking DB.mu, and every change
 // goes through one fold (manifest.BulkVersionEdit) that MANIFEST replay uses
 // too.
 //
@@ -76,4 +76,9 @@
 //	   is not cut inside a range one of its tombstones covers, and
 //	   compactions pick by those widened bounds (docs/design.md, "Range
 //	   tombstones sit beside the filters, not behind them").
+//	K9 (published read state): after Open, every change of the memtables
+//	   or the current version is followed, under DB.mu, by publishing a new
+//	   readState; a read pins the published one lock-free, and a retired
+//	   state drops its version reference exactly once, when its last reader
+//	   is done (kv/read_state.go).
 package kv

@@ -63,6 +63,7 @@ func (d *DB) flushLoop() {
 		}
 		d.counters.tombstonesElided.Add(elided)
 		d.imm = d.imm[1:]
+		d.publishReadStateLocked()
 		d.flushedMemID = m.id
 		d.counters.flushes.Add(1)
 		d.counters.compaction.levelBytesWritten[0].Add(manifest.TotalSize(tables))

@@ -63,13 +63,13 @@ const (
 )
 
 // newIterator builds an Iterator over a pinned read state at seq.
-func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterator {
+func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterator {
 	if !d.reads.enter() {
 		rs.unref()
 		return &Iterator{db: d, err: ErrClosed, state: stateClosed}
 	}
 	defer d.reads.exit()
-	it := &Iterator{db: d, seq: seq, pinned: &rs}
+	it := &Iterator{db: d, seq: seq, pinned: rs}
 	if o != nil {
 		it.lower = cloneOrNil(o.LowerBound)
 		it.upper = cloneOrNil(o.UpperBound)
@@ -96,7 +96,7 @@ func (d *DB) newIterator(rs readState, seq base.SeqNum, o *IterOptions) *Iterato
 		}
 	}
 	it.iter = newMergingIter(children)
-	if rd, err := d.iterRangeDels(&rs, seq, it.lower, it.upper); err != nil {
+	if rd, err := d.iterRangeDels(rs, seq, it.lower, it.upper); err != nil {
 		it.err = err
 	} else {
 		it.rangeDels = rd

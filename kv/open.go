@@ -74,6 +74,11 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		lock.Close()
 		return nil, err
 	}
+	// recover set the memtables and version without readers around;
+	// publish the final state before the first read (K9).
+	d.mu.Lock()
+	d.publishReadStateLocked()
+	d.mu.Unlock()
 	return d, nil
 }
 

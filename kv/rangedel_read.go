@@ -53,7 +53,8 @@ func (d *DB) hasRangeDels(rs *readState) bool {
 // newer than the tombstone in the same source is the answer; anything
 // else means the key is deleted, since no older source holds a version
 // newer than the tombstone.
-func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
+func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
+	key := lk.UserKey
 	mems := make([]*memTable, 0, 1+len(rs.imm))
 	mems = append(mems, rs.mem)
 	for i := len(rs.imm) - 1; i >= 0; i-- {
@@ -100,9 +101,9 @@ func (d *DB) getCovered(rs *readState, key []byte, seq base.SeqNum, trace *GetTr
 				return v, err
 			}
 			h.release()
-			v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
+			v, kind, found, err := d.getFromTable(t, level, lk, seq, trace)
 			if err != nil || found {
-				return resultOrErr(v, kind, err)
+				return tableResult(v, kind, err)
 			}
 			if level > 0 {
 				break // one table per sorted level

@@ -1,39 +1,22 @@
 package kv
 
 import (
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 )
 
-// readState pins what a read needs: the memtables and the version current
-// when it started. Memtables are garbage collected; the version is
-// reference counted so its table files outlive the read (K5).
-type readState struct {
-	mem *memTable
-	imm []*memTable // oldest first
-	v   *manifest.Version
-}
-
-func (rs *readState) unref() { rs.v.Unref() }
-
-// loadReadState pins the current state for one read. It returns a value,
-// not a pointer, so a Get allocates nothing for it. The imm slice header
-// is shared, not copied: the DB only ever drops memtables from its front
-// or appends past its end, never writing inside a range a reader holds.
-func (d *DB) loadReadState() (readState, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return readState{}, ErrClosed
-	}
-	d.current.Ref()
-	return readState{mem: d.mem, imm: d.imm, v: d.current}, nil
-}
-
 // Get returns a copy of the newest value of key, or ErrNotFound.
 func (d *DB) Get(key []byte) ([]byte, error) {
 	return d.getAt(key, base.SeqNum(d.visibleSeq.Load()), nil)
+}
+
+// lookupKey is a Get's key with its filter hash, computed once and passed
+// to every table the Get probes.
+type lookupKey struct {
+	UserKey []byte
+	hash    uint64
 }
 
 // getAt looks key up as of seq: memtables newest first, then L0 tables
@@ -54,8 +37,9 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 		return nil, err
 	}
 	defer rs.unref()
-	if d.hasRangeDels(&rs) {
-		return d.getCovered(&rs, key, seq, trace) // K8
+	lk := lookupKey{UserKey: key, hash: filters.Hash(key)}
+	if d.hasRangeDels(rs) {
+		return d.getCovered(rs, lk, seq, trace) // K8
 	}
 
 	if v, kind, found := rs.mem.Get(key, seq); found {
@@ -76,9 +60,9 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 				if !t.ContainsUserKey(key) {
 					continue
 				}
-				v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
+				v, kind, found, err := d.getFromTable(t, level, lk, seq, trace)
 				if err != nil || found {
-					return resultOrErr(v, kind, err)
+					return tableResult(v, kind, err)
 				}
 			}
 			continue
@@ -87,9 +71,9 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 		if t == nil {
 			continue
 		}
-		v, kind, found, err := d.getFromTable(t, level, key, seq, trace)
+		v, kind, found, err := d.getFromTable(t, level, lk, seq, trace)
 		if err != nil || found {
-			return resultOrErr(v, kind, err)
+			return tableResult(v, kind, err)
 		}
 	}
 	return nil, ErrNotFound
@@ -99,22 +83,26 @@ func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error)
 // per-call GetStats, so the trace shows this Get's work alone however many
 // reads and compactions run beside it; without one the ordinary Get path
 // runs and nothing extra is allocated or counted.
-func (d *DB) getFromTable(t *manifest.TableMetadata, level int, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
+func (d *DB) getFromTable(t *manifest.TableMetadata, level int, key lookupKey, seq base.SeqNum, trace *GetTrace) ([]byte, base.Kind, bool, error) {
 	h, err := d.tables.acquire(t)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	defer h.release()
 	r := h.reader()
+	// The reader copies the value out of its block before releasing it,
+	// so v is already the caller's copy: the one allocation of a Get.
 	if trace == nil {
-		return r.Get(key, seq)
+		return r.GetHashed(nil, key.UserKey, key.hash, seq, nil)
 	}
 	var gs sstable.GetStats
-	v, kind, found, err := r.GetWithStats(key, seq, &gs)
+	v, kind, found, err := r.GetHashed(nil, key.UserKey, key.hash, seq, &gs)
 	trace.table(level, t, &gs, found, err)
 	return v, kind, found, err
 }
 
+// result turns a memtable hit into Get's answer: a copy, since memtable
+// values alias memory the memtable owns.
 func result(v []byte, kind base.Kind) ([]byte, error) {
 	if kind == base.KindDelete {
 		return nil, ErrNotFound
@@ -122,9 +110,17 @@ func result(v []byte, kind base.Kind) ([]byte, error) {
 	return append([]byte{}, v...), nil
 }
 
-func resultOrErr(v []byte, kind base.Kind, err error) ([]byte, error) {
-	if err != nil {
+// tableResult turns a table hit into Get's answer. v is already a copy
+// (getFromTable); an empty value is returned as a non-nil empty slice, as
+// memtable hits are.
+func tableResult(v []byte, kind base.Kind, err error) ([]byte, error) {
+	switch {
+	case err != nil:
 		return nil, err
+	case kind == base.KindDelete:
+		return nil, ErrNotFound
+	case v == nil:
+		return []byte{}, nil
 	}
-	return result(v, kind)
+	return v, nil
 }

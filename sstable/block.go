@@ -73,7 +73,8 @@ func (w *blockWriter) reset() {
 }
 
 // block is a decompressed block whose restart array parseBlock checked
-// (T4). It is immutable and shared through the cache.
+// (T4). It is immutable; a data block's memory belongs to a blockBuf and
+// is readable only while a reference to that blockBuf is held (BM1).
 type block struct {
 	data        []byte // contents, restart array included
 	entriesEnd  int    // offset of the restart array
@@ -133,23 +134,36 @@ func decodeEntry(data []byte, end, off int, prev []byte) (key, value []byte, nex
 // validate's job: the reader runs it on index blocks, on every block in
 // invariants builds, and VerifyBlocks (kv.Check) runs it on every block.
 func parseBlock(data []byte) (*block, error) {
+	b := new(block)
+	if err := b.parse(data); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// parse is parseBlock into an existing block, so a pooled blockBuf can
+// hold its parsed view without a separate allocation. On error b is left
+// zero.
+func (b *block) parse(data []byte) error {
+	*b = block{}
 	if len(data) < 4 {
-		return nil, malformed("%d bytes is too short for a restart count", len(data))
+		return malformed("%d bytes is too short for a restart count", len(data))
 	}
 	n := binary.LittleEndian.Uint32(data[len(data)-4:])
 	if n == 0 || uint64(n) > uint64(len(data)-4)/4 {
-		return nil, malformed("restart count %d impossible in %d bytes", n, len(data))
+		return malformed("restart count %d impossible in %d bytes", n, len(data))
 	}
-	b := &block{data: data, entriesEnd: len(data) - 4 - 4*int(n), numRestarts: int(n)}
+	p := block{data: data, entriesEnd: len(data) - 4 - 4*int(n), numRestarts: int(n)}
 	prevRestart := -1
-	for i := range b.numRestarts {
-		r := b.restart(i)
-		if (i == 0 && r != 0) || r <= prevRestart || (r >= b.entriesEnd && !(r == 0 && b.entriesEnd == 0)) {
-			return nil, malformed("restart %d at offset %d out of order or outside the entries", i, r)
+	for i := range p.numRestarts {
+		r := p.restart(i)
+		if (i == 0 && r != 0) || r <= prevRestart || (r >= p.entriesEnd && !(r == 0 && p.entriesEnd == 0)) {
+			return malformed("restart %d at offset %d out of order or outside the entries", i, r)
 		}
 		prevRestart = r
 	}
-	return b, nil
+	*b = p
+	return nil
 }
 
 // validate walks every entry of a parsed block and checks what parseBlock

@@ -5,10 +5,17 @@ import (
 	"sync/atomic"
 )
 
-// Cache is a sharded LRU cache of decompressed, validated blocks, bounded
-// by bytes and keyed by (file number, block offset). One Cache is shared by
-// every Reader of an engine; each Reader must have a distinct FileNum.
-// A nil *Cache is a valid, disabled cache (NewCache(0) returns nil).
+// Cache is a sharded LRU cache of decompressed, parsed data blocks,
+// bounded by bytes and keyed by (file number, block offset). One Cache is
+// shared by every Reader of an engine; each Reader must have a distinct
+// FileNum. A nil *Cache is a valid, disabled cache (NewCache(0) returns
+// nil).
+//
+// The cache owns its blocks' memory (BM1, BM2 in doc.go): an entry holds one
+// reference to its blockBuf and every lookup hands out another, so a Get
+// or an iterator may alias a block for as long as it holds its reference,
+// even after the entry is evicted; the memory is recycled only when the
+// last reference goes.
 //
 // Safe for concurrent use: each shard has its own mutex, so readers of
 // different blocks rarely contend.
@@ -19,10 +26,10 @@ type Cache struct {
 	misses   atomic.Int64
 }
 
-// cacheEntryOverhead is charged per entry besides the block bytes: the
-// block header, the map slot and the list node (~120 bytes measured with
-// unsafe.Sizeof on 64-bit, rounded up).
-const cacheEntryOverhead = 128
+// cacheEntryOverhead is charged per entry besides the block's buffer: the
+// blockBuf header and the map slot (~130 bytes with unsafe.Sizeof on
+// 64-bit plus a map slot, rounded).
+const cacheEntryOverhead = 160
 
 // maxCacheShards caps sharding; 16 shards keep lock contention low on the
 // core counts an embedded store sees while leaving each shard big enough.
@@ -36,19 +43,13 @@ type cacheKey struct {
 	fileNum, offset uint64
 }
 
-type cacheNode struct {
-	key        cacheKey
-	b          *block
-	charge     int64
-	prev, next *cacheNode
-}
-
 type cacheShard struct {
 	mu sync.Mutex
 	// The fields below are guarded by mu. list is a circular doubly linked
-	// list with a sentinel; list.next is the most recently used node.
-	m        map[cacheKey]*cacheNode
-	list     cacheNode
+	// list through blockBuf.prev/next with a sentinel; list.next is the
+	// most recently used entry.
+	m        map[cacheKey]*blockBuf
+	list     blockBuf
 	size     int64
 	capacity int64
 }
@@ -74,7 +75,7 @@ func NewCache(capacity int64) *Cache {
 	c := &Cache{shards: make([]cacheShard, n), capacity: capacity}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.m = map[cacheKey]*cacheNode{}
+		s.m = map[cacheKey]*blockBuf{}
 		s.list.next, s.list.prev = &s.list, &s.list
 		s.capacity = capacity / int64(n)
 	}
@@ -90,85 +91,108 @@ func (c *Cache) shard(k cacheKey) *cacheShard {
 	return &c.shards[h&uint64(len(c.shards)-1)]
 }
 
-func (s *cacheShard) unlink(n *cacheNode) {
-	n.prev.next, n.next.prev = n.next, n.prev
+func (s *cacheShard) unlink(b *blockBuf) {
+	b.prev.next, b.next.prev = b.next, b.prev
+	b.prev, b.next = nil, nil
 }
 
-func (s *cacheShard) pushFront(n *cacheNode) {
-	n.prev, n.next = &s.list, s.list.next
-	s.list.next.prev = n
-	s.list.next = n
+func (s *cacheShard) pushFront(b *blockBuf) {
+	b.prev, b.next = &s.list, s.list.next
+	s.list.next.prev = b
+	s.list.next = b
 }
 
-// get returns the cached block, or nil, and counts the hit or miss.
-func (c *Cache) get(fileNum, offset uint64) *block {
+// remove drops an entry from the shard and returns it; the caller releases
+// the cache's reference once the lock is dropped. REQUIRES: s.mu held.
+func (s *cacheShard) remove(b *blockBuf) *blockBuf {
+	s.unlink(b)
+	s.size -= b.charge
+	delete(s.m, b.key)
+	return b
+}
+
+// get returns the cached block with a reference the caller must release,
+// or nil, and counts the hit or miss.
+func (c *Cache) get(fileNum, offset uint64) *blockBuf {
 	if c == nil {
 		return nil
 	}
 	k := cacheKey{fileNum, offset}
 	s := c.shard(k)
 	s.mu.Lock()
-	n := s.m[k]
-	if n != nil {
-		s.unlink(n)
-		s.pushFront(n)
+	b := s.m[k]
+	if b != nil {
+		b.ref() // the entry's own reference keeps b alive while locked
+		s.unlink(b)
+		s.pushFront(b)
 	}
 	s.mu.Unlock()
-	if n == nil {
+	if b == nil {
 		c.misses.Add(1)
 		return nil
 	}
 	c.hits.Add(1)
-	return n.b
+	return b
 }
 
-// set inserts a block, evicting least recently used blocks of its shard
-// to stay within capacity. A block larger than a shard is not cached.
-func (c *Cache) set(fileNum, offset uint64, b *block) {
+// set inserts a parsed block the caller holds a reference to; the cache
+// takes a reference of its own and the caller keeps its one. It evicts
+// least recently used blocks of the shard to stay within capacity, so the
+// bytes charged never exceed it (BM2). A block larger than a shard is not
+// cached. Replacing an entry for the same key (two concurrent misses)
+// drops the older one.
+func (c *Cache) set(fileNum, offset uint64, b *blockBuf) {
 	if c == nil {
 		return
 	}
 	k := cacheKey{fileNum, offset}
 	s := c.shard(k)
-	charge := int64(len(b.data)) + cacheEntryOverhead
+	charge := int64(len(b.buf)) + cacheEntryOverhead
 	if charge > s.capacity {
 		return
 	}
+	b.ref()
+	b.key, b.charge = k, charge
+	var evicted []*blockBuf
+	var stack [4]*blockBuf
+	evicted = stack[:0]
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if old := s.m[k]; old != nil {
-		s.unlink(old)
-		s.size -= old.charge
-		delete(s.m, k)
+		evicted = append(evicted, s.remove(old))
 	}
 	for s.size+charge > s.capacity {
-		victim := s.list.prev
-		s.unlink(victim)
-		s.size -= victim.charge
-		delete(s.m, victim.key)
+		evicted = append(evicted, s.remove(s.list.prev))
 	}
-	n := &cacheNode{key: k, b: b, charge: charge}
-	s.pushFront(n)
-	s.m[k] = n
+	s.pushFront(b)
+	s.m[k] = b
 	s.size += charge
+	s.mu.Unlock()
+	for _, v := range evicted {
+		v.release()
+	}
 }
 
-// EvictFile drops every block of fileNum, for when its table is deleted.
+// EvictFile drops every block of fileNum, for when its table is closed.
+// Blocks still referenced by a Get or an iterator stay readable until
+// those references are released (BM1).
 func (c *Cache) EvictFile(fileNum uint64) {
 	if c == nil {
 		return
 	}
+	var evicted []*blockBuf
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		for k, n := range s.m {
+		for k, b := range s.m {
 			if k.fileNum == fileNum {
-				s.unlink(n)
-				s.size -= n.charge
-				delete(s.m, k)
+				evicted = append(evicted, s.remove(b))
 			}
 		}
 		s.mu.Unlock()
+		for _, b := range evicted {
+			b.release()
+		}
+		evicted = evicted[:0]
 	}
 }
 

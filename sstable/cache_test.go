@@ -10,41 +10,57 @@ import (
 	"github.com/sievekv/sievekv/vfs"
 )
 
-func testBlock(size int) *block { return &block{data: make([]byte, size)} }
+// cachePut inserts a fresh block of size bytes (a size-class multiple, so
+// its charge is exact) and drops the caller's reference, as a reader does
+// once its Get is done.
+func cachePut(c *Cache, fileNum, offset uint64, size int) {
+	b := newBlockBuf(size)
+	c.set(fileNum, offset, b)
+	b.release()
+}
+
+// cacheHas looks a block up and releases the reference the lookup took.
+func cacheHas(c *Cache, fileNum, offset uint64) bool {
+	b := c.get(fileNum, offset)
+	if b != nil {
+		b.release()
+	}
+	return b != nil
+}
 
 // TestCacheLRUByBytes checks the size bound, LRU order, EvictFile and the
 // nil (disabled) cache.
 func TestCacheLRUByBytes(t *testing.T) {
-	c := NewCache(10 * (1000 + cacheEntryOverhead)) // one shard: below minShardBytes
+	c := NewCache(10 * (1024 + cacheEntryOverhead)) // one shard: below minShardBytes
 	if len(c.shards) != 1 {
 		t.Fatalf("%d shards for a small cache", len(c.shards))
 	}
 	for i := range 10 {
-		c.set(1, uint64(i), testBlock(1000))
+		cachePut(c, 1, uint64(i), 1024)
 	}
-	if m := c.Metrics(); m.Count != 10 || m.Size != 10*(1000+cacheEntryOverhead) {
+	if m := c.Metrics(); m.Count != 10 || m.Size != 10*(1024+cacheEntryOverhead) {
 		t.Fatalf("after 10 inserts: %+v", m)
 	}
-	c.get(1, 0) // 0 becomes most recent; 1 is now the LRU victim
-	c.set(1, 10, testBlock(1000))
-	if c.get(1, 1) != nil || c.get(1, 0) == nil || c.get(1, 10) == nil {
+	cacheHas(c, 1, 0) // 0 becomes most recent; 1 is now the LRU victim
+	cachePut(c, 1, 10, 1024)
+	if cacheHas(c, 1, 1) || !cacheHas(c, 1, 0) || !cacheHas(c, 1, 10) {
 		t.Fatal("LRU evicted the wrong block")
 	}
 	if m := c.Metrics(); m.Size > m.Capacity {
 		t.Fatalf("size %d above capacity %d", m.Size, m.Capacity)
 	}
-	c.set(1, 99, testBlock(1<<20)) // larger than the shard: not cached
-	if c.get(1, 99) != nil {
+	cachePut(c, 1, 99, 1<<20) // larger than the shard: not cached
+	if cacheHas(c, 1, 99) {
 		t.Fatal("oversized block cached")
 	}
-	c.set(2, 0, testBlock(10))
+	cachePut(c, 2, 0, 1024)
 	c.EvictFile(1)
-	if m := c.Metrics(); m.Count != 1 || c.get(2, 0) == nil {
+	if m := c.Metrics(); m.Count != 1 || !cacheHas(c, 2, 0) {
 		t.Fatalf("EvictFile(1) left %+v", m)
 	}
 	var nilCache *Cache
-	nilCache.set(1, 1, testBlock(1))
-	if NewCache(0) != nil || nilCache.get(1, 1) != nil || nilCache.Metrics() != (CacheMetrics{}) {
+	cachePut(nilCache, 1, 1, 1)
+	if NewCache(0) != nil || cacheHas(nilCache, 1, 1) || nilCache.Metrics() != (CacheMetrics{}) {
 		t.Fatal("disabled cache is not inert")
 	}
 	if big := NewCache(1 << 30); len(big.shards) != maxCacheShards {
@@ -64,8 +80,8 @@ func TestCacheConcurrent(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
 			for range 20000 {
 				f, off := rng.Uint64N(4), rng.Uint64N(2000)
-				if b := c.get(f, off); b == nil {
-					c.set(f, off, testBlock(4096))
+				if !cacheHas(c, f, off) {
+					cachePut(c, f, off, 4096)
 				}
 				if rng.IntN(5000) == 0 {
 					c.EvictFile(f)

@@ -10,7 +10,9 @@
 // NewIter calls once Open returns (all its state is immutable; counters
 // are atomic); Close must not race with them. An Iter is single-goroutine.
 // The Cache and Stats are safe for concurrent use and meant to be shared
-// by all readers of an engine.
+// by all readers of an engine. Block memory is reference counted (BM1): a
+// Get copies its value out before it lets go of the block, and an Iter's
+// Key and Value stay valid until its next move or Close.
 //
 // # Invariants
 //
@@ -38,7 +40,8 @@
 //	   block findBlock picks has no entry >= a Get's search key, no version
 //	   of the searched user key exists, so a Get reads at most one block.
 //	T6 (filter guard): after Open, index and filter are in memory. Get
-//	   consults the filter first; on a negative it returns without any
+//	   consults the filter first (with a hash the caller may compute once
+//	   for many tables, GetHashed); on a negative it returns without any
 //	   read, and otherwise reads exactly the one data block of T5 (or hits
 //	   the cache). Stats count each outcome.
 //	T7 (bounds): an Iter never yields an entry outside [lower, upper) and
@@ -60,4 +63,23 @@
 //	   when it proves the range empty, returns "no entry" without reading
 //	   a block; since the filter has no false negatives the iterator's
 //	   answers are those of the same table without one.
+//
+// Block memory (blockbuf.go, cache.go, readahead.go):
+//
+//	BM1 (counted block memory): every data block a read uses lives in a
+//	   blockBuf whose count includes the cache's entry (while cached) and
+//	   each Get or Iter that reads it. Memory is recycled into the size-
+//	   class pools only when the count reaches zero, never while anything
+//	   may still read it; invariants builds poison it on recycling, so a
+//	   read after release shows as wrong bytes or a corruption error.
+//	   Nothing outside the package ever holds block memory past a call
+//	   except through an Iter, whose Value is valid until its next move.
+//	BM2 (cache bound): a shard evicts before it inserts, so the bytes it
+//	   charges (buffer capacity plus cacheEntryOverhead per entry) never
+//	   exceed its capacity; a block larger than a shard is not cached.
+//	   Evicted blocks stay readable to those holding them (BM1).
+//	BM3 (readahead only serves what it read): an Iter's readahead window
+//	   holds stored bytes exactly as read from the file; a block copied
+//	   from it is checksummed and parsed like any other (T1, T4), and a
+//	   window never extends past the data blocks.
 package sstable

@@ -11,8 +11,10 @@ import (
 type Iter struct {
 	r            *Reader
 	lower, upper []byte
-	blk          int // index of the loaded block; meaningful when bi.b != nil
+	blk          int       // index of the loaded block; meaningful when buf != nil
+	buf          *blockBuf // the loaded block's reference, released on the next load or Close (BM1)
 	bi           blockIter
+	ra           readahead
 	valid        bool
 	err          error
 }
@@ -25,16 +27,31 @@ func (r *Reader) NewIter(lower, upper []byte) *Iter {
 	return &Iter{r: r, lower: lower, upper: upper}
 }
 
-// load reads block i into the block iterator.
+// load reads block i into the block iterator, releasing the block loaded
+// before it: Key and Value are valid only until the next move (BM1).
 func (it *Iter) load(i int) bool {
-	b, err := it.r.readBlock(it.r.index[i].handle, dataBlock, nil)
+	if it.buf != nil && it.blk == i {
+		it.bi.init(&it.buf.blk) // a seek within the loaded block
+		return true
+	}
+	b, err := it.r.readDataBlock(it.r.index[i].handle, nil, &it.ra)
+	it.releaseBlock()
 	if err != nil {
 		it.err = err
 		return false
 	}
-	it.blk = i
-	it.bi.init(b)
+	it.blk, it.buf = i, b
+	it.bi.init(&b.blk)
 	return true
+}
+
+// releaseBlock drops the loaded block's reference.
+func (it *Iter) releaseBlock() {
+	if it.buf != nil {
+		it.buf.release()
+		it.buf = nil
+	}
+	it.bi.b, it.bi.value, it.bi.valid = nil, nil, false
 }
 
 // blockAboveUpper reports whether block i and all later ones hold only
@@ -211,16 +228,20 @@ func (it *Iter) Valid() bool { return it.valid }
 // Key implements base.InternalIterator; valid until the next move.
 func (it *Iter) Key() base.InternalKey { return it.bi.key }
 
-// Value implements base.InternalIterator. The bytes alias an immutable
-// block and must not be modified.
+// Value implements base.InternalIterator. The bytes alias a cached block
+// and must not be modified; they are valid until the next move or Close,
+// after which the block's memory may be recycled (BM1).
 func (it *Iter) Value() []byte { return it.bi.value }
 
 // Error implements base.InternalIterator.
 func (it *Iter) Error() error { return it.err }
 
-// Close implements base.InternalIterator. The table stays open.
+// Close implements base.InternalIterator. The table stays open. Close
+// releases the iterator's block; calling it twice is harmless.
 func (it *Iter) Close() error {
 	it.valid = false
+	it.releaseBlock()
 	it.bi = blockIter{}
+	it.ra.release()
 	return it.err
 }

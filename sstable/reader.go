@@ -3,16 +3,11 @@ package sstable
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"sort"
-	"sync"
-
-	"github.com/golang/snappy"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/internal/invariants"
 	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -66,7 +61,7 @@ type indexEntry struct {
 	handle blockHandle
 }
 
-// blockKind tells readBlock which counter a file read goes to.
+// blockKind tells the block readers which counter a file read goes to.
 type blockKind uint8
 
 const (
@@ -121,11 +116,20 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 
-	ib, err := r.readBlock(ft.index, indexBlock, nil)
+	ic, err := r.readRaw(ft.index, indexBlock, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.loadIndex(ib); err != nil {
+	ib, err := parseBlock(ic)
+	if err == nil {
+		// The index is read once per Open and decides every block a read
+		// touches: it gets the full walk on every build (T4).
+		_, err = ib.validate()
+	}
+	if err == nil {
+		err = r.loadIndex(ib)
+	}
+	if err != nil {
 		return nil, r.corrupt(ft.index.offset, "index block", err)
 	}
 	if uint64(len(r.index)) != r.props.NumDataBlocks {
@@ -196,72 +200,6 @@ func (r *Reader) readFull(p []byte, off uint64) error {
 	return fmt.Errorf("sstable: %s: read at offset %d: %w", r.name, off, err)
 }
 
-// readRaw reads a block from the file, verifies its checksum and returns
-// its decompressed contents (T1). gs, when not nil, also counts the read.
-func (r *Reader) readRaw(h blockHandle, kind blockKind, gs *GetStats) ([]byte, error) {
-	if h.end() > r.size-FooterLen || h.length > maxBlockLen {
-		return nil, base.CorruptionErrorf("sstable: %s: %s block handle (%d, %d) outside the table", r.name, blockKindNames[kind], h.offset, h.length)
-	}
-	buf := make([]byte, h.length+blockTrailerLen)
-	if err := r.readFull(buf, h.offset); err != nil {
-		return nil, err
-	}
-	r.countBlockRead(kind, gs)
-	contents, tail := buf[:h.length], buf[h.length:]
-	stored := uint32(tail[1]) | uint32(tail[2])<<8 | uint32(tail[3])<<16 | uint32(tail[4])<<24
-	if got := crc32.Update(crc32.Checksum(contents, crcTable), crcTable, tail[:1]); got != stored {
-		return nil, base.CorruptionErrorf("sstable: %s: %s block at offset %d: checksum mismatch (stored %#x, computed %#x)",
-			r.name, blockKindNames[kind], h.offset, stored, got)
-	}
-	switch tail[0] {
-	case tagNone:
-		return contents, nil
-	case tagSnappy:
-		n, err := snappy.DecodedLen(contents)
-		if err != nil || n > maxBlockLen {
-			return nil, base.CorruptionErrorf("sstable: %s: %s block at offset %d: bad snappy header", r.name, blockKindNames[kind], h.offset)
-		}
-		out, err := snappy.Decode(make([]byte, n), contents)
-		if err != nil {
-			return nil, base.CorruptionErrorf("sstable: %s: %s block at offset %d: snappy: %v", r.name, blockKindNames[kind], h.offset, err)
-		}
-		return out, nil
-	}
-	return nil, base.CorruptionErrorf("sstable: %s: %s block at offset %d: unknown compression tag %d", r.name, blockKindNames[kind], h.offset, tail[0])
-}
-
-// readBlock returns a parsed block, from the cache for data blocks when
-// possible (T4: only parsed blocks enter the cache). Index blocks, read
-// once per Open, are validated entry by entry; data blocks only in
-// invariants builds, since a full walk of every block read would dominate
-// a cold Get (the checksum already vouches for the bytes, and the
-// iterators bounds-check every entry they decode). gs, when not nil,
-// counts this call's cache lookup and file read.
-func (r *Reader) readBlock(h blockHandle, kind blockKind, gs *GetStats) (*block, error) {
-	if kind == dataBlock && r.cache != nil {
-		b := r.cache.get(r.fileNum, h.offset)
-		r.countCacheLookup(b != nil, gs)
-		if b != nil {
-			return b, nil
-		}
-	}
-	contents, err := r.readRaw(h, kind, gs)
-	if err != nil {
-		return nil, err
-	}
-	b, err := parseBlock(contents)
-	if err == nil && (kind == indexBlock || invariants.Enabled) {
-		_, err = b.validate()
-	}
-	if err != nil {
-		return nil, r.corrupt(h.offset, blockKindNames[kind]+" block", err)
-	}
-	if kind == dataBlock {
-		r.cache.set(r.fileNum, h.offset, b)
-	}
-	return b, nil
-}
-
 // findBlock returns the index of the first block whose separator is >= key
 // (the only block that can hold the first entry >= key, T5), or
 // len(r.index).
@@ -269,82 +207,6 @@ func (r *Reader) findBlock(key base.InternalKey) int {
 	return sort.Search(len(r.index), func(i int) bool {
 		return base.Compare(r.index[i].sep, key) >= 0
 	})
-}
-
-// Get returns the newest version of userKey visible at seq (base B3): its
-// value and kind; found is false if the table has none. A KindDelete
-// result means the key is deleted as of seq. The filter answers first: a
-// definite negative returns without touching index or data (T6). The value
-// aliases a block and must not be modified; it stays valid (blocks are
-// immutable and garbage collected).
-func (r *Reader) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool, err error) {
-	return r.GetWithStats(userKey, seq, nil)
-}
-
-// GetWithStats is Get that also records, in gs when not nil, what this
-// call alone did: the filter's answer, blocks read and cache lookups.
-// The shared Stats are counted either way.
-func (r *Reader) GetWithStats(userKey []byte, seq base.SeqNum, gs *GetStats) (value []byte, kind base.Kind, found bool, err error) {
-	value, kind, _, found, err = r.GetVersion(userKey, seq, gs)
-	return value, kind, found, err
-}
-
-// GetVersion is GetWithStats that also returns the sequence number of the
-// version found, for a caller that must compare it with a range
-// tombstone's.
-func (r *Reader) GetVersion(userKey []byte, seq base.SeqNum, gs *GetStats) (value []byte, kind base.Kind, versionSeq base.SeqNum, found bool, err error) {
-	if r.filter != nil {
-		r.stats.FilterChecks.Add(1)
-		mayContain := r.filter.MayContainHash(filters.Hash(userKey))
-		gs.countFilter(mayContain)
-		if !mayContain {
-			r.stats.FilterNegatives.Add(1)
-			return nil, 0, 0, false, nil
-		}
-	}
-	value, kind, versionSeq, found, err = r.get(userKey, seq, gs)
-	if r.filter != nil && err == nil {
-		if found {
-			r.stats.FilterTruePositives.Add(1)
-		} else {
-			r.stats.FilterFalsePositives.Add(1)
-		}
-	}
-	return value, kind, versionSeq, found, err
-}
-
-// iterPool recycles block iterators, and with them their key buffers, so
-// that a Get served from the cache allocates nothing.
-var iterPool = sync.Pool{New: func() any { return new(blockIter) }}
-
-func (r *Reader) get(userKey []byte, seq base.SeqNum, gs *GetStats) ([]byte, base.Kind, base.SeqNum, bool, error) {
-	search := base.MakeSearchKey(userKey, seq)
-	i := r.findBlock(search)
-	if i == len(r.index) {
-		return nil, 0, 0, false, nil // search key above the last separator
-	}
-	b, err := r.readBlock(r.index[i].handle, dataBlock, gs)
-	if err != nil {
-		return nil, 0, 0, false, err
-	}
-	// By T5 the first entry >= search is in block i if it has userKey at
-	// all: when block i has no entry >= search, search lies between its
-	// last key and a separator (u, TrailerMax) with u strictly below the
-	// next block's first user key, so no version of userKey exists. The
-	// Get never needs a second block.
-	it := iterPool.Get().(*blockIter)
-	it.init(b)
-	found := it.seekGE(search) && base.CompareUserKeys(it.key.UserKey, userKey) == 0
-	value, kind, vseq, itErr := it.value, it.key.Kind(), it.key.SeqNum(), it.err
-	it.b, it.value = nil, nil // keep only keyBuf across uses
-	iterPool.Put(it)
-	switch {
-	case itErr != nil:
-		return nil, 0, 0, false, r.corrupt(r.index[i].handle.offset, "data block", itErr)
-	case found:
-		return value, kind, vseq, true, nil
-	}
-	return nil, 0, 0, false, nil
 }
 
 // Properties returns the table's properties.

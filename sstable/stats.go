@@ -80,7 +80,7 @@ func (s StatsSnapshot) Sub(o StatsSnapshot) StatsSnapshot {
 	}
 }
 
-// GetStats records what one Get did (Reader.GetWithStats), for a caller
+// GetStats records what one Get did (Reader.GetHashed), for a caller
 // that explains a single read while others run: unlike the shared Stats,
 // only the goroutine running that Get writes it, so it holds exactly that
 // call's work. Not safe for concurrent use.

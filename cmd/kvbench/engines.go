@@ -49,6 +49,9 @@ type engine interface {
 	// scan positions at the first key >= start and reads up to n entries,
 	// returning how many it read.
 	scan(start []byte, n int) (int, error)
+	// concurrentReads reports whether get is safe from several goroutines
+	// at once (readrandom-par runs only on engines where it is).
+	concurrentReads() bool
 	// flush writes the memtable to tables (so reads of what was just
 	// written are served from tables, as in a DB that has moved on).
 	flush() error
@@ -166,8 +169,9 @@ func (e *sieveEngine) busy() bool {
 	m := e.db.Metrics()
 	return m.Compaction.InProgress || m.MemTable.Immutable > 0
 }
-func (e *sieveEngine) filterBytes() int64 { return int64(e.db.Metrics().Filter.Bytes) }
-func (e *sieveEngine) close() error       { return e.db.Close() }
+func (e *sieveEngine) filterBytes() int64    { return int64(e.db.Metrics().Filter.Bytes) }
+func (e *sieveEngine) concurrentReads() bool { return true }
+func (e *sieveEngine) close() error          { return e.db.Close() }
 
 // countingFS counts table-file I/O for sievekv.
 type countingFS struct {
@@ -294,6 +298,7 @@ func (e *pebbleEngine) busy() bool {
 	m := e.db.Metrics()
 	return m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0
 }
+func (e *pebbleEngine) concurrentReads() bool { return true }
 func (e *pebbleEngine) filterBytes() int64 {
 	levels, err := e.db.SSTables(pebble.WithProperties())
 	if err != nil {
@@ -319,6 +324,9 @@ func (e *pebbleEngine) close() error { e.dropIter(); return e.db.Close() }
 type pebbleL6View struct{ *pebbleEngine }
 
 func (v pebbleL6View) name() string { return "pebble-l6filters" }
+
+// concurrentReads is false: the view's get reuses one iterator.
+func (v pebbleL6View) concurrentReads() bool { return false }
 func (v pebbleL6View) get(k []byte) (bool, error) {
 	e := v.pebbleEngine
 	if e.l6iter == nil {
@@ -472,9 +480,10 @@ func (e *levelEngine) scan(start []byte, n int) (int, error) {
 	it.Release()
 	return got, it.Error()
 }
-func (e *levelEngine) busy() bool         { return false }
-func (e *levelEngine) filterBytes() int64 { return -1 }
-func (e *levelEngine) close() error       { return e.db.Close() }
+func (e *levelEngine) busy() bool            { return false }
+func (e *levelEngine) filterBytes() int64    { return -1 }
+func (e *levelEngine) concurrentReads() bool { return true }
+func (e *levelEngine) close() error          { return e.db.Close() }
 
 // countingStorage counts goleveldb's table-file I/O and discards its
 // journal writes (see levelEngine).

@@ -39,7 +39,7 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
-	"scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
+	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the

@@ -45,7 +45,8 @@ func TestKVBenchTinyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot", "scanrange",
-		"ycsb-a", "ycsb-b", "ycsb-c", "deleterandom", "deleterandom-getdeleted", "deleterandom-getkept"} {
+		"ycsb-a", "ycsb-b", "ycsb-c", "deleterandom", "deleterandom-getdeleted", "deleterandom-getkept",
+		"readrandom-par2", "readrandom-par4", "readrandom-par8"} {
 		for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
 			if find(rs, w, e) == nil {
 				t.Errorf("no result for %s on %s", e, w)
@@ -56,6 +57,9 @@ func TestKVBenchTinyRun(t *testing.T) {
 		if find(rs, w, "pebble-l6filters") == nil {
 			t.Errorf("no pebble-l6filters result for %s", w)
 		}
+	}
+	if find(rs, "readrandom-par2", "pebble-l6filters") != nil {
+		t.Error("readrandom-par ran on pebble-l6filters, whose get is not safe for concurrent use")
 	}
 	for _, w := range []string{"fillrandom", "deleterandom-getdeleted"} {
 		if find(rs, w, "sievekv-notsi") == nil {

@@ -162,6 +162,17 @@ func goals(rs []result) []goal {
 		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",
 			fmt.Sprintf("%.2fx after %.0f s", s.TableBytesRatio, s.Samples[len(s.Samples)-1].Sec), s.TableBytesRatio <= 0.6, true})
 	}
+	// Issue 17's present-key read targets, against plain Pebble.
+	for _, t := range []struct {
+		w   string
+		min float64
+	}{{"readrandom", 1.1}, {"readhot", 1.1}, {"ycsb-b", 1.1}, {"ycsb-c", 1.1}, {"scanrange", 1.0},
+		{"readrandom-par2", 1.0}, {"readrandom-par4", 1.0}, {"readrandom-par8", 1.0}} {
+		if s, p := find(rs, t.w, "sievekv"), find(rs, t.w, "pebble"); s != nil && p != nil {
+			gs = append(gs, goal{"17", fmt.Sprintf("%s: ops/s >= %.1fx pebble", t.w, t.min),
+				fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= t.min*p.OpsPerSec, true})
+		}
+	}
 	if s, p := find(rs, "fillrandom", "sievekv"), find(rs, "fillrandom", "pebble"); s != nil && p != nil {
 		gs = append(gs, goal{"10", "fillrandom: ops/s >= 0.8x pebble",
 			fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= 0.8*p.OpsPerSec, true})
@@ -210,7 +221,7 @@ func verdict(g goal) string {
 }
 
 func printGoals(w io.Writer, gs []goal, rs []result) {
-	fmt.Fprintln(w, "== goals (issues 7, 10, 19 and 22)")
+	fmt.Fprintln(w, "== goals (issues 7, 10, 17, 19 and 22)")
 	for _, g := range gs {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", verdict(g), g.Goal, g.Measured)
 	}
@@ -260,7 +271,7 @@ func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goa
 	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (finished %s, took %s).\n\n", strings.Join(args, " "),
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	b.WriteString("```\n" + hdr + "```\n\n")
-	b.WriteString("### Goals (issues 7, 10 and 19), measured side by side in this run\n\n")
+	b.WriteString("### Goals (issues 7, 10, 17, 19 and 22), measured side by side in this run\n\n")
 	var grows [][]string
 	for _, g := range gs {
 		grows = append(grows, []string{g.Issue, g.Goal, g.Measured, "**" + verdict(g) + "**"})

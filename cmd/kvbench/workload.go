@@ -148,6 +148,11 @@ type phaseSpec struct {
 	// goroutines > 1 runs op from that many goroutines at once, each
 	// taking the next i; op must then be safe for concurrent use.
 	goroutines int
+	// readers > 1 runs the timed loop on that many goroutines at once,
+	// goroutine g running opFor(g) on its share of the ops (op and warmup
+	// are then unused): throughput under concurrent Gets.
+	readers int
+	opFor   func(g int) opFunc
 }
 
 // syncWriters is fillsync8's number of concurrent writers.
@@ -180,7 +185,14 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := time.Now()
-	written, found, err := runOps(p, lat, bar)
+	var written int64
+	var found int
+	var err error
+	if p.readers > 1 {
+		found, err = runParallel(p, lat, bar)
+	} else {
+		written, found, err = runOps(p, lat, bar)
+	}
 	if err != nil {
 		return result{}, err
 	}
@@ -413,6 +425,16 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	case "readrandom":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
 			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil
+	case "readrandom-par":
+		if !r.eng.concurrentReads() {
+			return nil, nil
+		}
+		var ps []phaseSpec
+		for _, g := range []int{2, 4, 8} {
+			ps = append(ps, phaseSpec{workload: fmt.Sprintf("readrandom-par%d", g), ops: ops, wantFound: wantAll, readers: g,
+				opFor: func(i int) opFunc { return uniform(uint64(100*g+i), ks.present, false) }})
+		}
+		return ps, nil
 	case "readmissing":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(21, ks.present, true),
 			op: uniform(20, ks.present, true), wantFound: wantNone}}, nil
