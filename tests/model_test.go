@@ -154,8 +154,9 @@ func (m *wlModel) verify(t *testing.T, d *kv.DB, lo, hi []int) []int {
 			applyOps(trial, ops)
 		}
 		if k < 0 {
-			t.Fatalf("writer %d: DB state matches the model after no k in [%d, %d] batches\n%s",
-				w, lo[w], hi[w], diffStates(st, got[w]))
+			near, nearState := m.nearest(w, st, got[w], lo[w], hi[w])
+			t.Fatalf("writer %d: DB state matches the model after no k in [%d, %d] batches; nearest is k = %d:\n%s",
+				w, lo[w], hi[w], near, diffStates(nearState, got[w]))
 		}
 		m.applied[w], m.state[w], found[w] = k, trial, k
 		for key := range m.cfg.keys {
@@ -173,15 +174,44 @@ func (m *wlModel) verify(t *testing.T, d *kv.DB, lo, hi []int) []int {
 	return found
 }
 
-// diffStates describes how got differs from the model state at the window's
-// start, for failure messages.
+// nearest returns the k in [lo, hi] whose model state (st is the state
+// after lo batches) differs from got in the fewest keys, and that state:
+// the diff against it names the batch that was lost or half-applied,
+// where a diff against the window's start would list every key the
+// window's batches wrote as well.
+func (m *wlModel) nearest(w int, st, got map[string]string, lo, hi int) (int, map[string]string) {
+	trial := maps.Clone(st)
+	best, bestState, bestDiff := lo, maps.Clone(st), -1
+	for i := lo; ; i++ {
+		if n := len(diffLines(trial, got)); bestDiff < 0 || n < bestDiff {
+			best, bestState, bestDiff = i, maps.Clone(trial), n
+		}
+		if i >= hi {
+			return best, bestState
+		}
+		ops, _ := m.cfg.batch(w, i)
+		applyOps(trial, ops)
+	}
+}
+
+// diffStates describes how got differs from a model state, for failure
+// messages.
 func diffStates(want, got map[string]string) string {
+	lines := diffLines(want, got)
+	if len(lines) > 20 {
+		lines = append(lines[:20], fmt.Sprintf("  ... %d more", len(lines)-20))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// diffLines is one sorted line per key where got differs from want.
+func diffLines(want, got map[string]string) []string {
 	var lines []string
 	for k, v := range want {
 		if g, ok := got[k]; !ok {
 			lines = append(lines, fmt.Sprintf("  missing %s (model %.30q)", k, v))
 		} else if g != v {
-			lines = append(lines, fmt.Sprintf("  %s = %.30q, model at window start %.30q", k, g, v))
+			lines = append(lines, fmt.Sprintf("  %s = %.30q, model %.30q", k, g, v))
 		}
 	}
 	for k, g := range got {
@@ -190,10 +220,7 @@ func diffStates(want, got map[string]string) string {
 		}
 	}
 	slices.Sort(lines)
-	if len(lines) > 20 {
-		lines = append(lines[:20], fmt.Sprintf("  ... %d more", len(lines)-20))
-	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // soakCycles is n, or SIEVEKV_SOAK_CYCLES if set, for the long forms of

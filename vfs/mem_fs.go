@@ -30,6 +30,10 @@ type MemFS struct {
 	files   map[string]*memNode // current namespace
 	durable map[string]*memNode // namespace as of the last directory Syncs
 	locks   map[string]int      // name -> exclusiveLock, or the shared holders
+
+	// afterCloneNode, if set, runs inside CrashClone after each file's
+	// content is copied: a test seam for interleavings.
+	afterCloneNode func(name string)
 }
 
 // memNode is one file's content. Handles keep a node alive after Remove,
@@ -38,7 +42,7 @@ type memNode struct {
 	mu sync.RWMutex
 	// The fields below are guarded by mu.
 	data    []byte
-	synced  int // len(data) at the last Sync (V1)
+	synced  int // len(data) at the last Sync (V1); set with MemFS.mu held too
 	modTime time.Time
 }
 
@@ -266,8 +270,10 @@ func (m *MemFS) syncDir(dir string) {
 
 // CrashClone returns a new MemFS holding only what a power loss at this
 // instant would leave (V1): the names bound at their directory's last Sync,
-// each with the content of its file's last Sync. Locks are not carried
-// over. The receiver is unchanged and stays usable.
+// each with the content of its file's last Sync. It is one instant: file
+// and directory Syncs take m.mu too, so none runs while the files are
+// copied. Locks are not carried over. The receiver is unchanged and stays
+// usable.
 func (m *MemFS) CrashClone() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -284,6 +290,9 @@ func (m *MemFS) CrashClone() *MemFS {
 			cn = &memNode{data: data, synced: len(data), modTime: n.modTime}
 			n.mu.RUnlock()
 			clones[n] = cn
+			if m.afterCloneNode != nil {
+				m.afterCloneNode(p)
+			}
 		}
 		c.files[p] = cn
 		c.durable[p] = cn
@@ -356,6 +365,12 @@ func (f *memFile) Sync() error {
 	if f.closed {
 		return pathErr("sync", f.name, errClosed)
 	}
+	// Under the FS lock, so that CrashClone, which holds it throughout,
+	// sees every Sync wholly before or wholly after it (V1): copying the
+	// files one at a time while Syncs run would let the clone keep a write
+	// synced after another file's unseen Sync, which no power loss can do.
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
 	f.node.mu.Lock()
 	f.node.synced = len(f.node.data)
 	f.node.mu.Unlock()
