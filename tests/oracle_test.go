@@ -156,8 +156,9 @@ func drawOptions(seed uint64, osFS bool) oracleOptions {
 	return o
 }
 
-// oracleBaseSeed is SIEVEKV_ORACLE_SEED when set, else a fresh seed, so
-// every run of the suite explores new option sets and sequences.
+// oracleBaseSeed is SIEVEKV_ORACLE_SEED when set, a fresh seed under
+// SIEVEKV_SOAK (make soak explores new option sets and sequences), and
+// defaultOracleSeed otherwise.
 func oracleBaseSeed(t *testing.T) uint64 {
 	if s := os.Getenv("SIEVEKV_ORACLE_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
@@ -166,8 +167,20 @@ func oracleBaseSeed(t *testing.T) uint64 {
 		}
 		return seed
 	}
-	return uint64(time.Now().UnixNano())
+	if os.Getenv("SIEVEKV_SOAK") != "" {
+		return uint64(time.Now().UnixNano())
+	}
+	// make test uses a fixed base, so a seed that finds a bug (in sievekv,
+	// or an assertion of Pebble's own) fails one developer's run and is
+	// fixed, instead of failing a random CI run of an unrelated change;
+	// each case still draws its own options from base + its index. make
+	// soak (SIEVEKV_SOAK) explores fresh seeds, and SIEVEKV_ORACLE_SEED
+	// replays any.
+	return defaultOracleSeed
 }
+
+// defaultOracleSeed is the base seed of make test's oracle runs.
+const defaultOracleSeed = 20261201
 
 func oracleCases(base uint64) []oracleCase {
 	// The op counts add up to about 70k per run (the drawn options make
@@ -349,6 +362,9 @@ func (p *pair) closeSnap(s snapPair) {
 func (p *pair) key() []byte {
 	switch p.rng.IntN(100) {
 	case 0:
+		if pebbleInvariants {
+			return []byte{0x00} // the smallest key Pebble's checks accept
+		}
 		return []byte{}
 	case 1:
 		return []byte{0x00, byte(p.rng.IntN(4))}
