@@ -105,7 +105,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	src := compaction.NewIter(merged, snaps, job.elide)
 	var droppedTombstones [][]byte
 	src.OnDropTombstone = collectInto(&droppedTombstones)
-	outputs, err := d.writeTables(src, outputSpec{split: job.split})
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, outputLevel: job.outputLevel, inputs: job.inputs})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

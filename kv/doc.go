@@ -43,4 +43,10 @@
 //	   index answers "no tombstone" for a key only when no live table holds
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
 //	   answering "may have" for every key (kv/tombstone_index.go).
+//	K8 (filter budget): with FilterAuto, each table's filter payload is at
+//	   most its bits per key times its keys (filters.ChooseTableFilter
+//	   checks the exact size); under FilterAllocationMonkey the payloads of
+//	   the live and pending tables stay within FilterBitsPerKey times their
+//	   keys when each is written (kv/filter_budget.go), plus
+//	   filters.TableFilterHeaderBytes per table.
 package kv

@@ -24,6 +24,10 @@ type outputSpec struct {
 	split func(userKey []byte, size uint64) bool
 	// onTombstone, if set, sees the user key of every tombstone written.
 	onTombstone func(userKey []byte)
+	// outputLevel and inputs say where the tables go and what they
+	// replace (none for a flush to L0): FilterAuto budgets from them.
+	outputLevel int
+	inputs      []levelTable
 }
 
 // writeTables writes the entries of src into new tables. A table ends only
@@ -34,6 +38,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	var (
 		out     []*manifest.TableMetadata
 		w       *sstable.Writer
+		target  = newFilterTarget(spec.outputLevel, spec.inputs)
 		num     fileNum
 		lastKey []byte
 		created []fileNum
@@ -73,7 +78,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 				return fail(fmt.Errorf("kv: create table %06d: %w", num, err))
 			}
 			created = append(created, num)
-			w = sstable.NewWriter(f, d.writerOpts)
+			w = sstable.NewWriter(f, d.tableWriterOptions(target, num))
 		}
 		if err := w.Add(k, src.Value()); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
@@ -102,6 +107,17 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		}
 	}
 	return out, nil
+}
+
+// tableWriterOptions are the options of table num of an output: the DB's,
+// with a chooser that budgets its filter when the DB's filter is
+// FilterAuto.
+func (d *DB) tableWriterOptions(target *filterTarget, num fileNum) sstable.WriterOptions {
+	o := d.writerOpts
+	if d.opts.Filter == FilterAuto {
+		o.FilterChooser = &tableChooser{d: d, target: target, num: num}
+	}
+	return o
 }
 
 // noOlderVersion reports whether no table of v at level fromLevel or

@@ -73,6 +73,10 @@ type WriterOptions struct {
 	// FilterPolicy, when set, builds the filter instead, and Filter and
 	// the sizing knobs below are ignored.
 	FilterPolicy filters.Policy
+	// FilterChooser, when set, picks the policy when the table is
+	// finished, from its distinct key count, and overrides FilterPolicy
+	// and Filter. The properties record the type it picked.
+	FilterChooser filters.Chooser
 	// BloomBitsPerKey sizes filters.TypeBloom and filters.TypeBlockedBloom (default 10).
 	BloomBitsPerKey float64
 	// RibbonBits is filters.TypeRibbon's result width, 1 to 16 (default 7): its
@@ -119,6 +123,8 @@ type Writer struct {
 	// why opts name no usable policy (reported by Finish).
 	policy    filters.Policy
 	policyErr error
+	// hashFilter: the table gets a filter, so Add collects key hashes.
+	hashFilter bool
 
 	data, index   blockWriter
 	lastKey       []byte // encoded; valid when props.NumEntries > 0
@@ -140,10 +146,16 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 256<<10), opts: opts}
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
-	w.policy, w.policyErr = opts.filterPolicy()
 	w.props.FilterType = filters.TypeNone
+	if opts.FilterChooser != nil {
+		// Finish asks the chooser; an empty table records no filter.
+		w.hashFilter = true
+		return w
+	}
+	w.policy, w.policyErr = opts.filterPolicy()
 	if w.policy != nil {
 		w.props.FilterType = w.policy.Type()
+		w.hashFilter = true
 	}
 	return w
 }
@@ -174,7 +186,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.props.SmallestKey = key.Clone()
 		w.props.SmallestSeqNum, w.props.LargestSeqNum = key.SeqNum(), key.SeqNum()
 	}
-	if newUserKey && w.policy != nil {
+	if newUserKey && w.hashFilter {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
 	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
@@ -285,6 +297,13 @@ func (w *Writer) Finish() (Metadata, error) {
 	}
 	if w.policyErr != nil {
 		return fail(fmt.Errorf("sstable: building %s filter: %w", w.opts.Filter, w.policyErr))
+	}
+	if w.opts.FilterChooser != nil && len(w.hashes) > 0 {
+		p, err := w.opts.FilterChooser.Choose(len(w.hashes))
+		if err != nil {
+			return fail(fmt.Errorf("sstable: choosing a filter for %d keys: %w", len(w.hashes), err))
+		}
+		w.policy, w.props.FilterType = p, p.Type()
 	}
 	if w.policy != nil && len(w.hashes) > 0 {
 		enc, err := buildFilter(w.policy, w.hashes)

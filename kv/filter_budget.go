@@ -1,0 +1,190 @@
+package kv
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/sievekv/sievekv/filters"
+	"github.com/sievekv/sievekv/internal/manifest"
+)
+
+// Bounds on the bits per key Monkey may give one table: at least enough for
+// a filter worth probing, at most what a 32-bit fingerprint can use.
+const (
+	monkeyMinBitsPerKey = 1
+	monkeyMaxBitsPerKey = 36
+)
+
+// filterBudget is FilterAuto's account of the filter memory budget (keeps
+// K8): the bits per key each new table gets, so that the filters of the
+// live tables plus those being written stay within FilterBitsPerKey times
+// their keys (plus a fixed header per table).
+type filterBudget struct {
+	mu sync.Mutex
+	// pending holds the payload bits of tables built but not yet seen in
+	// the current version, by file number: a flush and a compaction
+	// writing at once must not both spend the same spare bits. An entry
+	// goes once its table is in the version; a table that never gets
+	// there (a failed edit) keeps its entry, which only makes later
+	// budgets stricter. Guarded by mu.
+	pending map[uint64]uint64
+}
+
+// filterTarget is what a table being written needs for its budget: where
+// it goes, what it replaces, and how many keys its whole output will hold.
+type filterTarget struct {
+	level int
+	// inputs are the tables the output replaces (none for a flush).
+	inputs []levelTable
+	// inputKeys bounds the keys of the whole output: the inputs' keys.
+	inputKeys uint64
+	// writtenKeys counts the keys of the output's tables finished so far.
+	writtenKeys uint64
+}
+
+func newFilterTarget(level int, inputs []levelTable) *filterTarget {
+	t := &filterTarget{level: level, inputs: inputs}
+	for _, in := range inputs {
+		t.inputKeys += tableKeys(in.meta)
+	}
+	return t
+}
+
+// tableKeys is the number of distinct user keys of t, as its filter
+// counted them; its entry count for a table without a filter.
+func tableKeys(t *manifest.TableMetadata) uint64 {
+	if t.Props != nil && t.Props.FilterKeys > 0 {
+		return t.Props.FilterKeys
+	}
+	return t.Entries()
+}
+
+// tableChooser picks the filter of one table as the writer finishes it.
+type tableChooser struct {
+	d      *DB
+	target *filterTarget
+	num    fileNum
+}
+
+// Choose returns the policy of the filter with the lowest expected cost
+// within the table's bits per key.
+func (c *tableChooser) Choose(n int) (filters.Policy, error) {
+	bits := c.d.opts.FilterBitsPerKey
+	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
+		bits = c.d.monkeyBits(c.target, c.num, uint64(n))
+	}
+	choice, err := filters.ChooseTableFilter(n, bits)
+	if err != nil {
+		return nil, fmt.Errorf("kv: table %06d: %w", c.num, err)
+	}
+	c.target.writtenKeys += uint64(n)
+	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
+		c.d.filterBudget.mu.Lock()
+		if c.d.filterBudget.pending == nil {
+			c.d.filterBudget.pending = map[uint64]uint64{}
+		}
+		c.d.filterBudget.pending[uint64(c.num)] = choice.PayloadBits
+		c.d.filterBudget.mu.Unlock()
+	}
+	return choice.Policy()
+}
+
+// filterPayloadBits is what a live table's filter spends against the
+// budget: its encoding less the fixed header the budget allows per table.
+func filterPayloadBits(t *manifest.TableMetadata) uint64 {
+	b := t.FilterBytes()
+	if b <= filters.TableFilterHeaderBytes {
+		return 0
+	}
+	return 8 * (b - filters.TableFilterHeaderBytes)
+}
+
+// monkeyBits returns the bits per key of the n-key table num that target
+// is writing: Monkey's share for its run given the current version's
+// shape, capped by what the budget has left once every other live or
+// pending table and the rest of this output are paid for.
+func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) float64 {
+	budget := d.opts.FilterBitsPerKey
+	replaced := make(map[uint64]bool, len(target.inputs))
+	for _, in := range target.inputs {
+		replaced[in.meta.FileNum] = true
+	}
+
+	d.filterBudget.mu.Lock()
+	defer d.filterBudget.mu.Unlock()
+	var (
+		runs       []uint64 // L0 tables, then one run per level
+		levelRun   [NumLevels]uint64
+		totalKeys  uint64
+		spentBits  uint64
+		inVersion  = map[uint64]bool{}
+		l0Tables   int
+		flushSized uint64 // the largest L0 table: what a flush writes
+	)
+	d.mu.Lock()
+	for l, ts := range d.current.Levels {
+		for _, t := range ts {
+			inVersion[t.FileNum] = true
+			if replaced[t.FileNum] {
+				continue
+			}
+			k := tableKeys(t)
+			totalKeys += k
+			spentBits += filterPayloadBits(t)
+			if l == 0 {
+				runs = append(runs, k)
+				l0Tables++
+				flushSized = max(flushSized, k)
+			} else {
+				levelRun[l] += k
+			}
+		}
+	}
+	d.mu.Unlock()
+	for f, bits := range d.filterBudget.pending {
+		if inVersion[f] {
+			delete(d.filterBudget.pending, f)
+		} else if f != uint64(num) {
+			spentBits += bits
+		}
+	}
+
+	// The output's run: a new L0 table, or its level with the whole
+	// output in it (the inputs' keys bound what is still to come).
+	outputKeys := max(target.inputKeys, target.writtenKeys+n)
+	rest := outputKeys - target.writtenKeys - n
+	totalKeys += outputKeys
+	var targetRun int
+	if target.level == 0 {
+		targetRun = len(runs)
+		runs = append(runs, n)
+		l0Tables++
+		flushSized = max(flushSized, n)
+	} else {
+		levelRun[target.level] += outputKeys
+	}
+	// L0 fills up to its compaction trigger between compactions: a level
+	// written now shares the budget with those flushes to come, so they
+	// count in its shape (phantom runs of a flush's size). Without them a
+	// bottom level written just after L0 emptied would take the whole
+	// budget and leave the next flushes none to spare.
+	for ; l0Tables < d.opts.L0CompactionThreshold && flushSized > 0; l0Tables++ {
+		runs = append(runs, flushSized)
+	}
+	for l := 1; l < NumLevels; l++ {
+		if l == target.level {
+			targetRun = len(runs)
+		}
+		runs = append(runs, levelRun[l])
+	}
+	bits := monkeyBitsPerKey(runs, targetRun, budget, monkeyMinBitsPerKey, monkeyMaxBitsPerKey)
+
+	// What is left for this table: the budget of every key live after the
+	// write, less what the others spend and the rest of this output will
+	// take at the same rate.
+	left := budget*float64(totalKeys) - float64(spentBits) - bits*float64(rest)
+	if capBits := left / float64(n); capBits < bits {
+		bits = capBits
+	}
+	return max(bits, monkeyMinBitsPerKey)
+}
