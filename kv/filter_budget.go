@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -28,6 +29,11 @@ type filterBudget struct {
 	// there (a failed edit) keeps its entry, which only makes later
 	// budgets stricter. Guarded by mu.
 	pending map[uint64]uint64
+	// version is d.current as last installed. The chooser reads it without
+	// DB.mu, which a recovery flush holds while it writes; a version is
+	// immutable once published, so a stale one is only a shape slightly
+	// out of date.
+	version atomic.Pointer[manifest.Version]
 }
 
 // filterTarget is what a table being written needs for its budget: where
@@ -121,8 +127,11 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) float64 {
 		l0Tables   int
 		flushSized uint64 // the largest L0 table: what a flush writes
 	)
-	d.mu.Lock()
-	for l, ts := range d.current.Levels {
+	var levels [NumLevels][]*manifest.TableMetadata
+	if v := d.filterBudget.version.Load(); v != nil {
+		levels = v.Levels
+	}
+	for l, ts := range levels {
 		for _, t := range ts {
 			inVersion[t.FileNum] = true
 			if replaced[t.FileNum] {
@@ -140,7 +149,6 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) float64 {
 			}
 		}
 	}
-	d.mu.Unlock()
 	for f, bits := range d.filterBudget.pending {
 		if inVersion[f] {
 			delete(d.filterBudget.pending, f)

@@ -148,6 +148,7 @@ func (d *DB) installEditLocked(e *manifest.VersionEdit, nv *manifest.Version) {
 func (d *DB) installVersionLocked(v *manifest.Version) {
 	v.Publish(d.releaseTable)
 	d.current = v
+	d.filterBudget.version.Store(v)
 }
 
 // releaseTable deletes the file of a table that no published version

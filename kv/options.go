@@ -33,6 +33,9 @@ const (
 	// FilterNone writes tables without a filter: every Get of a key inside a
 	// table's range reads a data block.
 	FilterNone = filters.TypeNone
+	// FilterBinaryFuse is a 3-wise binary fuse filter with the widest
+	// fingerprint that fits FilterBitsPerKey at large n (8 bits at 10).
+	FilterBinaryFuse = filters.TypeBinaryFuse
 	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
 	// ~7.4 bits per key for a 0.78% FP rate at the default 7.
 	FilterRibbon = filters.TypeRibbon
@@ -138,11 +141,17 @@ func (o *Options) filterPolicy() (filters.Policy, error) {
 		return nil, nil
 	}
 	p, err := filters.NewPolicy(o.Filter, filters.PolicyParams{
-		BloomBitsPerKey: float64(o.BloomBitsPerKey), RibbonBits: o.RibbonBits})
+		BloomBitsPerKey: float64(o.BloomBitsPerKey), RibbonBits: o.RibbonBits, Fuse: o.fuseOptions()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Filter %s: %v", ErrInvalidOptions, o.Filter, err)
 	}
 	return p, nil
+}
+
+// fuseOptions size FilterBinaryFuse: 3-wise, with the widest fingerprint
+// whose 1.13 slots per key (large n) fit FilterBitsPerKey.
+func (o *Options) fuseOptions() filters.FuseOptions {
+	return filters.FuseOptions{Arity: 3, FingerprintBits: min(32, max(1, int(o.FilterBitsPerKey/1.13)))}
 }
 
 // filterTableCode and filterTypeFromTableCode convert a table's filter to
