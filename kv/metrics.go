@@ -111,6 +111,23 @@ type LevelMetrics struct {
 	Tables  int
 	Bytes   uint64
 	Entries uint64
+	// FilterBytes is the memory of the level's table filters and
+	// FilterKeys the distinct keys they hold.
+	FilterBytes uint64
+	FilterKeys  uint64
+	// FilterFP is the expected number of false-positive data block reads
+	// an absent-key Get makes at this level: the sum of the tables' FP
+	// rates in L0 (a Get probes each), their key-weighted mean in a
+	// sorted level (it probes one). A table without a filter counts 1.
+	FilterFP float64
+}
+
+// FilterBitsPerKey is the level's filter memory per distinct key.
+func (l LevelMetrics) FilterBitsPerKey() float64 {
+	if l.FilterKeys == 0 {
+		return 0
+	}
+	return float64(8*l.FilterBytes) / float64(l.FilterKeys)
 }
 
 // WALMetrics describe the write-ahead log.
@@ -135,11 +152,12 @@ type MemTableMetrics struct {
 // filter summary line.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "level  tables       bytes     entries\n")
+	fmt.Fprintf(&b, "level  tables       bytes     entries  filter bits/key  filter FP\n")
 	var tables int
 	var bytes, entries uint64
 	for i, l := range m.Levels {
-		fmt.Fprintf(&b, "L%-5d %6d %11s %11d\n", i, l.Tables, humanBytes(l.Bytes), l.Entries)
+		fmt.Fprintf(&b, "L%-5d %6d %11s %11d  %15.2f  %9.5f\n", i, l.Tables, humanBytes(l.Bytes), l.Entries,
+			l.FilterBitsPerKey(), l.FilterFP)
 		tables += l.Tables
 		bytes += l.Bytes
 		entries += l.Entries
@@ -190,6 +208,40 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// levelFilterFP fills each level's FilterFP from its tables' filters,
+// which it opens outside DB.mu (a table may not be in the table cache).
+func (d *DB) levelFilterFP(m *Metrics) {
+	d.mu.Lock()
+	v := d.current
+	if v == nil || d.closed {
+		d.mu.Unlock()
+		return
+	}
+	v.Ref()
+	d.mu.Unlock()
+	defer v.Unref()
+	for l, ts := range v.Levels {
+		var fp, keys float64
+		for _, t := range ts {
+			tfp := 1.0
+			if r, err := d.tables.get(t); err == nil && r.HasFilter() {
+				tfp = r.FilterDescription().FPRate
+			}
+			if l == 0 {
+				fp += tfp
+				continue
+			}
+			k := float64(tableKeys(t))
+			fp += tfp * k
+			keys += k
+		}
+		if l > 0 && keys > 0 {
+			fp /= keys
+		}
+		m.Levels[l].FilterFP = fp
+	}
+}
+
 // Metrics returns a snapshot of the DB's counters and shape.
 func (d *DB) Metrics() Metrics {
 	var m Metrics
@@ -228,6 +280,8 @@ func (d *DB) Metrics() Metrics {
 		Rebuilds: d.tombstones.rebuilds.Load(),
 	}
 
+	d.levelFilterFP(&m)
+
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.bgErr != nil {
@@ -239,6 +293,8 @@ func (d *DB) Metrics() Metrics {
 				m.Levels[l].Tables++
 				m.Levels[l].Bytes += t.Size
 				m.Levels[l].Entries += t.Entries()
+				m.Levels[l].FilterBytes += t.FilterBytes()
+				m.Levels[l].FilterKeys += tableKeys(t)
 				m.Filter.Bytes += t.FilterBytes()
 			}
 		}
