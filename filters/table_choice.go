@@ -28,11 +28,11 @@ type TableChoice struct {
 }
 
 // TableFilterHeaderBytes bounds what an encoding of a TableChoice holds
-// besides its PayloadBits: envelope, header and the byte the last partial
-// word rounds up to, plus a Bloom array's rounding up to a prime (prime gaps
-// below 2^40 are under 1000 bits). It is the per-table constant a budget
-// check allows on top of bits per key times keys.
-const TableFilterHeaderBytes = envelopeHeaderSize + envelopeTrailer + 2 + fuseHeaderSize + 8 + 1000/8
+// besides its PayloadBits: envelope, the largest body header (binary fuse:
+// arity, width and fuse header) and the last partial word. It is the
+// per-table constant a budget check allows on top of bits per key times
+// keys.
+const TableFilterHeaderBytes = envelopeHeaderSize + envelopeTrailer + 2 + fuseHeaderSize + 8
 
 // Query costs in CPU ns of one absent-key probe on a large filter, from the
 // paired benchmarks in docs/filters.md ("Query", BinaryFuse8 9.0, general
@@ -110,13 +110,27 @@ func ChooseTableFilter(n int, bitsPerKey float64) (TableChoice, error) {
 	return best, nil
 }
 
+// bloomPrimeAtMost returns the largest prime <= m, or 2 below 3.
+func bloomPrimeAtMost(m uint64) uint64 {
+	if m <= 3 {
+		return max(m, 2)
+	}
+	if m%2 == 0 {
+		m--
+	}
+	for !bloomIsPrime(m) {
+		m -= 2
+	}
+	return m
+}
+
 func cost(c TableChoice) float64 { return c.ProbeNanos + c.FPRate*falseReadNanos }
 
-// bloomChoice is the Bloom filter of floor(bitsPerKey*n) bits (at least
-// one) with the probe count that minimises its FP rate; the builder rounds
-// the array up to a prime.
+// bloomChoice is the Bloom filter of the largest prime number of bits up
+// to bitsPerKey*n (the array length must be prime) with the probe count
+// that minimises its FP rate.
 func bloomChoice(n int, bitsPerKey float64) TableChoice {
-	m := max(uint64(math.Floor(bitsPerKey*float64(n))), 1)
+	m := bloomPrimeAtMost(uint64(math.Floor(bitsPerKey * float64(n))))
 	k := 1
 	if n > 0 {
 		k = max(1, int(math.Round(float64(m)/float64(n)*math.Ln2)))
@@ -141,7 +155,7 @@ func (c TableChoice) Policy() (Policy, error) {
 			if m == 0 || m > maxBloomBits || k < 1 || k > maxBloomK {
 				return nil, invalidf("bloom of %d bits and %d probes", m, k)
 			}
-			f := newBloomMK(bloomPrimeAtLeast(m), k)
+			f := newBloomMK(m, k)
 			for _, h := range hs {
 				f.AddHash(h)
 			}

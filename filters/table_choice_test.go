@@ -21,7 +21,7 @@ func TestChooseTableFilterFitsAndHasNoFalseNegatives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if float64(c.PayloadBits) > bits*float64(n) && c.Type != TypeBloom {
+		if float64(c.PayloadBits) > max(bits*float64(n), 2) {
 			t.Fatalf("n=%d bits=%.2f: %s payload %d bits over budget", n, bits, c, c.PayloadBits)
 		}
 		hs := make([]uint64, n)

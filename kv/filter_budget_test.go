@@ -12,8 +12,8 @@ import (
 
 // budgetShape is a small DB that reaches L0 and two or more levels.
 func budgetShape(o *Options) *Options {
-	o.MemTableSize = 16 << 10
-	o.TargetFileSize = 8 << 10
+	o.MemTableSize = 64 << 10
+	o.TargetFileSize = 32 << 10
 	o.LBaseMaxBytes = 16 << 10
 	o.BlockSize = 1024
 	return o
@@ -99,7 +99,7 @@ func TestFilterBudgetRespected(t *testing.T) {
 				d := openMem(t, vfs.NewMem(), budgetShape(&Options{FilterBitsPerKey: bits, FilterAllocation: alloc}))
 				defer d.Close()
 				rng := rand.New(rand.NewPCG(uint64(bits), uint64(alloc)))
-				fillRandom(t, d, rng, 6000, map[string]bool{}, func(when string) { checkBudget(t, d, when) })
+				fillRandom(t, d, rng, 12000, map[string]bool{}, func(when string) { checkBudget(t, d, when) })
 				checkBudget(t, d, "after the fill")
 				if _, levels := levelsUsed(t, d); len(levels) < 2 {
 					t.Fatalf("the fill reached only levels %v", levels)
