@@ -72,13 +72,27 @@ const falseReadNanos = 20000.0
 // segment overhead is counted exactly. n = 0 returns a Bloom choice (an
 // empty table gets no filter anyway).
 func ChooseTableFilter(n int, bitsPerKey float64) (TableChoice, error) {
-	if n < 0 || !(bitsPerKey > 0) || math.IsInf(bitsPerKey, 0) {
-		return TableChoice{}, invalidf("choose a table filter for %d keys at %v bits per key", n, bitsPerKey)
+	return ChooseTableFilterPriced(n, bitsPerKey, 0)
+}
+
+// ChooseTableFilterPriced is ChooseTableFilter that also charges memory:
+// it minimises the expected query cost plus nanosPerBit for each bit per
+// key, among the filters within maxBitsPerKey. An allocator that knows
+// what one more bit per key saves elsewhere (Monkey's marginal rate) uses
+// it to round a table's width up or down where that is worth it, instead
+// of always down to what fits.
+func ChooseTableFilterPriced(n int, maxBitsPerKey, nanosPerBit float64) (TableChoice, error) {
+	bitsPerKey := maxBitsPerKey
+	if n < 0 || !(bitsPerKey > 0) || math.IsInf(bitsPerKey, 0) || !(nanosPerBit >= 0) {
+		return TableChoice{}, invalidf("choose a table filter for %d keys at %v bits per key, %v ns per bit", n, bitsPerKey, nanosPerBit)
 	}
 	budget := uint64(math.Floor(bitsPerKey * float64(n)))
 	best := bloomChoice(n, bitsPerKey)
+	priced := func(c TableChoice) float64 {
+		return cost(c) + nanosPerBit*float64(c.PayloadBits)/float64(max(n, 1))
+	}
 	consider := func(c TableChoice) {
-		if c.PayloadBits <= budget && cost(c) < cost(best) {
+		if c.PayloadBits <= budget && priced(c) < priced(best) {
 			best = c
 		}
 	}
@@ -182,4 +196,12 @@ func (c TableChoice) String() string {
 		return fmt.Sprintf("bloom k=%d", c.BloomProbes)
 	}
 	return c.Type.String()
+}
+
+// MarginalBitValue is what one more bit per key saves per query, in ns, at
+// the optimum of a filter family whose FP rate halves every bitsPerHalving
+// bits per key: d/db of falseReadNanos * 2^(-b/bitsPerHalving). It is the
+// price ChooseTableFilterPriced needs to keep a table near bitsPerKey.
+func MarginalBitValue(bitsPerKey, bitsPerHalving float64) float64 {
+	return falseReadNanos * math.Ln2 / bitsPerHalving * math.Exp2(-bitsPerKey/bitsPerHalving)
 }

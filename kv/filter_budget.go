@@ -75,11 +75,17 @@ type tableChooser struct {
 // Choose returns the policy of the filter with the lowest expected cost
 // within the table's bits per key.
 func (c *tableChooser) Choose(n int) (filters.Policy, error) {
-	bits := c.d.opts.FilterBitsPerKey
+	var choice filters.TableChoice
+	var err error
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
-		bits = c.d.monkeyBits(c.target, c.num, uint64(n))
+		// Monkey's share is a target, not a cap: the filter widths are
+		// steps, and pricing each bit at what it saves at the target
+		// rounds up where that pays, as the continuous optimum would.
+		share, limit := c.d.monkeyBits(c.target, c.num, uint64(n))
+		choice, err = filters.ChooseTableFilterPriced(n, limit, filters.MarginalBitValue(share, bitsPerFPHalving))
+	} else {
+		choice, err = filters.ChooseTableFilter(n, c.d.opts.FilterBitsPerKey)
 	}
-	choice, err := filters.ChooseTableFilter(n, bits)
 	if err != nil {
 		return nil, fmt.Errorf("kv: table %06d: %w", c.num, err)
 	}
@@ -106,10 +112,11 @@ func filterPayloadBits(t *manifest.TableMetadata) uint64 {
 }
 
 // monkeyBits returns the bits per key of the n-key table num that target
-// is writing: Monkey's share for its run given the current version's
-// shape, capped by what the budget has left once every other live or
-// pending table and the rest of this output are paid for.
-func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) float64 {
+// is writing: share, Monkey's share for its run given the current
+// version's shape, and limit, what the budget has left for it once every
+// other live or pending table and the rest of this output (at share) are
+// paid for.
+func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, limit float64) {
 	budget := d.opts.FilterBitsPerKey
 	replaced := make(map[uint64]bool, len(target.inputs))
 	for _, in := range target.inputs {
@@ -191,8 +198,6 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) float64 {
 	// write, less what the others spend and the rest of this output will
 	// take at the same rate.
 	left := budget*float64(totalKeys) - float64(spentBits) - bits*float64(rest)
-	if capBits := left / float64(n); capBits < bits {
-		bits = capBits
-	}
-	return max(bits, monkeyMinBitsPerKey)
+	limit = min(left/float64(n), monkeyMaxBitsPerKey)
+	return min(bits, max(limit, monkeyMinBitsPerKey)), max(limit, monkeyMinBitsPerKey)
 }

@@ -79,7 +79,12 @@ type config struct {
 	cacheSize    int64
 	filter       kv.FilterType
 	bloomBits    int
-	noTombIndex  bool
+	// filterBits and allocation are sievekv's FilterBitsPerKey and
+	// FilterAllocation (kv.FilterAuto's budget); filterBits also sizes
+	// Pebble's Bloom filters when set (10 otherwise).
+	filterBits  float64
+	allocation  kv.FilterAllocation
+	noTombIndex bool
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -124,6 +129,7 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 	db, err := kv.Open(c.dir, &kv.Options{
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
+		FilterBitsPerKey: c.filterBits, FilterAllocation: c.allocation,
 		DisableWAL: true, DisableTombstoneIndex: c.noTombIndex,
 	})
 	if err != nil {
@@ -212,6 +218,15 @@ type pebbleEngine struct {
 	l6iter *pebble.Iterator
 }
 
+// pebbleBloomBits is Pebble's Bloom bits per key: -filterbits rounded, 10
+// by default (the figure kvbench compares against).
+func pebbleBloomBits(c config) int {
+	if c.filterBits > 0 {
+		return max(1, int(c.filterBits+0.5))
+	}
+	return 10
+}
+
 func openPebble(c config, io *ioCounters) (*pebbleEngine, error) {
 	cache := pebble.NewCache(pebbleCacheSize(c))
 	defer cache.Unref()
@@ -228,7 +243,7 @@ func openPebble(c config, io *ioCounters) (*pebbleEngine, error) {
 	for i := range opts.Levels {
 		l := &opts.Levels[i]
 		l.BlockSize = c.blockSize
-		l.FilterPolicy = bloom.FilterPolicy(10)
+		l.FilterPolicy = bloom.FilterPolicy(pebbleBloomBits(c))
 		l.FilterType = pebble.TableFilter
 		l.Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
 	}

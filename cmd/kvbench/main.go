@@ -35,10 +35,11 @@ func main() {
 	}
 }
 
-// allWorkloads is the default order: loads first, then reads of the loaded
+// allWorkloads is the default order: loads first (readmissing-live reads
+// the DB as the fill left it, before overwrite), then reads of the loaded
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
-var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
+var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
 	"scanrange", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
@@ -68,11 +69,14 @@ type flags struct {
 	memTable, blockSize        int
 	cache                      int64
 	filter                     string
+	filterBits                 float64
+	allocation                 string
 	engines, workloads         string
 	dir, jsonOut, plotDir, md  string
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
+	budgetSweep                bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -86,8 +90,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.memTable, "memtable", 4<<20, "memtable size in bytes (every engine)")
 	fs.IntVar(&fl.blockSize, "blocksize", 4096, "data block size in bytes (every engine)")
 	fs.Int64Var(&fl.cache, "cache", 8<<20, "block cache size in bytes (every engine; Pebble gets + 2 x memtable, see output)")
-	fs.StringVar(&fl.filter, "filter", kv.FilterBinaryFuse8.String(),
+	fs.StringVar(&fl.filter, "filter", kv.FilterName(kv.FilterAuto),
 		"sievekv table filter: "+strings.Join(kv.FilterTypeNames(), ", "))
+	fs.Float64Var(&fl.filterBits, "filterbits", 10, "filter memory budget in bits per key: sievekv's FilterBitsPerKey (auto filter) and Pebble's Bloom bits")
+	fs.StringVar(&fl.allocation, "allocation", kv.FilterAllocationMonkey.String(), "sievekv's FilterAllocation for the auto filter: monkey or uniform")
 	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ","))
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
@@ -99,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
+	fs.BoolVar(&fl.budgetSweep, "budgetsweep", false, "also run the filter budget sweep: readmissing-live against bits per key for Bloom, binary fuse 8, auto-uniform, auto-Monkey and Pebble")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -176,6 +183,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	alloc, err := kv.ParseFilterAllocation(fl.allocation)
+	if err != nil {
+		return err
+	}
 	engines, err := pickList(fl.engines, allEngines)
 	if err != nil {
 		return fmt.Errorf("-engines: %w", err)
@@ -200,7 +211,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	began := time.Now()
 	ks := newKeySet(fl.seed, fl.n, fl.keySize)
-	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter}
+	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter,
+		filterBits: fl.filterBits, allocation: alloc}
 	hdr := header(fl, cfg)
 	fmt.Fprint(stdout, hdr)
 
@@ -217,7 +229,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}()
 
 	var results []result
+	compacted := false
 	for pi, w := range workloads {
+		if !compacted && !liveShape(w) {
+			// Reads run on one fully compacted sorted run in every
+			// engine: the same shape, whatever each compaction policy
+			// left behind.
+			for _, r := range runners {
+				if r.owner {
+					if err := r.eng.compactAll(); err != nil {
+						return fmt.Errorf("%s: compact: %w", r.name, err)
+					}
+				}
+			}
+			compacted = true
+		}
 		// Rotate the starting engine per workload so no engine always
 		// runs first (or last) on a drifting machine.
 		order := slices.Clone(runners)
@@ -238,18 +264,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 			}
 			results = append(results, rs...)
 		}
-		if w == "overwrite" || (w == "fillrandom" && !slices.Contains(workloads, "overwrite")) {
-			// Reads run on one fully compacted sorted run in every
-			// engine: the same shape, whatever each compaction policy
-			// left behind.
-			for _, r := range runners {
-				if r.owner {
-					if err := r.eng.compactAll(); err != nil {
-						return fmt.Errorf("%s: compact: %w", r.name, err)
-					}
-				}
-			}
-		}
 	}
 	for _, r := range runners {
 		if r.owner {
@@ -265,6 +279,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("sweep: %w", err)
 		}
 		results = append(results, sw...)
+	}
+	if fl.budgetSweep {
+		bs, err := runBudgetSweep(ks, cfg, fl, root, progress)
+		if err != nil {
+			return fmt.Errorf("budget sweep: %w", err)
+		}
+		results = append(results, bs...)
 	}
 	took := time.Since(began)
 	printResults(stdout, results)
@@ -295,6 +316,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// filterLabel names sievekv's filter configuration in results: the filter
+// type, or for the auto filter its allocation and budget
+// ("auto-monkey-10").
+func filterLabel(c config) string {
+	if c.filter != kv.FilterAuto {
+		return c.filter.String()
+	}
+	return fmt.Sprintf("auto-%s-%g", c.allocation, c.filterBits)
+}
+
+// liveShape reports whether workload w runs on the DB as the loads leave
+// it, before the full compaction every later read workload gets.
+func liveShape(w string) bool {
+	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite"
+}
+
 // pickList resolves "all" or a comma-separated subset of known names.
 func pickList(s string, known []string) ([]string, error) {
 	if s == "all" {
@@ -315,8 +352,8 @@ func header(fl *flags, c config) string {
 	fmt.Fprintf(&b, "kvbench: %d keys of %d bytes, %d-byte values; %d timed ops per read workload\n", fl.n, fl.keySize, fl.valueSize, fl.ops)
 	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, WAL off, no fsync\n",
 		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize())
-	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex)\n", c.filter)
-	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleCacheSize(c))
+	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex)\n", filterLabel(c))
+	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(%d) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleBloomBits(c), pebbleCacheSize(c))
 	fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
 	return b.String()
@@ -331,7 +368,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 		switch name {
 		case "sievekv", "sievekv-notsi":
 			c.noTombIndex = name == "sievekv-notsi"
-			r.filter = cfg.filter.String()
+			r.filter = filterLabel(cfg)
 			r.open = func(dir string, io *ioCounters) (engine, error) {
 				c := c
 				c.dir = dir
@@ -344,7 +381,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true}
 			}
 		case "pebble":
-			r.filter = "bloom-10"
+			r.filter = fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg))
 			r.open = func(dir string, io *ioCounters) (engine, error) {
 				c := c
 				c.dir = dir
@@ -394,7 +431,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 			peb = r
 			out = append(out, r)
 		}
-		v := &runner{name: "pebble-l6filters", filter: "bloom-10", eng: pebbleL6View{peb.eng.(*pebbleEngine)},
+		v := &runner{name: "pebble-l6filters", filter: fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg)), eng: pebbleL6View{peb.eng.(*pebbleEngine)},
 			io: peb.io, dir: peb.dir, keySize: fl.keySize, valueSize: fl.valueSize}
 		// The view shares the DB's live-key count through its owner.
 		out = append(out, v)

@@ -362,7 +362,10 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	case "readrandom":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
 			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil
-	case "readmissing":
+	case "readmissing", "readmissing-live":
+		// readmissing-live runs before the full compaction: on L0 and
+		// the levels the fill left, where each absent Get probes one
+		// filter per run.
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(21, ks.present, true),
 			op: uniform(20, ks.present, true), wantFound: wantNone}}, nil
 	case "readhot":
