@@ -123,12 +123,7 @@ type LevelMetrics struct {
 }
 
 // FilterBitsPerKey is the level's filter memory per distinct key.
-func (l LevelMetrics) FilterBitsPerKey() float64 {
-	if l.FilterKeys == 0 {
-		return 0
-	}
-	return float64(8*l.FilterBytes) / float64(l.FilterKeys)
-}
+func (l LevelMetrics) FilterBitsPerKey() float64 { return bitsPerKey(l.FilterBytes, l.FilterKeys) }
 
 // WALMetrics describe the write-ahead log.
 type WALMetrics struct {
@@ -211,14 +206,10 @@ func humanBytes(n uint64) string {
 // levelFilterFP fills each level's FilterFP from its tables' filters,
 // which it opens outside DB.mu (a table may not be in the table cache).
 func (d *DB) levelFilterFP(m *Metrics) {
-	d.mu.Lock()
-	v := d.current
-	if v == nil || d.closed {
-		d.mu.Unlock()
+	v, ok := d.refCurrent()
+	if !ok {
 		return
 	}
-	v.Ref()
-	d.mu.Unlock()
 	defer v.Unref()
 	for l, ts := range v.Levels {
 		var fp, keys float64

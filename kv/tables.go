@@ -29,11 +29,26 @@ type TableInfo struct {
 }
 
 // FilterBitsPerKey is the table's filter memory per distinct key.
-func (t TableInfo) FilterBitsPerKey() float64 {
-	if t.FilterKeys == 0 {
+func (t TableInfo) FilterBitsPerKey() float64 { return bitsPerKey(t.FilterBytes, t.FilterKeys) }
+
+// bitsPerKey is 8 x bytes / keys, 0 without keys.
+func bitsPerKey(bytes, keys uint64) float64 {
+	if keys == 0 {
 		return 0
 	}
-	return float64(8*t.FilterBytes) / float64(t.FilterKeys)
+	return float64(8*bytes) / float64(keys)
+}
+
+// refCurrent returns the current version with a reference the caller
+// drops, for reading tables outside DB.mu; false once the DB is closed.
+func (d *DB) refCurrent() (*manifest.Version, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.current == nil || d.closed {
+		return nil, false
+	}
+	d.current.Ref()
+	return d.current, true
 }
 
 func tableInfo(level int, t *manifest.TableMetadata) TableInfo {
@@ -64,14 +79,10 @@ func (d *DB) describeFilter(info *TableInfo, t *manifest.TableMetadata) {
 // Tables lists the live tables, L0 first (newest first), then each deeper
 // level in key order.
 func (d *DB) Tables() ([]TableInfo, error) {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	v, ok := d.refCurrent()
+	if !ok {
 		return nil, ErrClosed
 	}
-	v := d.current
-	v.Ref()
-	d.mu.Unlock()
 	defer v.Unref()
 	var out []TableInfo
 	for l, ts := range v.Levels {

@@ -99,14 +99,10 @@ func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 // describeTraceFilters names the filter of each table the trace probed,
 // from the current version (a table compacted away since reads as "").
 func (d *DB) describeTraceFilters(t *GetTrace) {
-	d.mu.Lock()
-	v := d.current
-	if v == nil || d.closed {
-		d.mu.Unlock()
+	v, ok := d.refCurrent()
+	if !ok {
 		return
 	}
-	v.Ref()
-	d.mu.Unlock()
 	defer v.Unref()
 	for i := range t.Steps {
 		s := &t.Steps[i]
