@@ -47,21 +47,25 @@ var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwr
 // tombstone index's cost shows on and off (deleterandom).
 var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi"}
 
-// sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.
+// sweepFilters is the filter sweep's list: name, filter, Bloom bits per
+// key, and for the auto filter its allocation (at -filterbits).
 var sweepFilters = []struct {
-	name string
-	f    kv.FilterType
-	bits int
+	name  string
+	f     kv.FilterType
+	bits  int
+	alloc kv.FilterAllocation
 }{
-	{"none", kv.FilterNone, 0},
-	{"bloom-6", kv.FilterBloom, 6},
-	{"bloom-10", kv.FilterBloom, 10},
-	{"bloom-14", kv.FilterBloom, 14},
-	{"blocked-bloom-10", kv.FilterBlockedBloom, 10},
-	{"xor-8", kv.FilterXor8, 0},
-	{"binary-fuse-8", kv.FilterBinaryFuse8, 0},
-	{"binary-fuse-16", kv.FilterBinaryFuse16, 0},
-	{"ribbon-7", kv.FilterRibbon, 0},
+	{"none", kv.FilterNone, 0, 0},
+	{"bloom-6", kv.FilterBloom, 6, 0},
+	{"bloom-10", kv.FilterBloom, 10, 0},
+	{"bloom-14", kv.FilterBloom, 14, 0},
+	{"blocked-bloom-10", kv.FilterBlockedBloom, 10, 0},
+	{"xor-8", kv.FilterXor8, 0, 0},
+	{"binary-fuse-8", kv.FilterBinaryFuse8, 0, 0},
+	{"binary-fuse-16", kv.FilterBinaryFuse16, 0, 0},
+	{"ribbon-7", kv.FilterRibbon, 0, 0},
+	{"auto-uniform", kv.FilterAuto, 0, kv.FilterAllocationUniform},
+	{"auto-monkey", kv.FilterAuto, 0, kv.FilterAllocationMonkey},
 }
 
 type flags struct {
@@ -498,6 +502,9 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 	for _, sf := range sweepFilters {
 		c := cfg
 		c.filter, c.bloomBits = sf.f, sf.bits
+		if sf.alloc != 0 {
+			c.allocation = sf.alloc
+		}
 		c.dir = dirOf(root, "sweep", sf.name)
 		r := &runner{name: "sievekv", filter: sf.name, io: &ioCounters{}, dir: c.dir, owner: true,
 			keySize: fl.keySize, valueSize: fl.valueSize}
