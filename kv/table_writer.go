@@ -44,6 +44,8 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		created []fileNum
 		started bool
 	)
+	d.filterBudget.begin(target)
+	defer d.filterBudget.end(target)
 	fail := func(err error) ([]*manifest.TableMetadata, error) {
 		if w != nil {
 			w.Abort()
