@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/invariants"
 	"github.com/sievekv/sievekv/vfs"
@@ -59,7 +60,7 @@ func TestVerifyBlocksFindsMisplacedRestart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	entries := makeEntries(rng, 400, keyGens["plain"], func() int { return 24 })
 	fs := vfs.NewMem()
-	writeTable(t, fs, "/v.sst", entries, WriterOptions{BlockSize: 1024, Filter: FilterNone})
+	writeTable(t, fs, "/v.sst", entries, WriterOptions{BlockSize: 1024, Filter: filters.TypeNone})
 	r := openTable(t, fs, "/v.sst", ReaderOptions{})
 	if err := r.VerifyBlocks(); err != nil {
 		t.Fatalf("pristine table: %v", err)
