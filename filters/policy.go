@@ -19,6 +19,16 @@ type Policy interface {
 	Build(hashes []uint64) ([]byte, error)
 }
 
+// Chooser picks a table's filter policy once the table is complete and
+// its distinct key count known: the filter that fits a memory budget
+// depends on it (ChooseTableFilter). Implementations are safe for
+// concurrent use.
+type Chooser interface {
+	// Choose returns the policy for a filter of distinctKeys keys (at
+	// least one).
+	Choose(distinctKeys int) (Policy, error)
+}
+
 // PolicyParams carry the sizing knobs of the policies that have one; each
 // policy reads only its own.
 type PolicyParams struct {
@@ -26,6 +36,8 @@ type PolicyParams struct {
 	BloomBitsPerKey float64
 	// RibbonBits is TypeRibbon's result width, 1 to 16.
 	RibbonBits int
+	// Fuse is TypeBinaryFuse's arity and fingerprint width.
+	Fuse FuseOptions
 }
 
 // policyMaker returns a policy of one type for the given parameters.

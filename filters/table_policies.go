@@ -19,6 +19,13 @@ func init() {
 		opts := RibbonOptions{ResultBits: p.RibbonBits}
 		return staticPolicy{TypeRibbon, func(hs []uint64) (Filter, error) { return BuildRibbonFromHashes(hs, opts) }}, nil
 	})
+	registerPolicy(TypeBinaryFuse, func(p PolicyParams) (Policy, error) {
+		if err := p.Fuse.validate(); err != nil {
+			return nil, err
+		}
+		opts := p.Fuse
+		return staticPolicy{TypeBinaryFuse, func(hs []uint64) (Filter, error) { return BuildBinaryFuseFromHashes(hs, opts) }}, nil
+	})
 	registerPolicy(TypeBloom, func(p PolicyParams) (Policy, error) {
 		return bloomPolicy(TypeBloom, p, func(n int, fp float64) (hashAdder, error) { return NewBloom(n, fp) })
 	})

@@ -63,7 +63,7 @@ var types = map[Type]typeInfo{
 	TypeRibbon:           {name: "ribbon", tableCode: 6, inTables: true},
 	TypeCountingBloom:    {name: "counting-bloom", aliases: []string{"countingbloom"}},
 	TypeScalableBloom:    {name: "scalable-bloom", aliases: []string{"scalablebloom"}},
-	TypeBinaryFuse:       {name: "binary-fuse", aliases: []string{"binaryfuse"}},
+	TypeBinaryFuse:       {name: "binary-fuse", aliases: []string{"binaryfuse"}, tableCode: 7, inTables: true},
 	TypeCuckoo:           {name: "cuckoo"},
 	TypeQuotient:         {name: "quotient"},
 	TypeCountingQuotient: {name: "counting-quotient", aliases: []string{"countingquotient"}},

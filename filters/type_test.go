@@ -9,7 +9,7 @@ import (
 // each filter: renumbering one would misread every existing table.
 func TestTableCodesFrozen(t *testing.T) {
 	want := map[Type]uint8{TypeBinaryFuse8: 0, TypeBinaryFuse16: 1, TypeXor8: 2, TypeBloom: 3,
-		TypeBlockedBloom: 4, TypeNone: 5, TypeRibbon: 6}
+		TypeBlockedBloom: 4, TypeNone: 5, TypeRibbon: 6, TypeBinaryFuse: 7}
 	for ty := range types {
 		code, ok := ty.TableCode()
 		w, inTables := want[ty]
@@ -22,8 +22,8 @@ func TestTableCodesFrozen(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := TypeFromTableCode(7); ok {
-		t.Error("table code 7 decodes")
+	if _, ok := TypeFromTableCode(8); ok {
+		t.Error("table code 8 decodes")
 	}
 }
 
@@ -63,7 +63,7 @@ func TestPoliciesBuildTheirType(t *testing.T) {
 	}
 	hs = append(hs, hs[0]) // duplicates are allowed
 	for _, ty := range PolicyTypes() {
-		p, err := NewPolicy(ty, PolicyParams{BloomBitsPerKey: 10, RibbonBits: 7})
+		p, err := NewPolicy(ty, PolicyParams{BloomBitsPerKey: 10, RibbonBits: 7, Fuse: FuseOptions{Arity: 4, FingerprintBits: 9}})
 		if err != nil {
 			t.Fatalf("%s: %v", ty, err)
 		}

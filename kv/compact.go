@@ -119,7 +119,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	var droppedTombstones, keptTombstones [][]byte
 	src.OnDropTombstone = collectInto(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
-	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, onTombstone: collectInto(&keptTombstones)})
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, onTombstone: collectInto(&keptTombstones), outputLevel: job.outputLevel, inputs: job.inputs})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -26,6 +26,8 @@ type DB struct {
 	tableStats *sstable.Stats
 	tables     *tableCache
 	writerOpts sstable.WriterOptions
+	// filterBudget accounts FilterAuto's filter memory (filter_budget.go).
+	filterBudget filterBudget
 
 	// visibleSeq is the sequence number reads see (K3).
 	visibleSeq atomic.Uint64

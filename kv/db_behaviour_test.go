@@ -437,7 +437,7 @@ func copyDir(t *testing.T, from, to vfs.FS, dir string) {
 }
 
 func TestTablesListsTheVersion(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), nil)
+	d := openMem(t, vfs.NewMem(), &Options{Filter: FilterBinaryFuse8})
 	defer d.Close()
 	d.Set([]byte("b"), []byte("1"), NoSync)
 	d.Set([]byte("a"), []byte("1"), NoSync)

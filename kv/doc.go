@@ -81,4 +81,10 @@
 //	   readState; a read pins the published one lock-free, and a retired
 //	   state drops its version reference exactly once, when its last reader
 //	   is done (kv/read_state.go).
+//	K10 (filter budget): with FilterAuto, each table's filter payload is at
+//	   most its bits per key times its keys (filters.ChooseTableFilter
+//	   checks the exact size); under FilterAllocationMonkey the payloads of
+//	   the live and pending tables stay within FilterBitsPerKey times their
+//	   keys when each is written (kv/filter_budget.go), plus
+//	   filters.TableFilterHeaderBytes per table.
 package kv

@@ -149,6 +149,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 	v.Publish(d.releaseTable)
 	d.current = v
 	d.publishReadStateLocked()
+	d.filterBudget.version.Store(v)
 }
 
 // releaseTable deletes the file of a table that no published version

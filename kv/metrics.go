@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"github.com/sievekv/sievekv/sstable"
 	"strings"
 
 	"github.com/sievekv/sievekv/compaction"
@@ -140,7 +141,19 @@ type LevelMetrics struct {
 	// BytesWritten counts table bytes written into the level since Open:
 	// by flushes for L0, by compactions below.
 	BytesWritten uint64
+	// FilterBytes is the memory of the level's table filters and
+	// FilterKeys the distinct keys they hold.
+	FilterBytes uint64
+	FilterKeys  uint64
+	// FilterFP is the expected number of false-positive data block reads
+	// an absent-key Get makes at this level: the sum of the tables' FP
+	// rates in L0 (a Get probes each), their key-weighted mean in a
+	// sorted level (it probes one). A table without a filter counts 1.
+	FilterFP float64
 }
+
+// FilterBitsPerKey is the level's filter memory per distinct key.
+func (l LevelMetrics) FilterBitsPerKey() float64 { return bitsPerKey(l.FilterBytes, l.FilterKeys) }
 
 // WALMetrics describe the write-ahead log.
 type WALMetrics struct {
@@ -164,12 +177,12 @@ type MemTableMetrics struct {
 // filter summary line.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "level  tables       bytes     entries  tombstones    shadowed     written\n")
+	fmt.Fprintf(&b, "level  tables       bytes     entries  tombstones    shadowed     written  filter bits/key  filter FP\n")
 	var tables int
 	var bytes, entries, tombs, shadowed, written uint64
 	for i, l := range m.Levels {
-		fmt.Fprintf(&b, "L%-5d %6d %11s %11d %11d %11s %11s\n", i, l.Tables, humanBytes(l.Bytes), l.Entries,
-			l.Tombstones, humanBytes(l.ShadowedBytes), humanBytes(l.BytesWritten))
+		fmt.Fprintf(&b, "L%-5d %6d %11s %11d %11d %11s %11s  %15.2f  %9.5f\n", i, l.Tables, humanBytes(l.Bytes), l.Entries,
+			l.Tombstones, humanBytes(l.ShadowedBytes), humanBytes(l.BytesWritten), l.FilterBitsPerKey(), l.FilterFP)
 		tables += l.Tables
 		bytes += l.Bytes
 		entries += l.Entries
@@ -235,6 +248,39 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// levelFilterFP fills each level's FilterFP from its tables' filters,
+// which it opens outside DB.mu (a table may not be in the table cache).
+func (d *DB) levelFilterFP(m *Metrics) {
+	v, ok := d.refCurrent()
+	if !ok {
+		return
+	}
+	defer v.Unref()
+	for l, ts := range v.Levels {
+		var fp, keys float64
+		for _, t := range ts {
+			tfp := 1.0
+			d.tables.withReader(t, func(r *sstable.Reader) error {
+				if r.HasFilter() {
+					tfp = r.FilterDescription().FPRate
+				}
+				return nil
+			})
+			if l == 0 {
+				fp += tfp
+				continue
+			}
+			k := float64(tableKeys(t))
+			fp += tfp * k
+			keys += k
+		}
+		if l > 0 && keys > 0 {
+			fp /= keys
+		}
+		m.Levels[l].FilterFP = fp
+	}
+}
+
 // Metrics returns a snapshot of the DB's counters and shape.
 func (d *DB) Metrics() Metrics {
 	var m Metrics
@@ -286,6 +332,8 @@ func (d *DB) Metrics() Metrics {
 		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()
 	}
 
+	d.levelFilterFP(&m)
+
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.bgErr != nil {
@@ -300,6 +348,8 @@ func (d *DB) Metrics() Metrics {
 				m.Levels[l].Tombstones += t.NumDeletions()
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
+				m.Levels[l].FilterBytes += t.FilterBytes()
+				m.Levels[l].FilterKeys += tableKeys(t)
 				m.Filter.Bytes += t.FilterBytes()
 				if t.Props != nil {
 					m.Filter.RangeBytes += t.Props.RangeFilterSize

@@ -34,32 +34,59 @@ const (
 	// FilterNone writes tables without a filter: every Get of a key inside a
 	// table's range reads a data block.
 	FilterNone = filters.TypeNone
+	// FilterBinaryFuse is a 3-wise binary fuse filter with the widest
+	// fingerprint that fits FilterBitsPerKey at large n (8 bits at 10).
+	FilterBinaryFuse = filters.TypeBinaryFuse
 	// FilterRibbon is a standard Ribbon filter of RibbonBits result bits:
 	// ~7.4 bits per key for a 0.78% FP rate at the default 7.
 	FilterRibbon = filters.TypeRibbon
 )
 
-// FilterTypes lists every filter Options.Filter accepts: FilterNone and
-// each filter with a table policy, in table-code order (the default first,
-// then the filters in the order they joined).
+// FilterAuto gives each table the filter family and width with the lowest
+// expected cost (probe time plus false-positive reads) that fits its share
+// of FilterBitsPerKey, chosen when the table is written from its key count
+// (filters.ChooseTableFilter); FilterAllocation says how the share is
+// set. The default. It is a choice of the DB, not a filter kind: each
+// table records the concrete filter it got, so reading needs nothing new.
+// Its value lies outside the filters.Type vocabulary; FilterName prints it.
+const FilterAuto FilterType = 254
+
+const filterAutoName = "auto"
+
+// FilterTypes lists every filter Options.Filter accepts: FilterAuto, then
+// FilterNone and each filter with a table policy, in table-code order (the
+// filters in the order they joined).
 func FilterTypes() []FilterType {
 	ts := append(filters.PolicyTypes(), FilterNone)
 	slices.SortFunc(ts, func(a, b FilterType) int { return int(filterTableCode(a)) - int(filterTableCode(b)) })
-	return ts
+	return append([]FilterType{FilterAuto}, ts...)
 }
 
-// FilterTypeNames lists the canonical names of FilterTypes, for flag help.
+// FilterName is f's name for flags and tools: "auto" for FilterAuto, the
+// canonical filters.Type name otherwise.
+func FilterName(f FilterType) string {
+	if f == FilterAuto {
+		return filterAutoName
+	}
+	return f.String()
+}
+
+// FilterTypeNames lists the names of FilterTypes, for flag help.
 func FilterTypeNames() []string {
 	var names []string
 	for _, f := range FilterTypes() {
-		names = append(names, f.String())
+		names = append(names, FilterName(f))
 	}
 	return names
 }
 
-// ParseFilterType reads a filter name for Options.Filter (a canonical name
-// or an alias filters.ParseType accepts, such as "binaryfuse8"), for flags.
+// ParseFilterType reads a filter name for Options.Filter ("auto", a
+// canonical name or an alias filters.ParseType accepts, such as
+// "binaryfuse8"), for flags.
 func ParseFilterType(s string) (FilterType, error) {
+	if strings.EqualFold(strings.TrimSpace(s), filterAutoName) {
+		return FilterAuto, nil
+	}
 	f, err := filters.ParseType(s)
 	if err == nil && !slices.Contains(FilterTypes(), f) {
 		err = fmt.Errorf("%s cannot be built into a table", f)
@@ -71,18 +98,61 @@ func ParseFilterType(s string) (FilterType, error) {
 	return f, nil
 }
 
+// FilterAllocation says how FilterAuto shares the FilterBitsPerKey budget
+// among tables.
+type FilterAllocation uint8
+
+const (
+	// FilterAllocationMonkey gives each table bits per key from the LSM's
+	// shape when it is written, so that the sum of FP rates over the runs
+	// an absent-key Get probes is least for the memory (Monkey, Dayan et
+	// al., SIGMOD 2017): small runs (L0 tables, upper levels) get more
+	// bits per key, the bottom level fewer; docs/design.md, "Filter
+	// budget", has the derivation. The default.
+	FilterAllocationMonkey FilterAllocation = 1
+	// FilterAllocationUniform gives every table FilterBitsPerKey.
+	FilterAllocationUniform FilterAllocation = 2
+)
+
+func (a FilterAllocation) String() string {
+	switch a {
+	case FilterAllocationMonkey:
+		return "monkey"
+	case FilterAllocationUniform:
+		return "uniform"
+	}
+	return fmt.Sprintf("allocation(%d)", uint8(a))
+}
+
+// ParseFilterAllocation reads "monkey" or "uniform", for flags.
+func ParseFilterAllocation(s string) (FilterAllocation, error) {
+	for _, a := range []FilterAllocation{FilterAllocationMonkey, FilterAllocationUniform} {
+		if strings.EqualFold(strings.TrimSpace(s), a.String()) {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: filter allocation %q (want monkey or uniform)", ErrInvalidOptions, s)
+}
+
 // filterPolicy maps o's filter choice to the policy the table writer
-// builds with: nil for FilterNone. o has its defaults filled in.
+// builds with: nil for FilterNone and FilterAuto (whose tables get a
+// chooser, filter_budget.go). o has its defaults filled in.
 func (o *Options) filterPolicy() (filters.Policy, error) {
-	if o.Filter == FilterNone {
+	if o.Filter == FilterNone || o.Filter == FilterAuto {
 		return nil, nil
 	}
 	p, err := filters.NewPolicy(o.Filter, filters.PolicyParams{
-		BloomBitsPerKey: float64(o.BloomBitsPerKey), RibbonBits: o.RibbonBits})
+		BloomBitsPerKey: float64(o.BloomBitsPerKey), RibbonBits: o.RibbonBits, Fuse: o.fuseOptions()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Filter %s: %v", ErrInvalidOptions, o.Filter, err)
 	}
 	return p, nil
+}
+
+// fuseOptions size FilterBinaryFuse: 3-wise, with the widest fingerprint
+// whose 1.13 slots per key (large n) fit FilterBitsPerKey.
+func (o *Options) fuseOptions() filters.FuseOptions {
+	return filters.FuseOptions{Arity: 3, FingerprintBits: min(32, max(1, int(o.FilterBitsPerKey/1.13)))}
 }
 
 // filterTableCode and filterTypeFromTableCode convert a table's filter to
@@ -111,8 +181,14 @@ type Options struct {
 	// BlockCacheSize is the byte capacity of the shared cache of
 	// decompressed blocks. Default 8 MiB; negative disables the cache.
 	BlockCacheSize int64
-	// Filter is the filter built into every new table. Default binary fuse 8.
+	// Filter is the filter built into every new table. Default FilterAuto.
 	Filter FilterType
+	// FilterBitsPerKey is FilterAuto's filter memory budget in bits per
+	// key, averaged over the DB's tables. Default 10; at most 64.
+	FilterBitsPerKey float64
+	// FilterAllocation is how FilterAuto shares the budget among tables.
+	// Default FilterAllocationMonkey.
+	FilterAllocation FilterAllocation
 	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom. Default 10.
 	BloomBitsPerKey int
 	// RibbonBits is FilterRibbon's result width, 1 to 16: the FP rate is
@@ -190,9 +266,12 @@ const (
 	defaultBlockSize       = 4 << 10
 	defaultBlockCacheSize  = 8 << 20
 	defaultBloomBitsPerKey = 10
-	defaultRibbonBits      = 7
-	defaultMaxOpenFiles    = 1000
-	minMaxOpenFiles        = 16
+	// defaultFilterBitsPerKey is the budget Pebble and RocksDB users know
+	// as "10 bits per key".
+	defaultFilterBitsPerKey = 10
+	defaultRibbonBits       = 7
+	defaultMaxOpenFiles     = 1000
+	minMaxOpenFiles         = 16
 	// nonTableFiles is what MaxOpenFiles keeps for files other than
 	// tables: the WAL being written and one being replayed, the MANIFEST,
 	// CURRENT or its temp file, LOCK, a directory sync, and slack.
@@ -231,10 +310,23 @@ func (o *Options) withDefaults() (Options, error) {
 		r.BlockCacheSize = 0
 	}
 	if r.Filter == 0 {
-		r.Filter = FilterBinaryFuse8
+		r.Filter = FilterAuto
 	}
 	if !slices.Contains(FilterTypes(), r.Filter) {
 		return r, fmt.Errorf("%w: unknown Filter %d", ErrInvalidOptions, int(r.Filter))
+	}
+	switch {
+	case r.FilterBitsPerKey == 0:
+		r.FilterBitsPerKey = defaultFilterBitsPerKey
+	case !(r.FilterBitsPerKey >= 1 && r.FilterBitsPerKey <= 64): // also NaN
+		return r, fmt.Errorf("%w: FilterBitsPerKey %v outside [1, 64]", ErrInvalidOptions, r.FilterBitsPerKey)
+	}
+	switch r.FilterAllocation {
+	case 0:
+		r.FilterAllocation = FilterAllocationMonkey
+	case FilterAllocationMonkey, FilterAllocationUniform:
+	default:
+		return r, fmt.Errorf("%w: unknown FilterAllocation %d", ErrInvalidOptions, int(r.FilterAllocation))
 	}
 	switch {
 	case r.BloomBitsPerKey == 0:

@@ -28,6 +28,10 @@ type outputSpec struct {
 	// rangeDels are written into the outputs with the points
 	// (rangedel_output.go); they also constrain where split may cut.
 	rangeDels []rangedel.Tombstone
+	// outputLevel and inputs say where the tables go and what they
+	// replace (none for a flush to L0): FilterAuto budgets from them.
+	outputLevel int
+	inputs      []levelTable
 }
 
 // writeTables writes the entries of src into new tables. A table ends only
@@ -38,12 +42,15 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	var (
 		out     []*manifest.TableMetadata
 		w       *sstable.Writer
+		target  = newFilterTarget(spec.outputLevel, spec.inputs)
 		num     fileNum
 		lastKey []byte
 		created []fileNum
 		started bool
 		rd      = newRangeDelOutput(spec.rangeDels)
 	)
+	d.filterBudget.begin(target)
+	defer d.filterBudget.end(target)
 	fail := func(err error) ([]*manifest.TableMetadata, error) {
 		if w != nil {
 			w.Abort()
@@ -75,7 +82,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 			return fmt.Errorf("kv: create table %06d: %w", num, err)
 		}
 		created = append(created, num)
-		w = sstable.NewWriter(f, d.writerOpts)
+		w = sstable.NewWriter(f, d.tableWriterOptions(target, num))
 		return nil
 	}
 	for src.Next() {
@@ -137,6 +144,17 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		}
 	}
 	return out, nil
+}
+
+// tableWriterOptions are the options of table num of an output: the DB's,
+// with a chooser that budgets its filter when the DB's filter is
+// FilterAuto.
+func (d *DB) tableWriterOptions(target *filterTarget, num fileNum) sstable.WriterOptions {
+	o := d.writerOpts
+	if d.opts.Filter == FilterAuto {
+		o.FilterChooser = &tableChooser{d: d, target: target, num: num}
+	}
+	return o
 }
 
 // noOlderVersion reports whether no table of v at level fromLevel or

@@ -37,6 +37,10 @@ type TraceStep struct {
 	// consulted and whether it said "definitely absent".
 	FilterChecked  bool
 	FilterNegative bool
+	// FilterKind names the table's filter with its width ("ribbon
+	// 9-bit"; "none" without one) and FilterFP its expected FP rate.
+	FilterKind string
+	FilterFP   float64
 	// DataBlockReads, IndexBlockReads: blocks read from the file; CacheHits:
 	// blocks served by the block cache.
 	DataBlockReads, IndexBlockReads, CacheHits int64
@@ -79,6 +83,7 @@ func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
 	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
 	v, err := d.getAt(key, base.SeqNum(d.visibleSeq.Load()), trace)
+	d.describeTraceFilters(trace)
 	switch {
 	case err == nil:
 		trace.Found, trace.Value = true, v
@@ -91,6 +96,32 @@ func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	return trace, nil
 }
 
+// describeTraceFilters names the filter of each table the trace probed,
+// from the current version (a table compacted away since reads as "").
+func (d *DB) describeTraceFilters(t *GetTrace) {
+	v, ok := d.refCurrent()
+	if !ok {
+		return
+	}
+	defer v.Unref()
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		if s.Source != "table" || s.Level < 0 || s.Level >= NumLevels {
+			continue
+		}
+		for _, tm := range v.Levels[s.Level] {
+			if tm.FileNum != s.Table {
+				continue
+			}
+			d.tables.withReader(tm, func(r *sstable.Reader) error {
+				desc := r.FilterDescription()
+				s.FilterKind, s.FilterFP = desc.Kind, desc.FPRate
+				return nil
+			})
+		}
+	}
+}
+
 // String renders the trace one source per line.
 func (t *GetTrace) String() string {
 	var b strings.Builder
@@ -100,7 +131,11 @@ func (t *GetTrace) String() string {
 			fmt.Fprintf(&b, "%s: %s\n", s.Source, hitWord(s.Hit))
 			continue
 		}
-		fmt.Fprintf(&b, "L%d table %06d: ", s.Level, s.Table)
+		fmt.Fprintf(&b, "L%d table %06d", s.Level, s.Table)
+		if s.FilterKind != "" {
+			fmt.Fprintf(&b, " [%s]", s.FilterKind)
+		}
+		b.WriteString(": ")
 		switch {
 		case !s.FilterChecked:
 			b.WriteString("no filter; ")

@@ -74,6 +74,10 @@ type WriterOptions struct {
 	// FilterPolicy, when set, builds the filter instead, and Filter and
 	// the sizing knobs below are ignored.
 	FilterPolicy filters.Policy
+	// FilterChooser, when set, picks the policy when the table is
+	// finished, from its distinct key count, and overrides FilterPolicy
+	// and Filter. The properties record the type it picked.
+	FilterChooser filters.Chooser
 	// BloomBitsPerKey sizes filters.TypeBloom and filters.TypeBlockedBloom (default 10).
 	BloomBitsPerKey float64
 	// RibbonBits is filters.TypeRibbon's result width, 1 to 16 (default 7): its
@@ -125,6 +129,8 @@ type Writer struct {
 	policy      filters.Policy
 	policyErr   error
 	rangeFilter rangeFilterBuilder
+	// hashFilter: the table gets a filter, so Add collects key hashes.
+	hashFilter bool
 
 	data, index   blockWriter
 	lastKey       []byte // encoded; valid when props.NumEntries > 0
@@ -147,11 +153,17 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 256<<10), opts: opts}
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
-	w.policy, w.policyErr = opts.filterPolicy()
 	w.rangeFilter = newRangeFilterBuilder(opts.RangeFilterBitsPerKey)
 	w.props.FilterType = filters.TypeNone
+	if opts.FilterChooser != nil {
+		// Finish asks the chooser; an empty table records no filter.
+		w.hashFilter = true
+		return w
+	}
+	w.policy, w.policyErr = opts.filterPolicy()
 	if w.policy != nil {
 		w.props.FilterType = w.policy.Type()
+		w.hashFilter = true
 	}
 	return w
 }
@@ -182,7 +194,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.props.SmallestKey = key.Clone()
 		w.props.SmallestSeqNum, w.props.LargestSeqNum = key.SeqNum(), key.SeqNum()
 	}
-	if newUserKey && w.policy != nil {
+	if newUserKey && w.hashFilter {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
 	}
 	if newUserKey {
@@ -302,6 +314,13 @@ func (w *Writer) Finish() (Metadata, error) {
 	}
 	if err := w.writeRangeFilter(); err != nil {
 		return fail(err)
+	}
+	if w.opts.FilterChooser != nil && len(w.hashes) > 0 {
+		p, err := w.opts.FilterChooser.Choose(len(w.hashes))
+		if err != nil {
+			return fail(fmt.Errorf("sstable: choosing a filter for %d keys: %w", len(w.hashes), err))
+		}
+		w.policy, w.props.FilterType = p, p.Type()
 	}
 	if w.policy != nil && len(w.hashes) > 0 {
 		enc, err := buildFilter(w.policy, w.hashes)

@@ -602,6 +602,8 @@ type explainStep struct {
 	Table           *uint64 `json:"table,omitempty"` // tables only
 	FilterChecked   bool    `json:"filter_checked"`
 	FilterNegative  bool    `json:"filter_negative"`
+	FilterKind      string  `json:"filter_kind,omitempty"`
+	FilterFP        float64 `json:"filter_fp,omitempty"`
 	DataBlockReads  int64   `json:"data_block_reads"`
 	IndexBlockReads int64   `json:"index_block_reads"`
 	CacheHits       int64   `json:"cache_hits"`
@@ -628,6 +630,7 @@ func explainJSON(tr *kv.GetTrace) explainRecord {
 	}
 	for _, s := range tr.Steps {
 		st := explainStep{Source: s.Source, FilterChecked: s.FilterChecked, FilterNegative: s.FilterNegative,
+			FilterKind: s.FilterKind, FilterFP: s.FilterFP,
 			DataBlockReads: s.DataBlockReads, IndexBlockReads: s.IndexBlockReads, CacheHits: s.CacheHits, Hit: s.Hit}
 		if s.Source == "table" {
 			st.Level, st.Table = &s.Level, &s.Table
@@ -644,8 +647,10 @@ type tableRecord struct {
 	Entries       uint64    `json:"entries"`
 	Size          uint64    `json:"size"`
 	Filter        string    `json:"filter"`
+	FilterKind    string    `json:"filter_kind"`
 	FilterBytes   uint64    `json:"filter_bytes"`
 	FilterBitsKey float64   `json:"filter_bits_per_key"`
+	FilterFP      float64   `json:"filter_fp"`
 	Smallest      jsonBytes `json:"smallest"`
 	Largest       jsonBytes `json:"largest"`
 }
@@ -657,8 +662,8 @@ func (in *Interp) cmdTables(context.Context, []token) error {
 	}
 	if in.json {
 		for _, t := range ts {
-			if err := in.emitJSON(tableRecord{"tables", t.Level, t.FileNum, t.Entries, t.Size, t.Filter,
-				t.FilterBytes, bitsPerKey(t.FilterBytes, t.Entries), t.Smallest, t.Largest}); err != nil {
+			if err := in.emitJSON(tableRecord{"tables", t.Level, t.FileNum, t.Entries, t.Size, t.Filter, t.FilterKind,
+				t.FilterBytes, t.FilterBitsPerKey(), t.FilterFP, t.Smallest, t.Largest}); err != nil {
 				return err
 			}
 		}
@@ -668,10 +673,10 @@ func (in *Interp) cmdTables(context.Context, []token) error {
 		in.printf("(no tables: writes are still in the memtable; flush writes them out)\n")
 		return nil
 	}
-	in.printf("%-5s %-6s %8s %10s  %-14s %8s  %s\n", "level", "table", "entries", "size", "filter", "bits/key", "keys")
+	in.printf("%-5s %-6s %8s %10s  %-24s %8s %9s  %s\n", "level", "table", "entries", "size", "filter", "bits/key", "FP", "keys")
 	for _, t := range ts {
-		in.printf("L%-4d %06d %8d %10s  %-14s %8.2f  %s .. %s\n", t.Level, t.FileNum, t.Entries, humanBytes(t.Size),
-			t.Filter, bitsPerKey(t.FilterBytes, t.Entries), formatBytes(t.Smallest), formatBytes(t.Largest))
+		in.printf("L%-4d %06d %8d %10s  %-24s %8.2f %9.5f  %s .. %s\n", t.Level, t.FileNum, t.Entries, humanBytes(t.Size),
+			t.FilterKind, t.FilterBitsPerKey(), t.FilterFP, formatBytes(t.Smallest), formatBytes(t.Largest))
 	}
 	return nil
 }

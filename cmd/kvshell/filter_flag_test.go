@@ -18,7 +18,7 @@ func TestFilterFlagListsEveryFilter(t *testing.T) {
 		t.Fatal("-h parsed without ErrHelp")
 	}
 	for _, f := range kv.FilterTypes() {
-		if !strings.Contains(help.String(), f.String()) {
+		if !strings.Contains(help.String(), kv.FilterName(f)) {
 			t.Errorf("-filter help lacks %s:\n%s", f, help.String())
 		}
 	}

@@ -172,7 +172,7 @@ func TestStartupErrors(t *testing.T) {
 		t.Fatalf("-readonly created the directory: %v", err)
 	}
 	r = runShell(t, "", "-dir", filepath.Join(tmp, "db"), "-filter", "cuckoo")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "want one of binary-fuse-8") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "want one of auto, binary-fuse-8") {
 		t.Fatalf("bad -filter: %+v", r)
 	}
 	r = runShell(t, "", "-dir", filepath.Join(tmp, "db"), "stray")

@@ -9,13 +9,8 @@ import (
 // statsRecord is the JSON form of kv.Metrics: the shell's own field names,
 // so a script's keys do not change when kv renames a Go field.
 type statsRecord struct {
-	Cmd    string `json:"cmd"`
-	Levels []struct {
-		Level   int    `json:"level"`
-		Tables  int    `json:"tables"`
-		Bytes   uint64 `json:"bytes"`
-		Entries uint64 `json:"entries"`
-	} `json:"levels"`
+	Cmd      string        `json:"cmd"`
+	Levels   []levelRecord `json:"levels"`
 	MemTable struct {
 		Count     int    `json:"count"`
 		Immutable int    `json:"immutable"`
@@ -62,16 +57,22 @@ func (in *Interp) cmdStats(context.Context, []token) error {
 	return in.emitJSON(statsJSON(m))
 }
 
+// levelRecord is one level of statsRecord.
+type levelRecord struct {
+	Level         int     `json:"level"`
+	Tables        int     `json:"tables"`
+	Bytes         uint64  `json:"bytes"`
+	Entries       uint64  `json:"entries"`
+	FilterBytes   uint64  `json:"filter_bytes"`
+	FilterBitsKey float64 `json:"filter_bits_per_key"`
+	FilterFP      float64 `json:"filter_fp"`
+}
+
 func statsJSON(m kv.Metrics) statsRecord {
 	r := statsRecord{Cmd: "stats"}
 	var entries uint64
 	for i, l := range m.Levels {
-		r.Levels = append(r.Levels, struct {
-			Level   int    `json:"level"`
-			Tables  int    `json:"tables"`
-			Bytes   uint64 `json:"bytes"`
-			Entries uint64 `json:"entries"`
-		}{i, l.Tables, l.Bytes, l.Entries})
+		r.Levels = append(r.Levels, levelRecord{i, l.Tables, l.Bytes, l.Entries, l.FilterBytes, l.FilterBitsPerKey(), l.FilterFP})
 		entries += l.Entries
 	}
 	r.MemTable.Count, r.MemTable.Immutable, r.MemTable.Bytes = m.MemTable.Count, m.MemTable.Immutable, m.MemTable.Size

@@ -1,0 +1,101 @@
+package filters
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestChooseTableFilterFitsAndHasNoFalseNegatives: for random key counts
+// and budgets, the chosen filter's encoding is within the budget plus
+// TableFilterHeaderBytes, its predicted payload is what was built, every
+// key built in is reported present, its measured FP rate is near the
+// predicted one, and Describe names what was chosen.
+func TestChooseTableFilterFitsAndHasNoFalseNegatives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20, 1))
+	kinds := map[string]bool{}
+	for range 120 {
+		n := 1 + rng.IntN(1<<rng.IntN(15))
+		bits := 1 + 23*rng.Float64()
+		c, err := ChooseTableFilter(n, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(c.PayloadBits) > max(bits*float64(n), 2) {
+			t.Fatalf("n=%d bits=%.2f: %s payload %d bits over budget", n, bits, c, c.PayloadBits)
+		}
+		hs := make([]uint64, n)
+		for i := range hs {
+			hs[i] = rng.Uint64()
+		}
+		p, err := c.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := p.Build(hs)
+		if err != nil {
+			t.Fatalf("n=%d bits=%.2f %s: %v", n, bits, c, err)
+		}
+		if limit := bits*float64(n)/8 + TableFilterHeaderBytes; float64(len(enc)) > limit {
+			t.Fatalf("n=%d bits=%.2f %s: %d bytes, budget %.1f", n, bits, c, len(enc), limit)
+		}
+		f, typ, err := UnmarshalWithType(enc)
+		if err != nil || typ != c.Type || typ != p.Type() {
+			t.Fatalf("%s: decoded as %s, %v", c, typ, err)
+		}
+		for _, h := range hs {
+			if !f.MayContainHash(h) {
+				t.Fatalf("n=%d bits=%.2f %s: false negative", n, bits, c)
+			}
+		}
+		d := Describe(f, n)
+		if d.Kind != c.String() || d.Type != c.Type {
+			t.Fatalf("Describe = %+v, chose %s", d, c)
+		}
+		kinds[d.Kind] = true
+		if n >= 2000 {
+			const probes = 20000
+			fps := 0
+			for range probes {
+				if f.MayContainHash(rng.Uint64()) {
+					fps++
+				}
+			}
+			// Poisson bound: mean + 5 sigma + 3.
+			mean := c.FPRate * probes
+			if float64(fps) > mean+5*math.Sqrt(mean)+3 {
+				t.Fatalf("n=%d %s: %d false positives in %d, predicted %.1f", n, c, fps, probes, mean)
+			}
+		}
+	}
+	if len(kinds) < 6 {
+		t.Fatalf("only %d kinds chosen: %v", len(kinds), kinds)
+	}
+}
+
+// TestChooseTableFilterFamilies pins the crossovers the choice is built
+// for: Bloom for tiny tables, Ribbon for small ones at 10 bits, 4-wise fuse
+// of 9 bits for large ones, and no FP worse than an 8-bit fuse where one
+// fits.
+func TestChooseTableFilterFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		bits float64
+		want string
+	}{
+		{10, 10, "bloom k=7"},
+		{20000, 10, "ribbon 9-bit"},
+		{1_000_000, 10, "binary-fuse 4-wise 9-bit"},
+		{1_000_000, 9.1, "binary-fuse-8"},
+	} {
+		c, err := ChooseTableFilter(tc.n, tc.bits)
+		if err != nil || c.String() != tc.want {
+			t.Errorf("ChooseTableFilter(%d, %v) = %s, %v; want %s", tc.n, tc.bits, c, err, tc.want)
+		}
+	}
+	for _, bad := range []float64{0, -1} {
+		if _, err := ChooseTableFilter(10, bad); err == nil {
+			t.Errorf("ChooseTableFilter(10, %v) accepted", bad)
+		}
+	}
+}
