@@ -108,8 +108,8 @@ func TestFilterBudgetRespected(t *testing.T) {
 				// key) is not asserted: a table keeps the filter it was
 				// written with, and under the leveled picker a bottom
 				// level written while the tree was small keeps its
-				// generous filters as upper levels form (docs/design.md,
-				// "Filter budget"); TestMonkeyBitsPerKey checks the
+				// generous filters as upper levels form (docs/design.md, "Filter
+				// budget: automatic per-table filters and Monkey allocation"); TestMonkeyBitsPerKey checks the
 				// allocation itself.
 			})
 		}
