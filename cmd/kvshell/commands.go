@@ -191,11 +191,7 @@ func (in *Interp) ok(cmd string, key []byte) error {
 }
 
 func (in *Interp) cmdPut(_ context.Context, args []token) error {
-	key, err := wordBytes(args[0])
-	if err != nil {
-		return err
-	}
-	val, err := wordBytes(args[1])
+	key, val, err := wordPair(args)
 	if err != nil {
 		return err
 	}
@@ -203,6 +199,17 @@ func (in *Interp) cmdPut(_ context.Context, args []token) error {
 		return err
 	}
 	return in.ok("put", key)
+}
+
+// wordPair reads the bytes of a command's first two arguments.
+func wordPair(args []token) (a, b []byte, err error) {
+	if a, err = wordBytes(args[0]); err != nil {
+		return nil, nil, err
+	}
+	if b, err = wordBytes(args[1]); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
 }
 
 func (in *Interp) cmdDel(_ context.Context, args []token) error {
@@ -217,11 +224,7 @@ func (in *Interp) cmdDel(_ context.Context, args []token) error {
 }
 
 func (in *Interp) cmdDelRange(_ context.Context, args []token) error {
-	start, err := wordBytes(args[0])
-	if err != nil {
-		return err
-	}
-	end, err := wordBytes(args[1])
+	start, end, err := wordPair(args)
 	if err != nil {
 		return err
 	}

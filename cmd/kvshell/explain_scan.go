@@ -12,11 +12,7 @@ func (in *Interp) cmdExplainScan(args []token) error {
 	if len(args) != 2 {
 		return &usageError{"explain scan takes START and END", lookup("explain").usage}
 	}
-	start, err := wordBytes(args[0])
-	if err != nil {
-		return err
-	}
-	end, err := wordBytes(args[1])
+	start, end, err := wordPair(args)
 	if err != nil {
 		return err
 	}

@@ -1,27 +1,19 @@
 package datadriven
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
-// -update rewrites expected outputs instead of comparing them. The flag
-// is looked up when a file runs, so a golden-file helper in the same test
-// binary that registered -update first shares the one flag.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite testdata files with the outputs the code now produces")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+// updating reports whether the run rewrites expected outputs instead of
+// comparing them: the repository's one -update flag, which the golden
+// package owns.
+func updating() bool { return golden.Updating() }
 
 // Arg is one argument of a command line: a bare word (no Vals), key=value or
 // key=(v1, v2, ...).

@@ -5,10 +5,10 @@
 // diff. The files pin on-disk formats so they cannot drift by accident
 // (STYLE.md, "Pin the bytes").
 //
-// Only tests import this package. It registers the -update flag unless the
-// test binary already has one (internal/datadriven registers the same flag
-// the same way), so every rewrite of recorded expectations in a binary
-// answers to one flag; a test must not define its own.
+// Only tests import this package. It owns the -update flag (registered
+// unless the test binary already has one); internal/datadriven and the
+// transcript tests ask Updating, so every rewrite of recorded expectations
+// in a binary answers to one flag; a test must not define its own.
 package golden
 
 import (
