@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -74,6 +75,13 @@ type filterTarget struct {
 	inputKeys uint64
 	// writtenKeys counts the keys of the output's tables finished so far.
 	writtenKeys uint64
+	// plannedBits is what the whole output will spend as of its last
+	// table: the payloads chosen so far plus the rest of its keys at the
+	// share that table got. Guarded by filterBudget.mu.
+	plannedBits uint64
+	// writtenBits sums the payloads chosen so far. Guarded by
+	// filterBudget.mu.
+	writtenBits uint64
 }
 
 func newFilterTarget(level int, inputs []levelTable) *filterTarget {
@@ -105,11 +113,13 @@ type tableChooser struct {
 func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 	var choice filters.TableChoice
 	var err error
+	var share float64
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
 		// Monkey's share is a target, not a cap: the filter widths are
 		// steps, and pricing each bit at what it saves at the target
 		// rounds up where that pays, as the continuous optimum would.
-		share, limit := c.d.monkeyBits(c.target, c.num, uint64(n))
+		var limit float64
+		share, limit = c.d.monkeyBits(c.target, c.num, uint64(n))
 		choice, err = filters.ChooseTableFilterPriced(n, limit, filters.MarginalBitValue(share, bitsPerFPHalving))
 	} else {
 		choice, err = filters.ChooseTableFilter(n, c.d.opts.FilterBitsPerKey)
@@ -119,12 +129,17 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 	}
 	c.target.writtenKeys += uint64(n)
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
-		c.d.filterBudget.mu.Lock()
-		if c.d.filterBudget.pending == nil {
-			c.d.filterBudget.pending = map[uint64]pendingFilter{}
+		b := &c.d.filterBudget
+		b.mu.Lock()
+		if b.pending == nil {
+			b.pending = map[uint64]pendingFilter{}
 		}
-		c.d.filterBudget.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, c.target}
-		c.d.filterBudget.mu.Unlock()
+		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, c.target}
+		t := c.target
+		t.writtenBits += choice.PayloadBits
+		rest := max(t.inputKeys, t.writtenKeys) - t.writtenKeys
+		t.plannedBits = t.writtenBits + uint64(math.Ceil(share*float64(rest)))
+		b.mu.Unlock()
 	}
 	return choice.Policy()
 }
@@ -193,6 +208,22 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 			// Another compaction still writing: its inputs count.
 		default:
 			spentBits += p.bits
+		}
+	}
+	// Another compaction's inputs stand in for its outputs only up to
+	// what they spend: where its outputs will spend more (a level given a
+	// larger share than its inputs had), the difference is taken too, or
+	// a flush written meanwhile would spend it a second time.
+	for job := range d.filterBudget.active {
+		if job == target || len(job.inputs) == 0 {
+			continue
+		}
+		var inputBits uint64
+		for _, in := range job.inputs {
+			inputBits += filterPayloadBits(in.meta)
+		}
+		if job.plannedBits > inputBits {
+			spentBits += job.plannedBits - inputBits
 		}
 	}
 

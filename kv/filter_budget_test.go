@@ -235,3 +235,46 @@ func TestMonkeyBitsPerKey(t *testing.T) {
 		t.Fatalf("a 10x smaller run gets %v more bits, want %v", d, bitsPerFPHalving*math.Log2(10))
 	}
 }
+
+// TestMonkeyCountsConcurrentCompactionPlan is the regression test for a
+// flush written while a compaction writes: the flush let the compaction's
+// inputs stand in for its outputs, so where the outputs were planned to
+// spend more than the inputs, both spent the difference and the live
+// filters ended over budget (seen in TestFilterBudgetRespected one run in
+// eight). The flush's limit must drop by what the compaction plans beyond
+// its inputs.
+func TestMonkeyCountsConcurrentCompactionPlan(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), budgetShape(&Options{FilterBitsPerKey: 10,
+		FilterAllocation: FilterAllocationMonkey, DisableAutomaticCompactions: true}))
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(7, 7))
+	fillRandom(t, d, rng, 3000, map[string]bool{}, nil)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	v := d.filterBudget.version.Load()
+	if len(v.Levels[0]) < 2 {
+		t.Fatalf("want two or more L0 tables, have %d", len(v.Levels[0]))
+	}
+	var inputs []levelTable
+	var inputBits uint64
+	for _, m := range v.Levels[0][:2] {
+		inputs = append(inputs, levelTable{level: 0, meta: m})
+		inputBits += filterPayloadBits(m)
+	}
+	compaction := newFilterTarget(1, inputs)
+	d.filterBudget.begin(compaction)
+	defer d.filterBudget.end(compaction)
+
+	const n = 1000
+	_, before := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
+	const extra = 4000
+	d.filterBudget.mu.Lock()
+	compaction.plannedBits = inputBits + extra
+	d.filterBudget.mu.Unlock()
+	_, after := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
+	if want := before - float64(extra)/n; math.Abs(after-want) > 1e-9 {
+		t.Fatalf("a flush's limit went from %v to %v bits per key when a compaction planned %d bits beyond its inputs; want %v",
+			before, after, extra, want)
+	}
+}
