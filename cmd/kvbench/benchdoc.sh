@@ -1,10 +1,10 @@
 #!/bin/sh
-# benchdoc.sh FILTER_PART KV_PART "FILTER_CMD" "KV_CMD" LOADAVG_AT_START
+# benchdoc.sh FILTER_PART KV_PART "FILTER_CMD" "KV_CMD" LOADAVG_AT_START [WRITES_PART "WRITES_CMD"]
 # Assembles docs/benchmarks.md (on stdout) from the markdown sections that
 # `filterbench -md` and `kvbench -md` wrote, with the machine details. Run by
 # `make bench`; the tables and verdicts come from the tools, never by hand.
 set -e
-fpart=$1 kpart=$2 fcmd=$3 kcmd=$4 load=$5
+fpart=$1 kpart=$2 fcmd=$3 kcmd=$4 load=$5 wpart=${6:-} wcmd=${7:-}
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
 cat <<HDR
 # sievekv benchmarks
@@ -27,6 +27,7 @@ Everything below was measured in one run of each tool, side by side.
 \`\`\`
 ${fcmd}
 ${kcmd}
+${wcmd}
 \`\`\`
 
 \`make bench BENCHFLAGS=\` runs the full sizes (filterbench n = 10k, 100k, 1M, five
@@ -41,7 +42,8 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   Metrics.DiskReads.DataBlocks per op is in the JSON (engine_data_block_reads_per_op).
 - **write amp** is table bytes written (flushes and compactions, including the
   compactions the phase left due, which kvbench waits for) over the key and value
-  bytes the phase wrote. WAL is off for every engine, so it is not counted. Values
+  bytes the phase wrote. WAL bytes are not counted: the WAL is off in the main run
+  and on (NoSync) in the one-engine-per-process write run. Values
   are half random, half zeros (db_bench's compression ratio 0.5), so snappy halves
   what a table holds: a write amp below 1 means the data was written about once.
 - **space amp** is the table files' size over the live keys' key and value bytes.
@@ -57,6 +59,7 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
 HDR
 cat "$fpart"
 cat "$kpart"
+if [ -n "$wpart" ]; then cat "$wpart"; fi
 # A larger filterbench run, when one was kept (docs/charts/filterbench-1m.md).
 if [ -f docs/charts/filterbench-1m.md ]; then
 	echo "## Larger filterbench run (1M keys, more rounds; kept from an earlier run, not refreshed by quick mode)"
@@ -70,4 +73,9 @@ if [ -f docs/charts/kvbench-1m.md ]; then
 	echo "## Larger kvbench run (1M keys; kept from an earlier run, not refreshed by quick mode)"
 	echo
 	sed -e 's/^## kvbench: engines side by side$//' -e 's/^#/##/' docs/charts/kvbench-1m.md
+fi
+if [ -f docs/charts/kvbench-writes-1m.md ]; then
+	echo "## Larger kvbench write run (1M keys, one engine per process, WAL on; kept from an earlier run)"
+	echo
+	sed -e 's/^## kvbench: one engine per process, WAL on$//' -e 's/^#/##/' docs/charts/kvbench-writes-1m.md
 fi

@@ -75,7 +75,8 @@ type flags struct {
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
-	wal                        bool
+	wal, isolate               bool
+	rounds                     int
 	idle                       time.Duration
 	rangeFilterBits            float64
 }
@@ -105,6 +106,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
+	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
+	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge: how long the DB idles after the deletes (quick: 10s)")
 	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
@@ -133,6 +136,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
 		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8")
+	}
+	if fl.rounds < 1 || (fl.rounds > 1 && !fl.isolate) {
+		return nil, fmt.Errorf("need -rounds >= 1, and -isolate for more than one round")
 	}
 	return fl, nil
 }
@@ -216,60 +222,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	hdr := header(fl, cfg)
 	fmt.Fprint(stdout, hdr)
 
-	runners, err := openRunners(engines, cfg, root, fl)
+	var results []result
+	if fl.isolate {
+		results, err = runIsolated(fl, engines, root, progress)
+	} else {
+		results, err = runTogether(engines, workloads, ks, cfg, root, fl, progress)
+	}
 	if err != nil {
 		return err
-	}
-	defer func() {
-		for _, r := range runners {
-			if r.owner {
-				r.eng.close()
-			}
-		}
-	}()
-
-	var results []result
-	for pi, w := range workloads {
-		// Rotate the starting engine per workload so no engine always
-		// runs first (or last) on a drifting machine.
-		order := slices.Clone(runners)
-		k := pi % len(order)
-		order = append(order[k:], order[:k]...)
-		if writes(w) {
-			// A view reads its owner's DB: it must run after the
-			// owner's writes.
-			slices.SortStableFunc(order, func(a, b *runner) int { return boolInt(!a.owner) - boolInt(!b.owner) })
-		}
-		for _, r := range order {
-			if !r.runs(w) {
-				continue
-			}
-			rs, err := runWorkload(r, w, ks, fl, root, progress)
-			if err != nil {
-				return fmt.Errorf("%s: %s: %w", r.name, w, err)
-			}
-			results = append(results, rs...)
-		}
-		if w == "overwrite" || (w == "fillrandom" && !slices.Contains(workloads, "overwrite")) {
-			// Reads run on one fully compacted sorted run in every
-			// engine: the same shape, whatever each compaction policy
-			// left behind.
-			for _, r := range runners {
-				if r.owner {
-					if err := r.eng.compactAll(); err != nil {
-						return fmt.Errorf("%s: compact: %w", r.name, err)
-					}
-				}
-			}
-		}
-	}
-	for _, r := range runners {
-		if r.owner {
-			if err := r.eng.close(); err != nil {
-				return fmt.Errorf("%s: close: %w", r.name, err)
-			}
-			r.owner = false // closed
-		}
 	}
 	if fl.sweep {
 		sw, err := runSweep(ks, cfg, fl, root, progress)
@@ -300,11 +260,79 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if fl.md != "" {
-		if err := writeMarkdown(fl.md, args, hdr, results, gs, charts, took); err != nil {
+		title := "engines side by side"
+		if fl.isolate {
+			title = "one engine per process"
+			if fl.wal {
+				title += ", WAL on"
+			}
+		}
+		if err := writeMarkdown(fl.md, title, args, hdr, results, gs, charts, took); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runTogether runs every engine in this process, alternating them workload
+// by workload so that drift on a shared machine hits them all.
+func runTogether(engines, workloads []string, ks *keySet, cfg config, root string, fl *flags, progress io.Writer) ([]result, error) {
+	runners, err := openRunners(engines, cfg, root, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, r := range runners {
+			if r.owner {
+				r.eng.close()
+			}
+		}
+	}()
+
+	var results []result
+	for pi, w := range workloads {
+		// Rotate the starting engine per workload so no engine always
+		// runs first (or last) on a drifting machine.
+		order := slices.Clone(runners)
+		k := pi % len(order)
+		order = append(order[k:], order[:k]...)
+		if writes(w) {
+			// A view reads its owner's DB: it must run after the
+			// owner's writes.
+			slices.SortStableFunc(order, func(a, b *runner) int { return boolInt(!a.owner) - boolInt(!b.owner) })
+		}
+		for _, r := range order {
+			if !r.runs(w) {
+				continue
+			}
+			rs, err := runWorkload(r, w, ks, fl, root, progress)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", r.name, w, err)
+			}
+			results = append(results, rs...)
+		}
+		if w == "overwrite" || (w == "fillrandom" && !slices.Contains(workloads, "overwrite")) {
+			// Reads run on one fully compacted sorted run in every
+			// engine: the same shape, whatever each compaction policy
+			// left behind.
+			for _, r := range runners {
+				if r.owner {
+					if err := r.eng.compactAll(); err != nil {
+						return nil, fmt.Errorf("%s: compact: %w", r.name, err)
+					}
+				}
+			}
+		}
+	}
+	for _, r := range runners {
+		if r.owner {
+			if err := r.eng.close(); err != nil {
+				return nil, fmt.Errorf("%s: close: %w", r.name, err)
+			}
+			r.owner = false // closed
+		}
+	}
+	return results, nil
 }
 
 // pickList resolves "all" or a comma-separated subset of known names.
@@ -337,6 +365,9 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10)\n")
 	} else {
 		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10), journal writes discarded (it has no WAL switch)\n")
+	}
+	if fl.isolate {
+		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")

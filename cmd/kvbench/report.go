@@ -136,50 +136,88 @@ type goal struct {
 	Met, Known bool
 }
 
+// goals are the targets the issues set, each judged on this run's
+// side-by-side figures: sievekv against Pebble (plain Get and the
+// L6-filter variant) unless a goal names another engine.
 func goals(rs []result) []goal {
 	var gs []goal
+	// ratioGoal: sievekv's metric on workload w against engine peer's is
+	// at least (atLeast) or at most (!atLeast) limit times it.
+	ratioGoal := func(issue, w, peer, what string, metric func(*result) float64, atLeast bool, limit float64) {
+		s, p := find(rs, w, "sievekv"), find(rs, w, peer)
+		if s == nil || p == nil {
+			return
+		}
+		a, b := metric(s), metric(p)
+		cmp, met := "<=", a <= limit*b
+		if atLeast {
+			cmp, met = ">=", a >= limit*b
+		}
+		gs = append(gs, goal{issue, fmt.Sprintf("%s: %s %s %.1fx %s", w, what, cmp, limit, peer),
+			fmt.Sprintf("%s vs %s = %s", fmtFigure(a), fmtFigure(b), ratioStr(a, b)), met, true})
+	}
+	opsPerSec := func(r *result) float64 { return r.OpsPerSec }
+	p99 := func(r *result) float64 { return r.P99us }
+	writeAmp := func(r *result) float64 { return r.WriteAmp }
+	reads := func(r *result) float64 { return r.DataBlockReadsPerOp }
+
+	// Issue 16: the write path.
+	for _, w := range []string{"fillseq", "fillrandom", "overwrite"} {
+		ratioGoal("16", w, "pebble", "ops/s", opsPerSec, true, 1.0)
+		ratioGoal("16", w, "pebble", "write amp", writeAmp, false, 1.0)
+		ratioGoal("16", w, "pebble", "p99", p99, false, 2.0)
+	}
+	ratioGoal("16", "fillsync8", "pebble", "ops/s", opsPerSec, true, 1.0)
+
+	// Issue 17: present-key reads and scans, against both Pebble variants.
+	for _, peb := range []string{"pebble", "pebble-l6filters"} {
+		for _, w := range []string{"readrandom", "readhot", "ycsb-b", "ycsb-c"} {
+			ratioGoal("17", w, peb, "ops/s", opsPerSec, true, 1.1)
+		}
+		for _, w := range []string{"scanrange", "readrandom-par2", "readrandom-par4", "readrandom-par8"} {
+			ratioGoal("17", w, peb, "ops/s", opsPerSec, true, 1.0)
+		}
+	}
+	for _, w := range []string{"readrandom", "readhot"} {
+		if s := find(rs, w, "sievekv"); s != nil {
+			limit := float64(s.ValueSize) + 64
+			gs = append(gs, goal{"17", fmt.Sprintf("%s: Go heap per present-key Get <= value size + 64 B", w),
+				fmt.Sprintf("%.0f B vs %.0f B", s.AllocBytesPerOp, limit), s.AllocBytesPerOp <= limit, true})
+		}
+	}
+
+	// Issues 7, 10 and 20: absent keys.
 	for _, peb := range []string{"pebble", "pebble-l6filters"} {
 		if s, p := find(rs, "readmissing", "sievekv"), find(rs, "readmissing", peb); s != nil && p != nil {
-			fpk := s.FilterBytesPerKey <= p.FilterBytesPerKey
-			gs = append(gs, goal{"7, 10", "readmissing: reads per Get <= 0.5x " + peb + " at <= its filter bytes/key",
+			gs = append(gs, goal{"20", "readmissing: reads per Get <= 0.2x " + peb + " at <= its filter bytes/key",
 				fmt.Sprintf("reads %.4f vs %.4f = %s; filter B/key %.3f vs %.3f = %s", s.DataBlockReadsPerOp, p.DataBlockReadsPerOp,
 					ratioStr(s.DataBlockReadsPerOp, p.DataBlockReadsPerOp), s.FilterBytesPerKey, p.FilterBytesPerKey, ratioStr(s.FilterBytesPerKey, p.FilterBytesPerKey)),
-				s.DataBlockReadsPerOp <= 0.5*p.DataBlockReadsPerOp && fpk, true})
-			gs = append(gs, goal{"10", "readmissing: ops/s >= 1.0x " + peb,
-				fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= p.OpsPerSec, true})
+				s.DataBlockReadsPerOp <= 0.2*p.DataBlockReadsPerOp && s.FilterBytesPerKey <= p.FilterBytesPerKey, true})
 		}
-		if s, p := find(rs, "readrandom", "sievekv"), find(rs, "readrandom", peb); s != nil && p != nil {
-			gs = append(gs, goal{"10", "readrandom: ops/s >= 1.0x " + peb,
-				fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= p.OpsPerSec, true})
-		}
-		if s, p := find(rs, "deleterandom-getdeleted", "sievekv"), find(rs, "deleterandom-getdeleted", peb); s != nil && p != nil {
-			gs = append(gs, goal{"7", "deleterandom: Gets of deleted keys read no more than " + peb,
-				fmt.Sprintf("reads/Get %.4f vs %.4f = %s", s.DataBlockReadsPerOp, p.DataBlockReadsPerOp, ratioStr(s.DataBlockReadsPerOp, p.DataBlockReadsPerOp)),
-				s.DataBlockReadsPerOp <= p.DataBlockReadsPerOp, true})
-		}
+		ratioGoal("10", "readmissing", peb, "ops/s", opsPerSec, true, 1.0)
+	}
+
+	// Issue 19: deletes.
+	ratioGoal("19", "deleterandom", "pebble", "space amp", func(r *result) float64 { return r.SpaceAmp }, false, 1.0)
+	ratioGoal("19", "deleterandom-getdeleted", "pebble", "reads per Get", reads, false, 1.0)
+	if on, off := find(rs, "deleterandom", "sievekv"), find(rs, "deleterandom", "sievekv-notsi"); on != nil && off != nil {
+		gs = append(gs, goal{"19", "deleterandom: ops/s with the tombstone index >= without (sievekv-notsi)",
+			fmt.Sprintf("%.0f vs %.0f = %s", on.OpsPerSec, off.OpsPerSec, ratioStr(on.OpsPerSec, off.OpsPerSec)), on.OpsPerSec >= off.OpsPerSec, true})
 	}
 	if s := find(rs, "deletelarge", "sievekv"); s != nil {
 		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",
 			fmt.Sprintf("%.2fx after %.0f s", s.TableBytesRatio, s.Samples[len(s.Samples)-1].Sec), s.TableBytesRatio <= 0.6, true})
 	}
-	// Issue 17's present-key read targets, against plain Pebble.
-	for _, t := range []struct {
-		w   string
-		min float64
-	}{{"readrandom", 1.1}, {"readhot", 1.1}, {"ycsb-b", 1.1}, {"ycsb-c", 1.1}, {"scanrange", 1.0},
-		{"readrandom-par2", 1.0}, {"readrandom-par4", 1.0}, {"readrandom-par8", 1.0}} {
-		if s, p := find(rs, t.w, "sievekv"), find(rs, t.w, "pebble"); s != nil && p != nil {
-			gs = append(gs, goal{"17", fmt.Sprintf("%s: ops/s >= %.1fx pebble", t.w, t.min),
-				fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= t.min*p.OpsPerSec, true})
-		}
-	}
-	if s, p := find(rs, "fillrandom", "sievekv"), find(rs, "fillrandom", "pebble"); s != nil && p != nil {
-		gs = append(gs, goal{"10", "fillrandom: ops/s >= 0.8x pebble",
-			fmt.Sprintf("%.0f vs %.0f = %s", s.OpsPerSec, p.OpsPerSec, ratioStr(s.OpsPerSec, p.OpsPerSec)), s.OpsPerSec >= 0.8*p.OpsPerSec, true})
-		gs = append(gs, goal{"7, 10", "fillrandom: write amplification <= pebble's",
-			fmt.Sprintf("%.2f vs %.2f = %s", s.WriteAmp, p.WriteAmp, ratioStr(s.WriteAmp, p.WriteAmp)), s.WriteAmp <= p.WriteAmp, true})
-	}
 	return append(gs, rangeFilterGoals(rs)...)
+}
+
+// fmtFigure prints a measured figure: whole numbers from 1000 up, three
+// significant digits below.
+func fmtFigure(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // rangeFilterGoals are the bounded-scan goals: range filters make empty
@@ -221,7 +259,7 @@ func verdict(g goal) string {
 }
 
 func printGoals(w io.Writer, gs []goal, rs []result) {
-	fmt.Fprintln(w, "== goals (issues 7, 10, 17, 19 and 22)")
+	fmt.Fprintln(w, "== goals (the issues' targets, judged on this run)")
 	for _, g := range gs {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", verdict(g), g.Goal, g.Measured)
 	}
@@ -265,13 +303,13 @@ func mdTable(b *strings.Builder, head []string, rows [][]string) {
 }
 
 // writeMarkdown writes the kvbench section of docs/benchmarks.md.
-func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goal, charts []string, took time.Duration) error {
+func writeMarkdown(path, title string, args []string, hdr string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
-	b.WriteString("## kvbench: engines side by side\n\n")
+	b.WriteString("## kvbench: " + title + "\n\n")
 	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (finished %s, took %s).\n\n", strings.Join(args, " "),
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	b.WriteString("```\n" + hdr + "```\n\n")
-	b.WriteString("### Goals (issues 7, 10, 17, 19 and 22), measured side by side in this run\n\n")
+	b.WriteString("### Goals, measured side by side in this run\n\n")
 	var grows [][]string
 	for _, g := range gs {
 		grows = append(grows, []string{g.Issue, g.Goal, g.Measured, "**" + verdict(g) + "**"})

@@ -117,8 +117,11 @@ type result struct {
 	// engine manages outside the Go heap (Pebble's block cache) is not in
 	// it.
 	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
-	Found           int     `json:"found"`
-	ElapsedSec      float64 `json:"elapsed_sec"`
+	// ValueSize is the value size of the run (a present-key Get's
+	// allocation goal is relative to it).
+	ValueSize  int     `json:"value_size"`
+	Found      int     `json:"found"`
+	ElapsedSec float64 `json:"elapsed_sec"`
 	// Samples (deletelarge) are table bytes over time while idle, as a
 	// share of the pre-delete bytes; TableBytesRatio is the last one.
 	Samples         []sample `json:"samples,omitempty"`
@@ -214,6 +217,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	slices.Sort(lat)
 	n := float64(p.ops)
 	res := result{
+		ValueSize:           r.valueSize,
 		Workload:            p.workload,
 		Engine:              r.name,
 		Filter:              r.filter,
