@@ -23,10 +23,15 @@ var palette = map[string]color.RGBA{
 	"pebble-l6filters": {R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
 	"goleveldb":        {R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	"sievekv-notsi":    {R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
+	// the budget sweep's sievekv families
+	"bloom":         {R: 0xe6, G: 0xab, B: 0x02, A: 0xff},
+	"binary-fuse-8": {R: 0x66, G: 0x66, B: 0x66, A: 0xff},
+	"auto-uniform":  {R: 0x1f, G: 0x78, B: 0xb4, A: 0xff},
+	"auto-monkey":   {R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 }
 
 // readWorkloads are the workloads the reads-per-op chart shows, in order.
-var readWorkloads = []string{"readrandom", "readmissing", "readhot", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a",
+var readWorkloads = []string{"readrandom", "readmissing-live", "readmissing", "readhot", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a",
 	"deleterandom-getdeleted", "deleterandom-getkept"}
 
 // writeCharts draws the kvbench charts into dir and returns their paths.
@@ -41,6 +46,11 @@ func writeCharts(dir string, rs []result) ([]string, error) {
 		paths = append(paths, p)
 	}
 	if p, err := sweepChart(filepath.Join(dir, "kv_filter_sweep.png"), rs); err != nil {
+		return nil, err
+	} else if p != "" {
+		paths = append(paths, p)
+	}
+	if p, err := budgetChart(filepath.Join(dir, "kv_filter_budget.png"), rs); err != nil {
 		return nil, err
 	} else if p != "" {
 		paths = append(paths, p)

@@ -116,6 +116,11 @@ func printResults(w io.Writer, rs []result) {
 		for _, l := range ratioLines(rs, wl) {
 			fmt.Fprintln(w, "  "+l)
 		}
+		for _, r := range rs {
+			if r.Workload == wl && r.EngineShape != "" {
+				fmt.Fprintf(w, "  %s %s shape: %s\n", r.Engine, r.Filter, r.EngineShape)
+			}
+		}
 		fmt.Fprintln(w)
 	}
 }
@@ -179,7 +184,8 @@ func goals(rs []result) []goal {
 		gs = append(gs, goal{"7, 10", "fillrandom: write amplification <= pebble's",
 			fmt.Sprintf("%.2f vs %.2f = %s", s.WriteAmp, p.WriteAmp, ratioStr(s.WriteAmp, p.WriteAmp)), s.WriteAmp <= p.WriteAmp, true})
 	}
-	return append(gs, rangeFilterGoals(rs)...)
+	gs = append(gs, rangeFilterGoals(rs)...)
+	return append(gs, filterBudgetGoals(rs)...)
 }
 
 // rangeFilterGoals are the bounded-scan goals: range filters make empty
@@ -221,7 +227,7 @@ func verdict(g goal) string {
 }
 
 func printGoals(w io.Writer, gs []goal, rs []result) {
-	fmt.Fprintln(w, "== goals (issues 7, 10, 17, 19 and 22)")
+	fmt.Fprintln(w, "== goals (issues 7, 10, 17, 19, 20 and 22)")
 	for _, g := range gs {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", verdict(g), g.Goal, g.Measured)
 	}
@@ -271,7 +277,7 @@ func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goa
 	fmt.Fprintf(&b, "Command: `go run ./cmd/kvbench %s` (finished %s, took %s).\n\n", strings.Join(args, " "),
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
 	b.WriteString("```\n" + hdr + "```\n\n")
-	b.WriteString("### Goals (issues 7, 10, 17, 19 and 22), measured side by side in this run\n\n")
+	b.WriteString("### Goals (issues 7, 10, 17, 19, 20 and 22), measured side by side in this run\n\n")
 	var grows [][]string
 	for _, g := range gs {
 		grows = append(grows, []string{g.Issue, g.Goal, g.Measured, "**" + verdict(g) + "**"})
