@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
@@ -14,13 +12,8 @@ import (
 // memory each configuration measured, one line per family of the budget
 // sweep.
 func budgetChart(path string, rs []result) (string, error) {
-	p := plot.New()
-	p.Title.Text = "readmissing-live: table reads per absent Get vs filter memory (L0 + levels, no full compaction)"
-	p.X.Label.Text = "filter bits per key (measured, headers included)"
-	p.Y.Label.Text = fmt.Sprintf("reads per absent Get (log; 0 drawn at %g)", sweepFloor)
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
-	p.Legend.Top = true
+	p := readsVsBitsPlot("readmissing-live: table reads per absent Get vs filter memory (L0 + levels, no full compaction)",
+		"filter bits per key (measured, headers included)")
 	drawn := false
 	for i, fam := range budgetSweepFamilies {
 		var pts plotter.XYs

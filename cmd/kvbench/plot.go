@@ -162,6 +162,19 @@ func colorOf(engine string, i int) color.Color {
 	return color.RGBA{R: uint8(40 * i), G: 0x80, B: 0x80, A: 0xff}
 }
 
+// readsVsBitsPlot is an empty chart of reads per absent Get (log scale,
+// 0 drawn at sweepFloor) against filter bits per key.
+func readsVsBitsPlot(title, xLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = fmt.Sprintf("reads per absent Get (log; 0 drawn at %g)", sweepFloor)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decades{}
+	p.Legend.Top = true
+	return p
+}
+
 // sweepFloor stands in for 0 reads per Get on the log axis.
 const sweepFloor = 1e-5
 
@@ -179,13 +192,7 @@ func sweepChart(path string, rs []result) (string, error) {
 	if len(pts) == 0 {
 		return "", nil
 	}
-	p := plot.New()
-	p.Title.Text = "readmissing: table reads per missing Get vs filter size"
-	p.X.Label.Text = "filter bits per key (measured)"
-	p.Y.Label.Text = fmt.Sprintf("reads per missing Get (log; 0 drawn at %g)", sweepFloor)
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
-	p.Legend.Top = true
+	p := readsVsBitsPlot("readmissing: table reads per missing Get vs filter size", "filter bits per key (measured)")
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
 		return "", err
