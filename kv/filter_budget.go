@@ -17,6 +17,20 @@ const (
 	monkeyMaxBitsPerKey = 36
 )
 
+// monkeyReserveBitsPerKey is the share of the budget, in bits per live
+// key, that runs Monkey favours beyond the budget (L0 tables, upper
+// levels) leave unspent. The levels below them are written at less than
+// the budget, and their bits are what those runs spend; but a level table
+// keeps its filter, so a bottom-level rewrite can need more than the
+// tables it replaces (tables written when the tree was smaller, at a
+// smaller share), and with nothing left it got what remained: 1- to 5-bit
+// filters next to 9-bit ones (FP 0.5 against 0.002), which cost more
+// reads than all the favoured runs saved. In BenchmarkFilterBudgetLiveShape
+// (600k keys, L0, L5 and L6) no reserve left 6 bottom tables at 1 to 4
+// bits, half a bit per key made the favoured runs no better than uniform,
+// and a quarter kept every bottom table at 9 bits with L5 at 10 and 11.
+const monkeyReserveBitsPerKey = 0.25
+
 // filterBudget is FilterAuto's account of the filter memory budget (keeps
 // K10): the bits per key each new table gets, so that the filters of the
 // live tables plus those being written stay within FilterBitsPerKey times
@@ -41,6 +55,10 @@ type filterBudget struct {
 	// immutable once published, so a stale one is only a shape slightly
 	// out of date.
 	version atomic.Pointer[manifest.Version]
+	// flushKeys is the largest flush table chosen for since Open: the size
+	// of the L0 runs to come, which a compaction's budget must leave room
+	// for even when it empties L0. Guarded by mu.
+	flushKeys uint64
 }
 
 // pendingFilter is a built table's filter not yet in the version.
@@ -136,6 +154,9 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 		}
 		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, c.target}
 		t := c.target
+		if t.level == 0 && len(t.inputs) == 0 {
+			b.flushKeys = max(b.flushKeys, uint64(n))
+		}
 		t.writtenBits += choice.PayloadBits
 		rest := max(t.inputKeys, t.writtenKeys) - t.writtenKeys
 		t.plannedBits = t.writtenBits + uint64(math.Ceil(share*float64(rest)))
@@ -155,10 +176,10 @@ func filterPayloadBits(t *manifest.TableMetadata) uint64 {
 }
 
 // monkeyBits returns the bits per key of the n-key table num that target
-// is writing: share, Monkey's share for its run given the current
-// version's shape, and limit, what the budget has left for it once every
-// other live or pending table and the rest of this output (at share) are
-// paid for.
+// is writing: share, Monkey's share for its run in the shape the tree
+// settles into (monkeyShape), and limit, what the budget has left for it
+// once every other live or pending table is paid for and the rest of this
+// output is set aside.
 func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, limit float64) {
 	budget := d.opts.FilterBitsPerKey
 	replaced := make(map[uint64]bool, len(target.inputs))
@@ -169,14 +190,12 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	d.filterBudget.mu.Lock()
 	defer d.filterBudget.mu.Unlock()
 	var (
-		runs       []uint64 // L0 tables, then one run per level
-		levelRun   [NumLevels]uint64
-		totalKeys  uint64
-		spentBits  uint64
-		inVersion  = map[uint64]bool{}
-		l0Tables   int
-		flushSized uint64 // the largest L0 table: what a flush writes
+		shape     monkeyShape
+		totalKeys uint64
+		spentBits uint64
+		inVersion = map[uint64]bool{}
 	)
+	shape.flushKeys = d.filterBudget.flushKeys
 	var levels [NumLevels][]*manifest.TableMetadata
 	if v := d.filterBudget.version.Load(); v != nil {
 		levels = v.Levels
@@ -191,11 +210,9 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 			totalKeys += k
 			spentBits += filterPayloadBits(t)
 			if l == 0 {
-				runs = append(runs, k)
-				l0Tables++
-				flushSized = max(flushSized, k)
+				shape.l0 = append(shape.l0, k)
 			} else {
-				levelRun[l] += k
+				shape.levels[l] += k
 			}
 		}
 	}
@@ -232,35 +249,39 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	outputKeys := max(target.inputKeys, target.writtenKeys+n)
 	rest := outputKeys - target.writtenKeys - n
 	totalKeys += outputKeys
-	var targetRun int
 	if target.level == 0 {
-		targetRun = len(runs)
-		runs = append(runs, n)
-		l0Tables++
-		flushSized = max(flushSized, n)
+		shape.flushKeys = max(shape.flushKeys, n)
 	} else {
-		levelRun[target.level] += outputKeys
+		shape.levels[target.level] += outputKeys
 	}
-	// L0 fills up to its compaction trigger between compactions: a level
-	// written now shares the budget with those flushes to come, so they
-	// count in its shape (phantom runs of a flush's size). Without them a
-	// bottom level written just after L0 emptied would take the whole
-	// budget and leave the next flushes none to spare.
-	for ; l0Tables < d.opts.L0CompactionThreshold && flushSized > 0; l0Tables++ {
-		runs = append(runs, flushSized)
-	}
-	for l := 1; l < NumLevels; l++ {
-		if l == target.level {
-			targetRun = len(runs)
-		}
-		runs = append(runs, levelRun[l])
-	}
+	runs, targetRun := shape.runs(target.level, n, d.opts.L0CompactionThreshold, float64(d.picker.Opts.LevelMultiplier))
 	bits := monkeyBitsPerKey(runs, targetRun, budget, monkeyMinBitsPerKey, monkeyMaxBitsPerKey)
+	avail := budget*float64(totalKeys) - float64(spentBits)
+	if bits > budget {
+		// A run favoured beyond the budget takes its extra bits only from
+		// what is left over a reserve, which the levels' rewrites draw on
+		// (monkeyReserveBitsPerKey); up to the budget itself it may always
+		// go, as a uniform allocation would.
+		reserved := avail - monkeyReserveBitsPerKey*float64(totalKeys)
+		avail = max(reserved, min(avail, budget*float64(n+rest)))
+	}
+	return budgetLimit(bits, avail, n, rest)
+}
 
-	// What is left for this table: the budget of every key live after the
-	// write, less what the others spend and the rest of this output will
-	// take at the same rate.
-	left := budget*float64(totalKeys) - float64(spentBits) - bits*float64(rest)
-	limit = min(left/float64(n), monkeyMaxBitsPerKey)
-	return min(bits, max(limit, monkeyMinBitsPerKey)), max(limit, monkeyMinBitsPerKey)
+// budgetLimit caps share, the bits per key an n-key table of an output
+// with rest keys still to come would get, by avail, the bits the budget
+// has left for the table and the rest (keeps K10). Where avail covers the
+// rest at share, the table may spend what lies beyond it (limit > share:
+// the priced choice rounds up where that pays); where it does not, the
+// shortfall is spread over the whole remaining output. Taking it all from
+// the one table being chosen starved single tables down to 1-bit filters
+// (measured: a 1-bit Ribbon in L6, FP 0.5, next to 9-bit ones), and since
+// FP rates fall exponentially in bits, an even cut costs far fewer reads.
+func budgetLimit(share, avail float64, n, rest uint64) (float64, float64) {
+	limit := (avail - share*float64(rest)) / float64(n)
+	if limit < share {
+		limit = avail / float64(n+rest)
+	}
+	limit = min(max(limit, monkeyMinBitsPerKey), monkeyMaxBitsPerKey)
+	return min(share, limit), limit
 }

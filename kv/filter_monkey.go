@@ -1,6 +1,9 @@
 package kv
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // bitsPerFPHalving is how many bits per key a filter spends to halve its
 // FP rate: the space factor of the fingerprint filters FilterAuto picks
@@ -67,4 +70,84 @@ func monkeyBitsPerKey(runs []uint64, target int, budget, lo, hi float64) float64
 		}
 	}
 	return budget // not reached: each round pins at least one more run
+}
+
+// monkeyShape is the tree as Monkey allocates for it: the keys of each L0
+// table and of each level, live or being written, and the keys of a flush.
+type monkeyShape struct {
+	l0        []uint64
+	levels    [NumLevels]uint64
+	flushKeys uint64
+}
+
+// runs returns the runs an absent-key Get will probe in the shape the tree
+// settles into, and which of them is the output's (an n-key table for a
+// flush, level outLevel for a compaction). A table keeps its filter for
+// its whole life, so it is sized for that shape rather than the moment's:
+//   - A flush sees L0 refilled to its compaction trigger: at least
+//     l0Trigger runs, the missing ones of a flush's size.
+//   - A level table sees no L0. L0 is a large part of the keys only while
+//     the tree is small; a bottom-level table written then was given
+//     8.8 bits per key at a 10-bit budget (the L0 runs outweighed it) and
+//     kept them once the bottom held 90% of the keys, where its share is
+//     9.6. L0's tables live for one compaction; what they take beyond the
+//     budget comes out of the reserve rule in DB.monkeyBits.
+//   - The levels' keys are spread as the dynamic level targets settle
+//     them (settledLevels).
+func (s *monkeyShape) runs(outLevel int, n uint64, l0Trigger int, mult float64) ([]uint64, int) {
+	var runs []uint64
+	target := -1
+	if outLevel == 0 {
+		runs = append(slices.Clone(s.l0), n)
+		target = len(runs) - 1
+		for len(runs) < l0Trigger && s.flushKeys > 0 {
+			runs = append(runs, s.flushKeys)
+		}
+	}
+	settled := settledLevels(s.levels, outLevel, mult)
+	for l := 1; l < NumLevels; l++ {
+		if l == outLevel {
+			target = len(runs)
+		}
+		runs = append(runs, settled[l])
+	}
+	return runs, target
+}
+
+// settledLevels spreads the keys of levels 1 and below as a leveled tree
+// of fan-out mult settles them (compaction's P1): the bottom level
+// 1 - 1/mult of them and each level above a mult-th of the one below, up
+// to the shallowest level holding keys or being written and at least to
+// the level above the bottom; a level holding more than that keeps its
+// own count. The moment's shape strays from the settled one, and a table
+// sized by the moment keeps filters the settled tree cannot afford: a
+// bottom level written while it was the only level took the whole budget
+// (it was all the keys), and the level that formed above it found none
+// left; a new base level, still nearly empty, looked small enough for 20
+// bits per key.
+func settledLevels(levels [NumLevels]uint64, outLevel int, mult float64) [NumLevels]uint64 {
+	const bottom = NumLevels - 1
+	top := bottom - 1
+	var total float64
+	for l := 1; l <= bottom; l++ {
+		if levels[l] > 0 {
+			total += float64(levels[l])
+			top = min(top, l)
+		}
+	}
+	if outLevel > 0 {
+		top = min(top, outLevel)
+	}
+	if total == 0 {
+		return levels
+	}
+	var weights float64
+	for l, w := bottom, 1.0; l >= top; l, w = l-1, w/mult {
+		weights += w
+	}
+	var out [NumLevels]uint64
+	for l, w := bottom, 1.0; l >= top; l, w = l-1, w/mult {
+		out[l] = max(uint64(math.Ceil(total*w/weights)), levels[l])
+	}
+	return out
 }

@@ -92,6 +92,11 @@ type config struct {
 	wal bool
 	// rangeFilterBits is sievekv's RangeFilterBitsPerKey (0: none).
 	rangeFilterBits float64
+	// filterBits and allocation are sievekv's FilterBitsPerKey and
+	// FilterAllocation (kv.FilterAuto's budget); filterBits also sizes
+	// Pebble's Bloom filters when set (10 otherwise).
+	filterBits float64
+	allocation kv.FilterAllocation
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -137,6 +142,7 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
 		DisableWAL: !c.wal, DisableTombstoneIndex: c.noTombIndex, RangeFilterBitsPerKey: c.rangeFilterBits,
+		FilterBitsPerKey: c.filterBits, FilterAllocation: c.allocation,
 	})
 	if err != nil {
 		return nil, err
@@ -216,14 +222,23 @@ func (f *countingFile) Write(p []byte) (int, error) {
 // ---- pebble ----
 
 // pebbleEngine is Pebble v2 configured like sievekv: the same memtable,
-// block size, level sizes and table size, snappy, FormatNewest, its 10-bit
-// Bloom filter on every level, and an explicit block cache (see
+// block size, level sizes and table size, snappy, FormatNewest, its Bloom
+// filter (pebbleBloomBits) on every level, and an explicit block cache (see
 // pebbleCacheSize).
 type pebbleEngine struct {
 	db *pebble.DB
 	// l6iter serves pebbleL6View's Gets; any write closes it so the next
 	// Get sees the write.
 	l6iter *pebble.Iterator
+}
+
+// pebbleBloomBits is Pebble's Bloom bits per key: -filterbits rounded, 10
+// by default (the figure kvbench compares against).
+func pebbleBloomBits(c config) int {
+	if c.filterBits > 0 {
+		return max(1, int(c.filterBits+0.5))
+	}
+	return 10
 }
 
 func openPebble(c config, io *ioCounters) (*pebbleEngine, error) {
@@ -242,7 +257,7 @@ func openPebble(c config, io *ioCounters) (*pebbleEngine, error) {
 	for i := range opts.Levels {
 		l := &opts.Levels[i]
 		l.BlockSize = c.blockSize
-		l.FilterPolicy = bloom.FilterPolicy(10)
+		l.FilterPolicy = bloom.FilterPolicy(pebbleBloomBits(c))
 		l.FilterType = pebble.TableFilter
 		l.Compression = func() *sstable.CompressionProfile { return sstable.SnappyCompression }
 	}

@@ -54,6 +54,7 @@ func childArgs(fl *flags, engines []string, dir, jsonOut string) []string {
 		"-keysize", strconv.Itoa(fl.keySize), "-valuesize", strconv.Itoa(fl.valueSize),
 		"-memtable", strconv.Itoa(fl.memTable), "-blocksize", strconv.Itoa(fl.blockSize),
 		"-cache", strconv.FormatInt(fl.cache, 10), "-filter", fl.filter,
+		"-filterbits", strconv.FormatFloat(fl.filterBits, 'g', -1, 64), "-allocation", fl.allocation,
 		"-engines", strings.Join(engines, ","), "-workloads", fl.workloads,
 		"-seed", strconv.FormatUint(fl.seed, 10), "-wal=" + strconv.FormatBool(fl.wal),
 		"-idle", fl.idle.String(), "-range-filter-bits", strconv.FormatFloat(fl.rangeFilterBits, 'g', -1, 64),

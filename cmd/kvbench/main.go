@@ -12,7 +12,12 @@
 // hits all of them; only ratios measured in one run mean anything on a
 // shared machine. The filter sweep (-sweep) repeats readmissing on sievekv
 // with each table filter, answering "what does 1% vs 0.1% buy" with real
-// reads. See docs/benchmarks.md for results.
+// reads. The budget sweep (-budgetsweep) loads a fresh DB per filter family
+// and budget and runs readmissing-live on it: reads per absent Get on the
+// shape the fill left (L0 and several levels) against filter bits per key,
+// for Bloom, binary fuse 8, the auto filter under uniform and Monkey
+// allocation, and Pebble. See docs/benchmarks.md and docs/design.md
+// ("Filter budget") for results.
 package main
 
 import (
@@ -35,10 +40,11 @@ func main() {
 	}
 }
 
-// allWorkloads is the default order: loads first, then reads of the loaded
+// allWorkloads is the default order: loads first (readmissing-live reads
+// the DB as the fill left it, before overwrite), then reads of the loaded
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
-var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot",
+var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
 	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
@@ -48,21 +54,25 @@ var allWorkloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", 
 // the bounded-scan workloads only.
 var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi", "sievekv-rf"}
 
-// sweepFilters is the filter sweep's list: name, filter, Bloom bits per key.
+// sweepFilters is the filter sweep's list: name, filter, Bloom bits per
+// key, and for the auto filter its allocation (at -filterbits).
 var sweepFilters = []struct {
-	name string
-	f    kv.FilterType
-	bits int
+	name  string
+	f     kv.FilterType
+	bits  int
+	alloc kv.FilterAllocation
 }{
-	{"none", kv.FilterNone, 0},
-	{"bloom-6", kv.FilterBloom, 6},
-	{"bloom-10", kv.FilterBloom, 10},
-	{"bloom-14", kv.FilterBloom, 14},
-	{"blocked-bloom-10", kv.FilterBlockedBloom, 10},
-	{"xor-8", kv.FilterXor8, 0},
-	{"binary-fuse-8", kv.FilterBinaryFuse8, 0},
-	{"binary-fuse-16", kv.FilterBinaryFuse16, 0},
-	{"ribbon-7", kv.FilterRibbon, 0},
+	{"none", kv.FilterNone, 0, 0},
+	{"bloom-6", kv.FilterBloom, 6, 0},
+	{"bloom-10", kv.FilterBloom, 10, 0},
+	{"bloom-14", kv.FilterBloom, 14, 0},
+	{"blocked-bloom-10", kv.FilterBlockedBloom, 10, 0},
+	{"xor-8", kv.FilterXor8, 0, 0},
+	{"binary-fuse-8", kv.FilterBinaryFuse8, 0, 0},
+	{"binary-fuse-16", kv.FilterBinaryFuse16, 0, 0},
+	{"ribbon-7", kv.FilterRibbon, 0, 0},
+	{"auto-uniform", kv.FilterAuto, 0, kv.FilterAllocationUniform},
+	{"auto-monkey", kv.FilterAuto, 0, kv.FilterAllocationMonkey},
 }
 
 type flags struct {
@@ -70,6 +80,8 @@ type flags struct {
 	memTable, blockSize        int
 	cache                      int64
 	filter                     string
+	filterBits                 float64
+	allocation                 string
 	engines, workloads         string
 	dir, jsonOut, plotDir, md  string
 	replot                     string
@@ -77,6 +89,8 @@ type flags struct {
 	quick, sweep, progress     bool
 	wal, isolate               bool
 	rounds                     int
+	budgetSweep                bool
+	budgetBits                 string
 	idle                       time.Duration
 	rangeFilterBits            float64
 }
@@ -92,8 +106,10 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.memTable, "memtable", 4<<20, "memtable size in bytes (every engine)")
 	fs.IntVar(&fl.blockSize, "blocksize", 4096, "data block size in bytes (every engine)")
 	fs.Int64Var(&fl.cache, "cache", 8<<20, "block cache size in bytes (every engine; Pebble gets + 2 x memtable, see output)")
-	fs.StringVar(&fl.filter, "filter", kv.FilterBinaryFuse8.String(),
+	fs.StringVar(&fl.filter, "filter", kv.FilterName(kv.FilterAuto),
 		"sievekv table filter: "+strings.Join(kv.FilterTypeNames(), ", "))
+	fs.Float64Var(&fl.filterBits, "filterbits", 10, "filter memory budget in bits per key: sievekv's FilterBitsPerKey (auto filter) and Pebble's Bloom bits")
+	fs.StringVar(&fl.allocation, "allocation", kv.FilterAllocationMonkey.String(), "sievekv's FilterAllocation for the auto filter: monkey or uniform")
 	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ","))
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
@@ -105,6 +121,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
 	fs.BoolVar(&fl.sweep, "sweep", false, "also run the filter sweep: readmissing on sievekv with each filter")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
+	fs.BoolVar(&fl.budgetSweep, "budgetsweep", false, "also run the filter budget sweep: readmissing-live against bits per key for Bloom, binary fuse 8, auto-uniform, auto-Monkey and Pebble")
+	fs.StringVar(&fl.budgetBits, "budgetbits", "6,8,10,12,14", "the budget sweep's filter budgets in bits per key, comma-separated")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
@@ -194,6 +212,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	alloc, err := kv.ParseFilterAllocation(fl.allocation)
+	if err != nil {
+		return err
+	}
+	if _, err := parseBudgetBits(fl.budgetBits); err != nil {
+		return err
+	}
 	engines, err := pickList(fl.engines, allEngines)
 	if err != nil {
 		return fmt.Errorf("-engines: %w", err)
@@ -218,7 +243,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	began := time.Now()
 	ks := newKeySet(fl.seed, fl.n, fl.keySize)
-	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter, wal: fl.wal}
+	cfg := config{memTableSize: fl.memTable, blockSize: fl.blockSize, cacheSize: fl.cache, filter: filter, wal: fl.wal,
+		filterBits: fl.filterBits, allocation: alloc}
 	hdr := header(fl, cfg)
 	fmt.Fprint(stdout, hdr)
 
@@ -237,6 +263,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("sweep: %w", err)
 		}
 		results = append(results, sw...)
+	}
+	if fl.budgetSweep {
+		bs, err := runBudgetSweep(ks, cfg, fl, root, progress)
+		if err != nil {
+			return fmt.Errorf("budget sweep: %w", err)
+		}
+		results = append(results, bs...)
 	}
 	took := time.Since(began)
 	printResults(stdout, results)
@@ -290,7 +323,21 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 	}()
 
 	var results []result
+	compacted := false
 	for pi, w := range workloads {
+		if !compacted && !liveShape(w) {
+			// Reads run on one fully compacted sorted run in every
+			// engine: the same shape, whatever each compaction policy
+			// left behind.
+			for _, r := range runners {
+				if r.owner {
+					if err := r.eng.compactAll(); err != nil {
+						return nil, fmt.Errorf("%s: compact: %w", r.name, err)
+					}
+				}
+			}
+			compacted = true
+		}
 		// Rotate the starting engine per workload so no engine always
 		// runs first (or last) on a drifting machine.
 		order := slices.Clone(runners)
@@ -311,18 +358,6 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 			}
 			results = append(results, rs...)
 		}
-		if w == "overwrite" || (w == "fillrandom" && !slices.Contains(workloads, "overwrite")) {
-			// Reads run on one fully compacted sorted run in every
-			// engine: the same shape, whatever each compaction policy
-			// left behind.
-			for _, r := range runners {
-				if r.owner {
-					if err := r.eng.compactAll(); err != nil {
-						return nil, fmt.Errorf("%s: compact: %w", r.name, err)
-					}
-				}
-			}
-		}
 	}
 	for _, r := range runners {
 		if r.owner {
@@ -333,6 +368,22 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 		}
 	}
 	return results, nil
+}
+
+// filterLabel names sievekv's filter configuration in results: the filter
+// type, or for the auto filter its allocation and budget
+// ("auto-monkey-10").
+func filterLabel(c config) string {
+	if c.filter != kv.FilterAuto {
+		return c.filter.String()
+	}
+	return fmt.Sprintf("auto-%s-%g", c.allocation, c.filterBits)
+}
+
+// liveShape reports whether workload w runs on the DB as the loads leave
+// it, before the full compaction every later read workload gets.
+func liveShape(w string) bool {
+	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite"
 }
 
 // pickList resolves "all" or a comma-separated subset of known names.
@@ -359,8 +410,8 @@ func header(fl *flags, c config) string {
 	}
 	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, %s, no fsync (fillsync8: WAL on, fsync per write, %d goroutines)\n",
 		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize(), walState, syncWriters)
-	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex); L0 waits for 8 tables while merging it would rewrite > 4 base bytes per L0 byte; writes wait at 12 L0 tables, no 1 ms slowdowns\n", c.filter)
-	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(10) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleCacheSize(c))
+	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex); L0 waits for 8 tables while merging it would rewrite > 4 base bytes per L0 byte; writes wait at 12 L0 tables, no 1 ms slowdowns\n", filterLabel(c))
+	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(%d) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleBloomBits(c), pebbleCacheSize(c))
 	if c.wal {
 		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10)\n")
 	} else {
@@ -370,7 +421,7 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
-	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction\n\n")
+	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction (readmissing-live before it, on the shape the fill left)\n\n")
 	return b.String()
 }
 
@@ -388,7 +439,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 				c.rangeFilterBits = fl.rangeFilterBits
 				r.only = map[string]bool{"scanempty": true, "scanshort": true}
 			}
-			r.filter = cfg.filter.String()
+			r.filter = filterLabel(cfg)
 			openCfg = func(c config, io *ioCounters) (engine, error) { return openSieve(name, c, io) }
 			if c.noTombIndex {
 				// Every workload that writes, so that its DB reaches
@@ -397,7 +448,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true}
 			}
 		case "pebble":
-			r.filter = "bloom-10"
+			r.filter = fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg))
 			openCfg = func(c config, io *ioCounters) (engine, error) { return openPebble(c, io) }
 		case "goleveldb":
 			r.filter = "bloom-10"
@@ -449,7 +500,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 			peb = r
 			out = append(out, r)
 		}
-		v := &runner{name: "pebble-l6filters", filter: "bloom-10", eng: pebbleL6View{peb.eng.(*pebbleEngine)},
+		v := &runner{name: "pebble-l6filters", filter: fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg)), eng: pebbleL6View{peb.eng.(*pebbleEngine)},
 			io: peb.io, dir: peb.dir, keySize: fl.keySize, valueSize: fl.valueSize}
 		// The view shares the DB's live-key count through its owner.
 		out = append(out, v)
@@ -528,6 +579,9 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 	for _, sf := range sweepFilters {
 		c := cfg
 		c.filter, c.bloomBits = sf.f, sf.bits
+		if sf.alloc != 0 {
+			c.allocation = sf.alloc
+		}
 		c.dir = dirOf(root, "sweep", sf.name)
 		r := &runner{name: "sievekv", filter: sf.name, io: &ioCounters{}, dir: c.dir, owner: true,
 			keySize: fl.keySize, valueSize: fl.valueSize}

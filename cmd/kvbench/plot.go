@@ -23,10 +23,15 @@ var palette = map[string]color.RGBA{
 	"pebble-l6filters": {R: 0x75, G: 0x70, B: 0xb3, A: 0xff},
 	"goleveldb":        {R: 0xe7, G: 0x29, B: 0x8a, A: 0xff},
 	"sievekv-notsi":    {R: 0x66, G: 0xa6, B: 0x1e, A: 0xff},
+	// the budget sweep's sievekv families
+	"bloom":         {R: 0xe6, G: 0xab, B: 0x02, A: 0xff},
+	"binary-fuse-8": {R: 0x66, G: 0x66, B: 0x66, A: 0xff},
+	"auto-uniform":  {R: 0x1f, G: 0x78, B: 0xb4, A: 0xff},
+	"auto-monkey":   {R: 0x1b, G: 0x9e, B: 0x77, A: 0xff},
 }
 
 // readWorkloads are the workloads the reads-per-op chart shows, in order.
-var readWorkloads = []string{"readrandom", "readmissing", "readhot", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a",
+var readWorkloads = []string{"readrandom", "readmissing-live", "readmissing", "readhot", "scanrange", "ycsb-c", "ycsb-b", "ycsb-a",
 	"deleterandom-getdeleted", "deleterandom-getkept"}
 
 // writeCharts draws the kvbench charts into dir and returns their paths.
@@ -41,6 +46,11 @@ func writeCharts(dir string, rs []result) ([]string, error) {
 		paths = append(paths, p)
 	}
 	if p, err := sweepChart(filepath.Join(dir, "kv_filter_sweep.png"), rs); err != nil {
+		return nil, err
+	} else if p != "" {
+		paths = append(paths, p)
+	}
+	if p, err := budgetChart(filepath.Join(dir, "kv_filter_budget.png"), rs); err != nil {
 		return nil, err
 	} else if p != "" {
 		paths = append(paths, p)
@@ -152,6 +162,19 @@ func colorOf(engine string, i int) color.Color {
 	return color.RGBA{R: uint8(40 * i), G: 0x80, B: 0x80, A: 0xff}
 }
 
+// readsVsBitsPlot is an empty chart of reads per absent Get (log scale,
+// 0 drawn at sweepFloor) against filter bits per key.
+func readsVsBitsPlot(title, xLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = fmt.Sprintf("reads per absent Get (log; 0 drawn at %g)", sweepFloor)
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decades{}
+	p.Legend.Top = true
+	return p
+}
+
 // sweepFloor stands in for 0 reads per Get on the log axis.
 const sweepFloor = 1e-5
 
@@ -169,13 +192,7 @@ func sweepChart(path string, rs []result) (string, error) {
 	if len(pts) == 0 {
 		return "", nil
 	}
-	p := plot.New()
-	p.Title.Text = "readmissing: table reads per missing Get vs filter size"
-	p.X.Label.Text = "filter bits per key (measured)"
-	p.Y.Label.Text = fmt.Sprintf("reads per missing Get (log; 0 drawn at %g)", sweepFloor)
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
-	p.Legend.Top = true
+	p := readsVsBitsPlot("readmissing: table reads per missing Get vs filter size", "filter bits per key (measured)")
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
 		return "", err

@@ -13,8 +13,13 @@ import (
 
 // find returns the result of engine on workload (nil if it did not run).
 func find(rs []result, workload, engine string) *result {
+	return findWhere(rs, func(r *result) bool { return r.Workload == workload && r.Engine == engine })
+}
+
+// findWhere returns the first result that match accepts (nil if none).
+func findWhere(rs []result, match func(*result) bool) *result {
 	for i := range rs {
-		if rs[i].Workload == workload && rs[i].Engine == engine {
+		if match(&rs[i]) {
 			return &rs[i]
 		}
 	}
@@ -116,6 +121,11 @@ func printResults(w io.Writer, rs []result) {
 		for _, l := range ratioLines(rs, wl) {
 			fmt.Fprintln(w, "  "+l)
 		}
+		for _, r := range rs {
+			if r.Workload == wl && r.EngineShape != "" {
+				fmt.Fprintf(w, "  %s %s shape: %s\n", r.Engine, r.Filter, r.EngineShape)
+			}
+		}
 		fmt.Fprintln(w)
 	}
 }
@@ -208,7 +218,8 @@ func goals(rs []result) []goal {
 		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",
 			fmt.Sprintf("%.2fx after %.0f s", s.TableBytesRatio, s.Samples[len(s.Samples)-1].Sec), s.TableBytesRatio <= 0.6, true})
 	}
-	return append(gs, rangeFilterGoals(rs)...)
+	gs = append(gs, rangeFilterGoals(rs)...)
+	return append(gs, filterBudgetGoals(rs)...)
 }
 
 // fmtFigure prints a measured figure: whole numbers from 1000 up, three

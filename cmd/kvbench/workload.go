@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,6 +123,8 @@ type result struct {
 	ValueSize  int     `json:"value_size"`
 	Found      int     `json:"found"`
 	ElapsedSec float64 `json:"elapsed_sec"`
+	// EngineShape is sievekv's tree after readmissing-live (levelShape).
+	EngineShape string `json:"engine_shape,omitempty"`
 	// Samples (deletelarge) are table bytes over time while idle, as a
 	// share of the pre-delete bytes; TableBytesRatio is the last one.
 	Samples         []sample `json:"samples,omitempty"`
@@ -239,6 +242,9 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		res.EngineDataBlockReadsPerOp = &v
 		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
 		res.EngineWriteSlowdowns = m1.WriteSlowdowns - m0.WriteSlowdowns
+		if strings.HasPrefix(p.workload, "readmissing-live") {
+			res.EngineShape = levelShape(m1)
+		}
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
@@ -439,7 +445,10 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 				opFor: func(i int) opFunc { return uniform(uint64(100*g+i), ks.present, false) }})
 		}
 		return ps, nil
-	case "readmissing":
+	case "readmissing", "readmissing-live":
+		// readmissing-live runs before the full compaction: on L0 and
+		// the levels the fill left, where each absent Get probes one
+		// filter per run.
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(21, ks.present, true),
 			op: uniform(20, ks.present, true), wantFound: wantNone}}, nil
 	case "readhot":

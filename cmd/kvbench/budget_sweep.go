@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sievekv/sievekv/kv"
+)
+
+// parseBudgetBits reads -budgetbits: the budgets, in bits per key, the
+// budget sweep loads a DB at.
+func parseBudgetBits(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || b < 1 || b > 32 {
+			return nil, fmt.Errorf("-budgetbits: %q is not a budget from 1 to 32 bits per key", f)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// budgetSweepFamily is one line of the budget chart: how a budget of bits
+// per key configures the engine.
+type budgetSweepFamily struct {
+	name string
+	// pebble: a Pebble DB with Bloom filters of the budget, read through
+	// the UseL6Filters view; otherwise sievekv configured by apply.
+	pebble bool
+	apply  func(c *config, bits float64)
+	// fixed: the filter has one size; it is loaded once.
+	fixed bool
+}
+
+var budgetSweepFamilies = []budgetSweepFamily{
+	{name: "bloom", apply: func(c *config, bits float64) { c.filter, c.bloomBits = kv.FilterBloom, int(bits) }},
+	{name: "binary-fuse-8", fixed: true, apply: func(c *config, _ float64) { c.filter = kv.FilterBinaryFuse8 }},
+	{name: "auto-uniform", apply: func(c *config, bits float64) {
+		c.filter, c.filterBits, c.allocation = kv.FilterAuto, bits, kv.FilterAllocationUniform
+	}},
+	{name: "auto-monkey", apply: func(c *config, bits float64) {
+		c.filter, c.filterBits, c.allocation = kv.FilterAuto, bits, kv.FilterAllocationMonkey
+	}},
+	{name: "pebble-l6filters", pebble: true, apply: func(c *config, bits float64) { c.filterBits = bits }},
+}
+
+// budgetSweepWorkload names the budget sweep's results.
+const budgetSweepWorkload = "readmissing-live-budget"
+
+// runBudgetSweep loads a fresh DB for every family and budget and measures
+// readmissing-live on it: absent-key Gets on the shape the fill left (L0
+// and several levels, no full compaction), where every run's filter is
+// probed. The result's Filter is "family/bits".
+func runBudgetSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer) ([]result, error) {
+	budgets, err := parseBudgetBits(fl.budgetBits)
+	if err != nil {
+		return nil, err
+	}
+	var out []result
+	for _, fam := range budgetSweepFamilies {
+		for i, bits := range budgets {
+			if fam.fixed && i > 0 {
+				break
+			}
+			c := cfg
+			fam.apply(&c, bits)
+			c.dir = dirOf(root, "budget", fmt.Sprintf("%s-%g", fam.name, bits))
+			res, err := budgetPoint(ks, c, fl, fam, bits, progress)
+			os.RemoveAll(c.dir)
+			if err != nil {
+				return nil, fmt.Errorf("%s at %g bits: %w", fam.name, bits, err)
+			}
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+func budgetPoint(ks *keySet, c config, fl *flags, fam budgetSweepFamily, bits float64, progress io.Writer) (result, error) {
+	label := fmt.Sprintf("%s/%g", fam.name, bits)
+	if fam.fixed {
+		label = fam.name + "/fixed"
+	}
+	r := &runner{name: "sievekv", filter: label, io: &ioCounters{}, dir: c.dir,
+		owner: true, keySize: fl.keySize, valueSize: fl.valueSize}
+	var reader engine
+	if fam.pebble {
+		pe, err := openPebble(c, r.io)
+		if err != nil {
+			return result{}, err
+		}
+		r.name, r.eng, reader = "pebble-l6filters", pe, pebbleL6View{pe}
+	} else {
+		se, err := openSieve("sievekv", c, r.io)
+		if err != nil {
+			return result{}, err
+		}
+		r.eng, reader = se, se
+	}
+	defer r.eng.close()
+	load, err := phases("fillrandom", r, ks, fl.ops, fl.seed)
+	if err != nil {
+		return result{}, err
+	}
+	// measure flushes and settles after a write phase: the reads then see
+	// the shape the fill left, as readmissing-live does.
+	load[0].workload = "fillrandom-budget"
+	if _, err := measure(r, load[0], io.Discard); err != nil {
+		return result{}, err
+	}
+	read := *r
+	read.eng = reader
+	ps, err := phases("readmissing-live", &read, ks, fl.ops, fl.seed)
+	if err != nil {
+		return result{}, err
+	}
+	ps[0].workload = budgetSweepWorkload
+	return measure(&read, ps[0], progress)
+}
+
+// levelShape describes sievekv's tree for a readmissing-live result: the
+// tables, filter bits per key and expected FP of each non-empty level
+// ("L0 5t 13.6b 0.0040; L5 31t 10.9b 0.0008; ..."). Two DBs loaded alike
+// can be left with different L0 counts by background timing, and each L0
+// table is one more filter probed, so the reads of two configurations
+// compare only alongside their shapes.
+func levelShape(m kv.Metrics) string {
+	var parts []string
+	for l, lm := range m.Levels {
+		if lm.Tables > 0 {
+			parts = append(parts, fmt.Sprintf("L%d %dt %.1fb %.4f", l, lm.Tables, lm.FilterBitsPerKey(), lm.FilterFP))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// findFilter returns the result of the sievekv configuration labelled
+// filter on workload (nil if it did not run).
+func findFilter(rs []result, workload, filter string) *result {
+	return findWhere(rs, func(r *result) bool { return r.Workload == workload && r.Filter == filter })
+}
+
+// filterBudgetGoals are the filter budget's goals: absent-key reads on the
+// live shape against Pebble's Bloom filters at no more filter memory, and,
+// from the budget sweep at 10 bits per key, the automatic choice against a
+// Bloom filter and Monkey against a uniform allocation.
+func filterBudgetGoals(rs []result) []goal {
+	var gs []goal
+	// readmissing's twin of this goal, on the compacted DB, is in goals.
+	if s, p := find(rs, "readmissing-live", "sievekv"), find(rs, "readmissing-live", "pebble-l6filters"); s != nil && p != nil {
+		gs = append(gs, goal{"20", "readmissing-live: reads per Get <= 0.2x pebble-l6filters at <= its filter bytes/key",
+			fmt.Sprintf("reads %.4f vs %.4f = %s; filter B/key %.3f vs %.3f = %s", s.DataBlockReadsPerOp, p.DataBlockReadsPerOp,
+				ratioStr(s.DataBlockReadsPerOp, p.DataBlockReadsPerOp), s.FilterBytesPerKey, p.FilterBytesPerKey,
+				ratioStr(s.FilterBytesPerKey, p.FilterBytesPerKey)),
+			s.DataBlockReadsPerOp <= 0.2*p.DataBlockReadsPerOp && s.FilterBytesPerKey <= p.FilterBytesPerKey, true})
+	}
+	pair := func(desc, a, b string, ratio float64) {
+		x, y := findFilter(rs, budgetSweepWorkload, a), findFilter(rs, budgetSweepWorkload, b)
+		if x == nil || y == nil {
+			return
+		}
+		gs = append(gs, goal{"20", fmt.Sprintf("%s: reads per absent Get <= %.2fx at <= its filter memory", desc, ratio),
+			fmt.Sprintf("reads %.4f vs %.4f = %s; filter B/key %.3f vs %.3f", x.DataBlockReadsPerOp, y.DataBlockReadsPerOp,
+				ratioStr(x.DataBlockReadsPerOp, y.DataBlockReadsPerOp), x.FilterBytesPerKey, y.FilterBytesPerKey),
+			x.DataBlockReadsPerOp <= ratio*y.DataBlockReadsPerOp && x.FilterBytesPerKey <= y.FilterBytesPerKey, true})
+	}
+	pair("budget sweep at 10 bits: auto-uniform vs bloom", "auto-uniform/10", "bloom/10", 0.35)
+	pair("budget sweep at 10 bits: auto-monkey vs auto-uniform", "auto-monkey/10", "auto-uniform/10", 0.6)
+	faster := func(desc, w, a, b string) {
+		x, y := findFilter(rs, w, a), findFilter(rs, w, b)
+		if x == nil || y == nil {
+			return
+		}
+		gs = append(gs, goal{"20", desc,
+			fmt.Sprintf("%.0f vs %.0f = %s", x.OpsPerSec, y.OpsPerSec, ratioStr(x.OpsPerSec, y.OpsPerSec)), x.OpsPerSec >= y.OpsPerSec, true})
+	}
+	faster("filter sweep: readmissing ops/s with auto-monkey >= binary-fuse-8's", "readmissing-sweep", "auto-monkey", "binary-fuse-8")
+	faster("budget sweep: readmissing-live ops/s with auto-monkey at 10 bits >= binary-fuse-8's", budgetSweepWorkload,
+		"auto-monkey/10", "binary-fuse-8/fixed")
+	return gs
+}
