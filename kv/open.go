@@ -234,7 +234,7 @@ func (d *DB) flushRecoveredLocked() error {
 	if d.mem.Empty() {
 		return nil
 	}
-	tables, _, err := d.flushMemTable(d.mem, nil, nil, nil)
+	tables, _, err := d.flushMemTables([]*memTable{d.mem}, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 		if count > 0 {
 			d.lastSeq = max(d.lastSeq, first+base.SeqNum(count)-1)
 		}
-		if !d.opts.ReadOnly && d.mem.ApproximateSize() >= int64(d.opts.MemTableSize) {
+		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
 			if err := d.flushRecoveredLocked(); err != nil {
 				return err
 			}
