@@ -2,8 +2,10 @@ package kv
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -80,4 +82,42 @@ func TestFlushMergesQueuedMemTables(t *testing.T) {
 	d = openMem(t, fs, &Options{DisableAutomaticCompactions: true})
 	defer d.Close()
 	check(d)
+}
+
+// TestMemTableRotatesOnLogicalSize checks that MemTableSize bounds the
+// memtable's logical size (memtable's MT7: keys, values and
+// LogicalEntryOverhead per entry), not its memory charge, so an L0 table
+// holds as many entries as an arena memtable of that size would.
+func TestMemTableRotatesOnLogicalSize(t *testing.T) {
+	const limit = 64 << 10
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: limit, DisableAutomaticCompactions: true})
+	defer d.Close()
+	key := make([]byte, 16)
+	val := make([]byte, 100)
+	for i := 0; d.Metrics().Flushes == 0; i++ {
+		if i > 10*limit/len(val) {
+			t.Fatal("no flush after ten memtables' worth of writes")
+		}
+		copy(key, fmt.Sprintf("key%013d", i))
+		if err := d.Set(key, val, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil { // the flush started above, and the rest
+		t.Fatal(err)
+	}
+	var first uint64
+	d.mu.Lock()
+	for _, tm := range d.current.Levels[0] {
+		if tm.SmallestSeq == 1 { // the table of the first memtable
+			first = tm.Props.NumEntries
+		}
+	}
+	d.mu.Unlock()
+	per := int64(len(key) + len(val))
+	want := (limit + per + memtable.LogicalEntryOverhead - 1) / (per + memtable.LogicalEntryOverhead)
+	if int64(first) != want {
+		t.Fatalf("first L0 table holds %d entries, want %d (a %d-byte limit at %d+%d bytes per entry)",
+			first, want, limit, per, memtable.LogicalEntryOverhead)
+	}
 }
