@@ -14,8 +14,8 @@ import (
 // milliseconds on a loaded disk, paid by one writer in every memtable's
 // worth and by every writer queued behind it. The next WAL is now created
 // in the background as soon as the previous rotation is done, and the
-// rotation takes it ready-made (docs/design.md, "The next WAL is created
-// ahead").
+// rotation takes it ready-made (docs/design.md, "Flushes the size
+// Pebble's are", which has the measurements).
 //
 // A crash can therefore leave an empty log newer than the one being
 // written. Recovery and Check accept a torn tail in the newest log that
