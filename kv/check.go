@@ -157,7 +157,7 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 	lastSeq := d.lastSeq
 	for i, num := range logs {
 		rep.WALs++
-		if err := d.checkWAL(num, i == len(logs)-1, &lastSeq, rep); err != nil {
+		if err := d.checkWAL(num, func() bool { return d.newestWithRecords(logs, i) }, &lastSeq, rep); err != nil {
 			problem(err)
 		}
 	}
@@ -243,8 +243,9 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 }
 
 // checkWAL decodes every batch of WAL num. A torn tail of the newest log
-// is a note (a crash leaves one); any other damage is a problem.
-func (d *DB) checkWAL(num fileNum, newest bool, lastSeq *base.SeqNum, rep *CheckReport) error {
+// holding records (newest reports it) is a note (a crash leaves one); any
+// other damage is a problem.
+func (d *DB) checkWAL(num fileNum, newest func() bool, lastSeq *base.SeqNum, rep *CheckReport) error {
 	name := fileName(fileKindLog, num)
 	f, err := d.fs.Open(d.path(fileKindLog, num))
 	if err != nil {
@@ -259,7 +260,7 @@ func (d *DB) checkWAL(num fileNum, newest bool, lastSeq *base.SeqNum, rep *Check
 			return nil
 		}
 		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && newest {
+			if errors.Is(err, wal.ErrTornTail) && newest() {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, r.LastRecordEnd(), err))
 				return nil
 			}

@@ -257,7 +257,7 @@ func (d *DB) makeRoomForWriteLocked() error {
 			d.mu.Lock()
 			continue
 		}
-		if d.mem.ApproximateSize() < int64(d.opts.MemTableSize) {
+		if d.mem.flushSize() < int64(d.opts.MemTableSize) {
 			return nil
 		}
 		if len(d.imm) >= maxImmutableMemTables {

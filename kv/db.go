@@ -61,6 +61,10 @@ type DB struct {
 	snapshots snapshotList
 	bgErr     error // sticky background or WAL failure
 	flushing  bool
+	// nextLog is the next memtable's WAL, created ahead by prepareLog
+	// while preparingLog (wal_prepare.go); nil until it is ready.
+	nextLog      *preparedLog
+	preparingLog bool
 	// flushDone is broadcast after each flush and compaction, and when
 	// either goroutine stops: what stalled writers wait for.
 	flushDone  sync.Cond
@@ -148,30 +152,24 @@ func (d *DB) allocFileNum() (fileNum, error) {
 }
 
 // newMemTableLocked makes an empty memtable with a fresh WAL (unless the
-// WAL is disabled). REQUIRES: d.mu held.
+// WAL is disabled): the one prepared ahead if it is ready, else one it
+// creates. REQUIRES: d.mu held.
 func (d *DB) newMemTableLocked() (*memTable, error) {
 	d.nextMemID++
 	m := &memTable{MemTable: memtable.New(), id: d.nextMemID}
 	if d.opts.DisableWAL || d.opts.ReadOnly {
 		return m, nil
 	}
-	num, err := d.allocFileNum()
-	if err != nil {
-		return nil, err
+	p := d.takePreparedLog()
+	if p == nil {
+		var err error
+		if p, err = d.createLog(); err != nil {
+			return nil, err
+		}
 	}
-	f, err := d.fs.Create(d.path(fileKindLog, num))
-	if err != nil {
-		return nil, fmt.Errorf("kv: create WAL %06d: %w", num, err)
-	}
-	// The log's directory entry must be durable before a synced write in
-	// it is acknowledged (K1).
-	if err := d.syncDir(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	m.logNum, m.logFile = num, f
-	m.logOut = vfs.NewAppender(f, 0)
-	m.wal = wal.NewWriter(m.logOut, m.logOut, uint64(num))
+	m.logNum, m.logFile = p.num, p.f
+	m.logOut = vfs.NewAppender(p.f, 0)
+	m.wal = wal.NewWriter(m.logOut, m.logOut, uint64(p.num))
 	return m, nil
 }
 
@@ -193,6 +191,7 @@ func (d *DB) rotateMemTableLocked() error {
 	d.imm = append(d.imm, old)
 	d.mem = next
 	d.publishReadStateLocked()
+	d.maybePrepareLogLocked()
 	return nil
 }
 
@@ -278,6 +277,9 @@ func (d *DB) Close() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if p := d.takePreparedLog(); p != nil {
+		d.discardLog(p)
+	}
 	keep(d.mem.closeWAL())
 	keep(d.manifest.close())
 	d.retireReadStateLocked()

@@ -172,8 +172,11 @@ func TestWALTornTailIsDroppedAndMiddleCorruptionReported(t *testing.T) {
 	}
 	logs := listKind(t, fs, fileKindLog)
 	d.Close()
-	if len(logs) != 1 {
-		t.Fatalf("want one WAL, have %v", logs)
+	// The WAL written, and perhaps the next one, created ahead and empty
+	// (wal_prepare.go): the torn tail below is then followed by an empty
+	// log, as a crash leaves it.
+	if len(logs) != 1 && len(logs) != 2 {
+		t.Fatalf("want one or two WALs, have %v", logs)
 	}
 	name := fs.PathJoin("db", logs[0])
 	data := readMemFile(t, fs, name)

@@ -48,8 +48,10 @@ func TestAllocFileNumExhaustedIsAnError(t *testing.T) {
 	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
 		t.Fatal(err)
 	}
-	d.manifest.nextFileNum.Store(uint64(maxFileNum)) // one number left
-	err = d.Flush()                                  // a new WAL and a table: two numbers
+	// No number left. Flush needs one for its table, and one for the new
+	// WAL unless the WAL prepared ahead (wal_prepare.go) is ready.
+	d.manifest.nextFileNum.Store(uint64(maxFileNum) + 1)
+	err = d.Flush()
 	if !errors.Is(err, ErrFileNumbersExhausted) {
 		t.Fatalf("Flush with the counter at its end = %v, want ErrFileNumbersExhausted", err)
 	}

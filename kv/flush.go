@@ -1,11 +1,13 @@
 package kv
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/internal/rangedel"
 )
 
 // maybeScheduleFlushLocked starts the flush goroutine if memtables wait.
@@ -20,30 +22,37 @@ func (d *DB) maybeScheduleFlushLocked() {
 }
 
 // flushLoop writes immutable memtables, oldest first, as L0 tables until
-// none is left, then exits. One runs at a time (d.flushing).
+// none is left, then exits. One runs at a time (d.flushing). Every
+// memtable waiting when a flush starts goes into the same table (K6 holds:
+// they are consecutive and the oldest of the queue), as Pebble's flush
+// does: when flushes fall behind the writers, L0 receives fewer, larger
+// tables instead of more small ones, and each compaction of L0 into the
+// base level then rewrites the base level for more new data
+// (docs/design.md, "Flushes the size Pebble's are").
 func (d *DB) flushLoop() {
 	defer d.bg.Done()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for len(d.imm) > 0 && d.bgErr == nil {
-		m := d.imm[0]
+		ms := slices.Clone(d.imm)
 		snaps := d.snapshots.seqs()
 		v := d.current
 		v.Ref()
 		d.mu.Unlock()
 		var tombstones [][]byte
-		tables, elided, err := d.flushMemTable(m, v, snaps, &tombstones)
+		tables, elided, err := d.flushMemTables(ms, v, snaps, &tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
 			d.noteTombstones(v, 0, tables, tombstones, time.Now().UnixNano())
 		}
 		v.Unref()
 		d.mu.Lock()
+		last := ms[len(ms)-1]
 		if err == nil {
-			// Every entry of m is now in a table: the WAL needed next is
+			// Every entry of ms is now in a table: the WAL needed next is
 			// the one of the following memtable (K6).
 			edit := &manifest.VersionEdit{}
-			if next := d.logNumAfterLocked(m); next != 0 {
+			if next := d.logNumAfterLocked(last); next != 0 {
 				edit.LogNumber, edit.HasLogNumber = uint64(next), true
 			}
 			for _, t := range tables {
@@ -62,12 +71,16 @@ func (d *DB) flushLoop() {
 			break
 		}
 		d.counters.tombstonesElided.Add(elided)
-		d.imm = d.imm[1:]
+		// Memtables rotated meanwhile stay queued behind the flushed ones.
+		d.imm = d.imm[len(ms):]
 		d.publishReadStateLocked()
-		d.flushedMemID = m.id
-		d.counters.flushes.Add(1)
+		d.flushedMemID = last.id
+		d.counters.flushes.Add(uint64(len(ms)))
 		d.counters.compaction.levelBytesWritten[0].Add(manifest.TotalSize(tables))
-		if m.logNum != 0 {
+		for _, m := range ms {
+			if m.logNum == 0 {
+				continue
+			}
 			// Its writes are in a table the manifest names (K6).
 			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
 				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
@@ -80,22 +93,38 @@ func (d *DB) flushLoop() {
 	d.flushDone.Broadcast()
 }
 
-// flushMemTable writes m as one L0 table (none if it is empty). A
-// tombstone in the oldest snapshot stripe whose key every older table's
-// filter rules out hides nothing and is dropped (compaction's C2 with the
-// filters as the proof); v is the version whose tables are older than m.
-// tombstones receives the keys of the tombstones written, for the
-// tombstone index.
-func (d *DB) flushMemTable(m *memTable, v *manifest.Version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*manifest.TableMetadata, uint64, error) {
-	it := m.NewIter(nil, nil)
-	defer it.Close()
+// flushMemTables writes the memtables ms, consecutive and oldest first,
+// as one L0 table (none if they are all empty). A tombstone in the oldest
+// snapshot stripe whose key every older table's filter rules out hides
+// nothing and is dropped (compaction's C2 with the filters as the proof);
+// v is the version whose tables are older than ms. Versions of one key in
+// different memtables meet in the merge and collapse by C1, as in a
+// compaction. tombstones receives the keys of the tombstones written, for
+// the tombstone index.
+func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*manifest.TableMetadata, uint64, error) {
+	var (
+		src       base.InternalIterator
+		rangeDels []rangedel.Tombstone
+	)
+	iters := make([]base.InternalIterator, len(ms))
+	for i, m := range ms {
+		it := m.NewIter(nil, nil)
+		defer it.Close()
+		iters[i] = it
+		rangeDels = append(rangeDels, m.rangeDels.all()...)
+	}
+	if len(iters) == 1 {
+		src = iters[0]
+	} else {
+		src = newMergingIter(iters)
+	}
 	var elide func([]byte) bool
 	if v != nil {
 		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
 	}
-	src := compaction.NewIter(it, snapshots, elide)
-	tables, err := d.writeTables(src, outputSpec{onTombstone: collectInto(tombstones), rangeDels: m.rangeDels.all()})
-	return tables, src.Elided, err
+	filtered := compaction.NewIter(src, snapshots, elide)
+	tables, err := d.writeTables(filtered, outputSpec{onTombstone: collectInto(tombstones), rangeDels: rangeDels})
+	return tables, filtered.Elided, err
 }
 
 func collectInto(dst *[][]byte) func([]byte) {

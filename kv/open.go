@@ -185,7 +185,7 @@ func (d *DB) recover() error {
 	defer d.mu.Unlock()
 	d.mem = &memTable{MemTable: memtable.New()}
 	for i, num := range logs {
-		if err := d.replayWALLocked(num, i == len(logs)-1); err != nil {
+		if err := d.replayWALLocked(num, func() bool { return d.newestWithRecords(logs, i) }); err != nil {
 			return err
 		}
 	}
@@ -223,6 +223,7 @@ func (d *DB) recover() error {
 	d.deleteObsoleteFilesLocked()
 	d.maybeScheduleCompactionLocked()
 	d.startTickerLocked()
+	d.maybePrepareLogLocked()
 	return nil
 }
 
@@ -234,7 +235,7 @@ func (d *DB) flushRecoveredLocked() error {
 	if d.mem.Empty() {
 		return nil
 	}
-	tables, _, err := d.flushMemTable(d.mem, nil, nil, nil)
+	tables, _, err := d.flushMemTables([]*memTable{d.mem}, nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -250,11 +251,12 @@ func (d *DB) flushRecoveredLocked() error {
 }
 
 // replayWALLocked applies every batch of WAL num to the mutable memtable,
-// flushing it to L0 whenever it fills. A damaged tail of the newest log is
-// cut off with a warning (the writes in it were never acknowledged as
-// synced); any other damage is corruption.
+// flushing it to L0 whenever it fills. A damaged tail of the newest log
+// holding records (newest reports it; asked only on damage) is cut off
+// with a warning (the writes in it were never acknowledged as synced); any
+// other damage is corruption.
 // REQUIRES: d.mu held (during Open, no other goroutine exists).
-func (d *DB) replayWALLocked(num fileNum, newest bool) error {
+func (d *DB) replayWALLocked(num fileNum, newest func() bool) error {
 	name := fileName(fileKindLog, num)
 	f, err := d.fs.Open(d.path(fileKindLog, num))
 	if err != nil {
@@ -268,7 +270,7 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 			return nil
 		}
 		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && newest {
+			if errors.Is(err, wal.ErrTornTail) && newest() {
 				d.opts.Logger("kv: WAL %s: ignoring torn tail after offset %d: %v", name, r.LastRecordEnd(), err)
 				return nil
 			}
@@ -286,7 +288,7 @@ func (d *DB) replayWALLocked(num fileNum, newest bool) error {
 		if count > 0 {
 			d.lastSeq = max(d.lastSeq, first+base.SeqNum(count)-1)
 		}
-		if !d.opts.ReadOnly && d.mem.ApproximateSize() >= int64(d.opts.MemTableSize) {
+		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
 			if err := d.flushRecoveredLocked(); err != nil {
 				return err
 			}

@@ -173,7 +173,14 @@ func filterTypeFromTableCode(code byte) FilterType {
 // a nil *Options means all defaults.
 type Options struct {
 	// MemTableSize is the size in bytes at which the mutable memtable is
-	// frozen and flushed to an L0 table. Default 4 MiB.
+	// frozen and flushed to an L0 table, counting its keys and values and
+	// 40 bytes per entry (memtable.LogicalEntryOverhead), about what an
+	// arena skiplist spends: the L0 tables come out the size such a
+	// memtable's would. Its Go heap footprint is larger, by the B-tree's
+	// nodes and the arena's spare chunk space (Metrics.MemTable.Size
+	// reports it): measured for 16-byte keys and 100-byte values, 1.15x
+	// MemTableSize (random keys) to 1.3x (sequential) at the default size,
+	// 1.35x to 1.55x at 1 MiB. Default 4 MiB.
 	MemTableSize int
 	// BlockSize is the target uncompressed size of a table data block.
 	// Default 4 KiB.

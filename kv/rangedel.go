@@ -87,8 +87,15 @@ func (m *memRangeDels) cover(key []byte, readSeq base.SeqNum) base.SeqNum {
 // be flushed.
 func (m *memTable) Empty() bool { return m.MemTable.Empty() && m.rangeDels.n.Load() == 0 }
 
-// ApproximateSize counts the range tombstones with the point entries, for
-// the rotation decision.
+// ApproximateSize counts the range tombstones with the point entries: the
+// memory the memtable accounts for (Metrics).
 func (m *memTable) ApproximateSize() int64 {
 	return m.MemTable.ApproximateSize() + m.rangeDels.bytes.Load()
+}
+
+// flushSize is what the rotation decision compares with MemTableSize: the
+// entries as table data (memtable's MT7) and the range tombstones, so a
+// memtable limit yields tables the size an arena memtable's would.
+func (m *memTable) flushSize() int64 {
+	return m.MemTable.LogicalSize() + m.rangeDels.bytes.Load()
 }

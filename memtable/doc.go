@@ -1,6 +1,6 @@
 // Package memtable is the in-memory sorted buffer of recent writes: a
 // google/btree of internal keys (ordered by base.Compare) with their values,
-// which the engine flushes to a table when ApproximateSize passes its limit.
+// which the engine flushes to a table when LogicalSize passes its limit.
 //
 // # Concurrency
 //
@@ -37,4 +37,10 @@
 //	   neither per-entry objects to mark nor pointers in the tree to follow.
 //	   Readers resolve positions through an atomically published chunk
 //	   directory, so they need no lock against the writer's new chunks.
+//	MT7 (logical size): LogicalSize is the sum over every Add of the key's
+//	   and value's lengths, plus LogicalEntryOverhead for each Add that did
+//	   not replace an entry (so once per entry in the tree): what they
+//	   amount to as table data, independent of the B-tree's node slack and
+//	   the arena's chunking. It is at most ApproximateSize (the memory
+//	   charge includes more per entry), and the engine flushes on it.
 package memtable

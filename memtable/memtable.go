@@ -55,6 +55,17 @@ const btreeDegree = 32
 // (ratio 0.8-1.0 when written).
 const EntryOverhead = int64(unsafe.Sizeof(item{}))*2 + 8
 
+// LogicalEntryOverhead is the bytes LogicalSize charges per entry beyond
+// its key and value: the 8-byte trailer every table entry carries and 32
+// bytes for the index that finds it, about what a compact arena skiplist
+// spends per node (Pebble's: a 24-byte header holding the offsets, sizes
+// and trailer, and 8 bytes per tower level, 1.6 levels on average). The
+// engine flushes on LogicalSize, so a memtable limit yields tables the
+// size such a memtable's would (docs/design.md, "Flushes the size
+// Pebble's are"); the B-tree's real cost, EntryOverhead, stays in
+// ApproximateSize.
+const LogicalEntryOverhead = 40
+
 // MemTable is a sorted in-memory buffer of internal keys. The zero value is
 // not usable; call New.
 type MemTable struct {
@@ -66,8 +77,9 @@ type MemTable struct {
 	// The arena's writer side is guarded by mu's write lock too.
 	tree *btree.BTreeG[item]
 
-	size  atomic.Int64 // MT4; readable without mu
-	count atomic.Int64
+	size    atomic.Int64 // MT4; readable without mu
+	logical atomic.Int64 // MT7; readable without mu
+	count   atomic.Int64
 }
 
 // New returns an empty memtable.
@@ -128,9 +140,11 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	m.mu.Unlock()
 	if replaced {
 		m.size.Add(grown)
+		m.logical.Add(int64(klen + vlen))
 		return
 	}
 	m.size.Add(grown + EntryOverhead)
+	m.logical.Add(int64(klen+vlen) + LogicalEntryOverhead)
 	m.count.Add(1)
 }
 
@@ -155,6 +169,12 @@ func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base
 // ApproximateSize returns the memory the entries account for (MT4). It
 // takes no lock.
 func (m *MemTable) ApproximateSize() int64 { return m.size.Load() }
+
+// LogicalSize returns the bytes the entries added so far amount to as
+// table data: their keys and values, and LogicalEntryOverhead for each
+// entry in the tree; the bytes of a replaced entry count too, as in
+// ApproximateSize (MT7). It takes no lock.
+func (m *MemTable) LogicalSize() int64 { return m.logical.Load() }
 
 // Len returns the number of entries (versions, not distinct user keys).
 func (m *MemTable) Len() int { return int(m.count.Load()) }

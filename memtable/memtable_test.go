@@ -380,3 +380,34 @@ func TestKeyPrefixOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestLogicalSize checks MT7 over random writes, replacements of an
+// internal key included: LogicalSize is the key and value bytes of every
+// Add plus LogicalEntryOverhead per distinct entry, and never exceeds the
+// memory charge ApproximateSize.
+func TestLogicalSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 16))
+	m := New()
+	var want int64
+	seen := map[string]bool{}
+	for i := range 5000 {
+		k := []byte(fmt.Sprintf("k%03d", rng.IntN(400)))
+		seq := base.SeqNum(rng.IntN(3)) // repeats replace the same internal key
+		v := make([]byte, rng.IntN(300))
+		m.Set(k, seq, v)
+		want += int64(len(k) + len(v))
+		if id := fmt.Sprintf("%s#%d", k, seq); !seen[id] {
+			seen[id] = true
+			want += LogicalEntryOverhead
+		}
+		if got := m.LogicalSize(); got != want {
+			t.Fatalf("after %d writes: LogicalSize %d, want %d", i+1, got, want)
+		}
+		if m.LogicalSize() > m.ApproximateSize() {
+			t.Fatalf("after %d writes: LogicalSize %d above ApproximateSize %d", i+1, m.LogicalSize(), m.ApproximateSize())
+		}
+	}
+	if m.Len() != len(seen) {
+		t.Fatalf("Len %d, want %d distinct entries", m.Len(), len(seen))
+	}
+}

@@ -60,6 +60,19 @@ func (m *osMapping) Sync() error {
 	}
 }
 
+// madvPopulateWrite is Linux's MADV_POPULATE_WRITE (since 5.14), which
+// the syscall package does not name.
+const madvPopulateWrite = 23
+
+// Prefault implements Prefaulter with madvise(MADV_POPULATE_WRITE): the
+// pages are faulted in writable as a store would, and keep their bytes.
+func (m *osMapping) Prefault(off, n int) error {
+	if err := syscall.Madvise(m.b[off:off+n], madvPopulateWrite); err != nil {
+		return fmt.Errorf("vfs: prefault %d bytes at offset %d of a mapping of %s: %w", n, off, m.f.Name(), err)
+	}
+	return nil
+}
+
 func (m *osMapping) Unmap() error {
 	if m.b == nil {
 		return nil

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -91,6 +92,7 @@ type flags struct {
 	rounds                     int
 	budgetSweep                bool
 	budgetBits                 string
+	cpuProfile, memProfile     string
 	idle                       time.Duration
 	rangeFilterBits            float64
 }
@@ -126,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
+	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
+	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge: how long the DB idles after the deletes (quick: 10s)")
 	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
@@ -240,6 +244,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 	progress := stderr
 	if !fl.progress {
 		progress = io.Discard
+	}
+	if fl.cpuProfile != "" {
+		f, err := os.Create(fl.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if fl.memProfile != "" {
+		defer func() {
+			if err := writeHeapProfile(fl.memProfile); err != nil {
+				fmt.Fprintln(stderr, "kvbench: -memprofile:", err)
+			}
+		}()
 	}
 	began := time.Now()
 	ks := newKeySet(fl.seed, fl.n, fl.keySize)
@@ -638,4 +660,17 @@ func replot(fl *flags) error {
 	}
 	_, err = writeCharts(fl.plotDir, results)
 	return err
+}
+
+// writeHeapProfile writes the allocation profile so far to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

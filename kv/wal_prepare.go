@@ -1,0 +1,125 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sievekv/sievekv/vfs"
+	"github.com/sievekv/sievekv/wal"
+)
+
+// A memtable rotation used to create the next WAL while holding the head
+// of the commit queue: a file create and a directory fsync, a few
+// milliseconds on a loaded disk, paid by one writer in every memtable's
+// worth and by every writer queued behind it. The next WAL is now created
+// in the background as soon as the previous rotation is done, and the
+// rotation takes it ready-made (docs/design.md, "Flushes the size
+// Pebble's are", which has the measurements).
+//
+// A crash can therefore leave an empty log newer than the one being
+// written. Recovery and Check accept a torn tail in the newest log that
+// holds any record, when every log after it is empty (newestWithRecords).
+
+// preparedLog is a WAL file created, with its directory entry synced (K1),
+// and not yet written.
+type preparedLog struct {
+	num fileNum
+	f   vfs.File
+}
+
+// createLog allocates a file number and creates an empty WAL under it,
+// syncing the directory so the log's name is durable before any synced
+// write in it is acknowledged (K1). It touches no state guarded by d.mu.
+func (d *DB) createLog() (*preparedLog, error) {
+	num, err := d.allocFileNum()
+	if err != nil {
+		return nil, err
+	}
+	f, err := d.fs.Create(d.path(fileKindLog, num))
+	if err != nil {
+		return nil, fmt.Errorf("kv: create WAL %06d: %w", num, err)
+	}
+	if err := d.syncDir(); err != nil {
+		f.Close()
+		d.fs.Remove(d.path(fileKindLog, num))
+		return nil, err
+	}
+	return &preparedLog{num: num, f: f}, nil
+}
+
+// maybePrepareLogLocked starts creating the next memtable's WAL unless one
+// is ready or being made. REQUIRES: d.mu held.
+func (d *DB) maybePrepareLogLocked() {
+	if d.opts.DisableWAL || d.opts.ReadOnly || d.closed || d.bgErr != nil || d.nextLog != nil || d.preparingLog {
+		return
+	}
+	d.preparingLog = true
+	d.bg.Add(1)
+	go d.prepareLog()
+}
+
+func (d *DB) prepareLog() {
+	defer d.bg.Done()
+	p, err := d.createLog()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.preparingLog = false
+	switch {
+	case err != nil:
+		// Not sticky: the rotation then creates its log itself and
+		// reports the failure to the writer that needs the log.
+		d.opts.Logger("kv: prepare the next WAL: %v", err)
+	case d.closed || d.mem == nil || p.num < d.mem.logNum:
+		// Closed meanwhile, or a rotation could not wait and created a
+		// newer log: WALs are replayed in number order, so one numbered
+		// below the mutable memtable's must never take writes.
+		d.discardLog(p)
+	default:
+		d.nextLog = p
+	}
+}
+
+// takePreparedLog returns the prepared WAL, if one is ready, leaving none.
+// REQUIRES: d.mu held.
+func (d *DB) takePreparedLog() *preparedLog {
+	p := d.nextLog
+	d.nextLog = nil
+	return p
+}
+
+// discardLog closes and removes a prepared WAL that will not be used. A
+// failure leaves an empty log, which recovery reads as empty and Open
+// removes as obsolete.
+func (d *DB) discardLog(p *preparedLog) {
+	p.f.Close()
+	if err := d.fs.Remove(d.path(fileKindLog, p.num)); err != nil {
+		d.opts.Logger("kv: remove unused WAL %06d: %v", p.num, err)
+	}
+}
+
+// logIsEmpty reports whether WAL num holds no record at all: it reads as a
+// clean end from its first byte (a log created ahead and never written).
+// A log that cannot be opened or read counts as not empty.
+func (d *DB) logIsEmpty(num fileNum) bool {
+	f, err := d.fs.Open(d.path(fileKindLog, num))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num)).Next()
+	return errors.Is(err, io.EOF)
+}
+
+// newestWithRecords reports whether logs[i] is the newest of the sorted
+// logs that holds any record: every later one is empty. Only that log may
+// end in a torn tail, the mark of a crash during its unsynced writes; a
+// rotation syncs a log before the next one takes a write (closeWAL).
+func (d *DB) newestWithRecords(logs []fileNum, i int) bool {
+	for _, n := range logs[i+1:] {
+		if !d.logIsEmpty(n) {
+			return false
+		}
+	}
+	return true
+}
