@@ -82,8 +82,12 @@ func (b *FuseBuilder) peel(hashes []uint64, layoutFor func(n int) staticLayout) 
 	deduped := false
 	for attempt := 0; attempt < staticMaxAttempts; attempt++ {
 		seed := staticSeed(attempt)
-		if b.attempt(&l, keys, seed) {
-			return peeled{layout: l, seed: seed, order: b.sorted[:len(keys)], roles: b.roles[:len(keys)]}, nil
+		try := l
+		if attempt%fuseHalfSegmentsEvery == fuseHalfSegmentsEvery-1 {
+			try = l.halfSegments()
+		}
+		if b.attempt(&try, keys, seed) {
+			return peeled{layout: try, seed: seed, order: b.sorted[:len(keys)], roles: b.roles[:len(keys)]}, nil
 		}
 		if !deduped {
 			deduped = true
@@ -97,6 +101,39 @@ func (b *FuseBuilder) peel(hashes []uint64, layoutFor func(n int) staticLayout) 
 		}
 	}
 	return peeled{}, fmt.Errorf("%w (%d seeds, %d distinct keys)", ErrBuildFailed, staticMaxAttempts, len(keys))
+}
+
+// fuseHalfSegmentsEvery: one attempt in this many tries the fuse layout
+// with segments half as long (halfSegments). Just after the segment length
+// doubles (arity 3: n near 11,190, where fuseLayout's formula steps from
+// 512 to 1024), the formula leaves a filter of only 12 segments, and near
+// the top of that plateau (n of 11,480 to 11,521, 80% load) a seed peels
+// about one time in sixty: a hundred seeds then fail for about one key set
+// in five (TestFuseBuildsAtSegmentStep). Half-length segments over the
+// same slots peel almost always, so the build never depends on that luck.
+// Attempt 0 keeps the formula's layout, so a build that succeeds at once,
+// as nearly every one does, is what it always was.
+const fuseHalfSegmentsEvery = 3
+
+// halfSegments returns l with segments half as long and twice as many
+// (plus the arity-1 trailing ones the shorter segments leave over), over
+// exactly the same slots: (2*segCount + arity-1 + arity-1) * segLen/2 =
+// (segCount + arity-1) * segLen. The payload's size is unchanged, so a
+// table filter's predicted size (TableChoice.PayloadBits) stays exact, and
+// decoders need nothing new: the header carries segLog and segCount.
+// Layouts that cannot halve (XOR, empty, one-slot segments) are returned
+// as they are.
+func (l staticLayout) halfSegments() staticLayout {
+	if l.kind == layoutXor || l.segLog == 0 || l.segCount == 0 {
+		return l
+	}
+	h := l
+	h.segLog--
+	h.segLen >>= 1
+	h.segMask = h.segLen - 1
+	h.segCount = 2*l.segCount + (l.arity - 1)
+	h.segCountLen = uint64(h.segCount) << h.segLog
+	return h
 }
 
 // peelSlot is the XOR filter builder's per-slot state. Keeping the count
