@@ -133,10 +133,12 @@ type LevelMetrics struct {
 	Entries uint64
 	// Tombstones counts the level's tombstones (point deletes).
 	Tombstones uint64
+	// RangeTombstones counts the level's range tombstones (DeleteRange).
+	RangeTombstones uint64
 	// ShadowedBytes estimates the bytes of older entries in deeper levels
-	// that the level's tombstones hide: what compacting them down would
-	// free (tables a restart found count once the background check has
-	// estimated them).
+	// that the level's tombstones, point and range, hide: what compacting
+	// them down would free (tables a restart found count once the
+	// background check has estimated them).
 	ShadowedBytes uint64
 	// BytesWritten counts table bytes written into the level since Open:
 	// by flushes for L0, by compactions below.
@@ -191,6 +193,9 @@ func (m Metrics) String() string {
 		written += l.BytesWritten
 	}
 	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanBytes(bytes), entries, tombs, humanBytes(shadowed), humanBytes(written))
+	if rl := rangeTombstoneLine(m.Levels); rl != "" {
+		b.WriteString(rl)
+	}
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
@@ -346,6 +351,9 @@ func (d *DB) Metrics() Metrics {
 				m.Levels[l].Bytes += t.Size
 				m.Levels[l].Entries += t.Entries()
 				m.Levels[l].Tombstones += t.NumDeletions()
+				if t.Props != nil {
+					m.Levels[l].RangeTombstones += t.Props.NumRangeDeletions
+				}
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
 				m.Levels[l].FilterBytes += t.FilterBytes()
@@ -375,4 +383,20 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.WAL.Files += d.readOnlyLogs
 	return m
+}
+
+// rangeTombstoneLine lists the levels' range tombstones, or is empty when
+// no table holds one (most DBs never call DeleteRange; their stats keep
+// their shape).
+func rangeTombstoneLine(levels [NumLevels]LevelMetrics) string {
+	var parts []string
+	for l, lm := range levels {
+		if lm.RangeTombstones > 0 {
+			parts = append(parts, fmt.Sprintf("L%d %d", l, lm.RangeTombstones))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "range tombstones: " + strings.Join(parts, ", ") + " (their shadowed bytes are in the column above)\n"
 }

@@ -207,6 +207,11 @@ func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	for l, ts := range v.Levels {
 		for _, t := range ts {
 			if t.Props != nil && t.Props.NumDeletions == 0 {
+				// No point tombstone to index; range tombstones still
+				// need their delete-aware figures, from resident data.
+				if _, known := t.ShadowedBytes(); !known && tableHasRangeDels(t) {
+					d.estimateFound(v, l, t, nil)
+				}
 				continue
 			}
 			tk, err := d.tableTombstones(t)
