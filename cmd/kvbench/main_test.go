@@ -66,6 +66,10 @@ func TestKVBenchTinyRun(t *testing.T) {
 			t.Errorf("no sievekv-notsi result for %s", w)
 		}
 	}
+	if on, off := find(rs, "deleterandom", "sievekv"), find(rs, "deleterandom", "sievekv-notsi"); on == nil || off == nil ||
+		on.EngineTombstoneIndexEntries == 0 || on.EngineTombstoneIndexBytes == 0 || off.EngineTombstoneIndexEntries != 0 {
+		t.Errorf("deleterandom: the tombstone index's size is not reported for sievekv alone: %+v / %+v", on, off)
+	}
 	for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
 		r := find(rs, "deletelarge", e)
 		if r == nil || len(r.Samples) < 2 || r.TableBytesRatio <= 0 || r.Samples[0].Ratio < 0.9 {

@@ -127,6 +127,11 @@ type result struct {
 	// its tombstones still shadow (Metrics.Levels[].ShadowedBytes) at the
 	// end of deletelarge.
 	EngineShadowedByLevel []uint64 `json:"engine_shadowed_by_level,omitempty"`
+	// EngineTombstoneIndexEntries and EngineTombstoneIndexBytes are
+	// sievekv's tombstone index at the end of the phase
+	// (Metrics.TombstoneIndex): tombstones it counts and its memory.
+	EngineTombstoneIndexEntries uint64 `json:"engine_tombstone_index_entries,omitempty"`
+	EngineTombstoneIndexBytes   uint64 `json:"engine_tombstone_index_bytes,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
@@ -235,6 +240,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		res.EngineDataBlockReadsPerOp = &v
 		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
 		res.EngineWriteSlowdowns = m1.WriteSlowdowns - m0.WriteSlowdowns
+		res.EngineTombstoneIndexEntries, res.EngineTombstoneIndexBytes = m1.TombstoneIndex.Entries, m1.TombstoneIndex.Bytes
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
