@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/sievekv/sievekv/sstable"
 	"strings"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -82,6 +83,9 @@ type TombstoneIndexMetrics struct {
 	Negatives uint64 // lookups that proved a key has no tombstone in any table
 	Bytes     uint64 // encoded size of the filter
 	Rebuilds  uint64 // rebuilds (Open, and growth when full)
+	// RebuildTime is the time the rebuilds took, reading the tables'
+	// tombstones included.
+	RebuildTime time.Duration
 	// BytesPerTombstone is Bytes over Entries (0 with no entry): the
 	// index's memory per tombstone it counts.
 	BytesPerTombstone float64
@@ -323,7 +327,7 @@ func (d *DB) Metrics() Metrics {
 	m.TombstoneIndex = TombstoneIndexMetrics{
 		Entries: uint64(entries), Bytes: tiBytes,
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
-		Rebuilds: d.tombstones.rebuilds.Load(),
+		Rebuilds: d.tombstones.rebuilds.Load(), RebuildTime: time.Duration(d.tombstones.rebuildNanos.Load()),
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)

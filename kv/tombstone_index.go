@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -29,6 +30,16 @@ import (
 // Growth never loops: a rebuild tries a bounded number of sizes and, if
 // none fits, the index is saturated — it answers "may have" for every key,
 // which is correct — until the next rebuild.
+//
+// Growth never makes a writer wait. Flushes and compactions update the
+// index under DB.mu, in the critical section that installs their version,
+// and commits take DB.mu too; a rebuild reads every table holding
+// tombstones (114 ms of a 1 s, 120k-delete phase, docs/design.md), so it
+// runs in the background instead (rebuildInBackground). From the moment it
+// takes the current version until it installs its filter, the index
+// answers "may have" for every key and logs the adds and removes of later
+// edits, which it replays onto the filter built from that version: the
+// result counts the tombstones of the version current at installation.
 type tombstoneIndex struct {
 	mu sync.Mutex
 	f  *filters.Cuckoo // nil when disabled
@@ -40,11 +51,22 @@ type tombstoneIndex struct {
 	// lookup then answers true.
 	saturated bool
 	// rebuild returns every tombstone key in the live tables, one element
-	// per tombstone.
+	// per tombstone (Open's rebuild, which no writer can wait on).
 	rebuild func() ([][]byte, error)
+	// grow starts a background rebuild at a capacity; REQUIRES: DB.mu
+	// and mu held (it takes the current version). nil: grow in place
+	// with rebuild (an index no DB drives, in tests).
+	grow func(capacity int)
+	// rebuilding is set from a growth until its filter is installed;
+	// pending holds, in order, the hashes of the tombstones edits added
+	// (add) or dropped since the rebuild took its version.
+	rebuilding bool
+	pending    []pendingTombstone
 
 	checks, negatives atomic.Uint64
 	rebuilds          atomic.Uint64
+	// rebuildNanos is the time rebuilds took, reading tables included.
+	rebuildNanos atomic.Int64
 }
 
 const (
@@ -63,6 +85,16 @@ const (
 	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
 	overflowEntryBytes = 24
 )
+
+// pendingTombstone is one logged change of a rebuild in progress.
+type pendingTombstone struct {
+	h   uint64
+	add bool
+}
+
+// testRebuildPause, when set (tests only), is called by a background
+// rebuild before it reads the tables, so a test can hold it there.
+var testRebuildPause func()
 
 func newTombstoneIndex(capacity int) (*filters.Cuckoo, error) {
 	return filters.NewCuckoo(max(capacity, 1024), tombstoneIndexFPRate)
@@ -97,12 +129,19 @@ func (ti *tombstoneIndex) removeLocked(h uint64) {
 	ti.f.RemoveHash(h)
 }
 
-// addAll records one tombstone per element of keys; a full filter is
-// rebuilt larger.
+// addAll records one tombstone per element of keys. A full filter starts
+// a growth. REQUIRES: DB.mu held, keys are the tombstones of an edit just
+// installed.
 func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.f == nil || ti.saturated {
+		return nil
+	}
+	if ti.rebuilding {
+		for _, k := range keys {
+			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k), add: true})
+		}
 		return nil
 	}
 	for _, k := range keys {
@@ -112,15 +151,20 @@ func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 			}
 			// The failed Add changed nothing; the rebuild reads every
 			// tombstone from the tables, which the caller's edit has
-			// already made current, so k is among them.
-			return ti.rebuildLocked(2 * ti.f.Cap())
+			// already made current, so k and the rest are among them.
+			if ti.grow == nil {
+				return ti.rebuildLocked(2 * ti.f.Cap())
+			}
+			ti.rebuilding, ti.pending = true, nil
+			ti.grow(2 * ti.f.Cap())
+			return nil
 		}
 	}
 	return nil
 }
 
 // removeAll forgets one tombstone per element of keys: each is a
-// tombstone a compaction dropped, so it is a member.
+// tombstone a compaction dropped, so it is a member. REQUIRES: DB.mu held.
 func (ti *tombstoneIndex) removeAll(keys [][]byte) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -128,21 +172,41 @@ func (ti *tombstoneIndex) removeAll(keys [][]byte) {
 		return
 	}
 	for _, k := range keys {
+		if ti.rebuilding {
+			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k)})
+			continue
+		}
 		ti.removeLocked(filters.Hash(k))
 	}
 }
 
-// rebuildLocked builds the index anew from the tables' tombstones, trying
-// at most tombstoneIndexMaxGrowths+1 sizes. REQUIRES: ti.mu.
+// rebuildLocked builds the index anew from the tables' tombstones (Open,
+// and growth of an index without grow). REQUIRES: ti.mu.
 func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
+	began := time.Now()
+	defer func() { ti.rebuildNanos.Add(int64(time.Since(began))) }()
 	keys, err := ti.rebuild()
 	if err != nil {
 		return err
 	}
+	ti.rebuilds.Add(1)
+	return ti.fillLocked(hashesOf(keys), capacity)
+}
+
+func hashesOf(keys [][]byte) []uint64 {
+	hs := make([]uint64, len(keys))
+	for i, k := range keys {
+		hs[i] = filters.Hash(k)
+	}
+	return hs
+}
+
+// fillLocked replaces the filter with one holding hs, trying at most
+// tombstoneIndexMaxGrowths+1 sizes. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 	// Room for the keys at 80% load, so the next flushes fit before the
 	// next growth; NewCuckoo rounds the buckets up to a power of two.
-	capacity = max(capacity, len(keys)*5/4)
-	ti.rebuilds.Add(1)
+	capacity = max(capacity, len(hs)*5/4)
 	for try := 0; try <= tombstoneIndexMaxGrowths; try++ {
 		f, err := newTombstoneIndex(capacity)
 		if err != nil {
@@ -150,8 +214,8 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 		}
 		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
 		full := false
-		for _, k := range keys {
-			if err := ti.addLocked(filters.Hash(k)); err != nil {
+		for _, h := range hs {
+			if err := ti.addLocked(h); err != nil {
 				full = true
 				break
 			}
@@ -168,12 +232,81 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 	return nil
 }
 
+// finishGrowth installs a background rebuild's result: hs, the tombstones
+// of the version it read, plus the adds and minus the removes logged
+// since. A failed read leaves the index saturated (correct, K7) until the
+// next Open. It reports the error for the caller to log.
+func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int) error {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.rebuilds.Add(1)
+	pending := ti.pending
+	ti.rebuilding, ti.pending = false, nil
+	if readErr != nil {
+		ti.overflow, ti.overflowTotal, ti.saturated = nil, 0, true
+		return readErr
+	}
+	// Every remove is of a member: a tombstone of the version read or a
+	// later add. Multiset arithmetic on the hashes gives the tombstones of
+	// the current version.
+	removed := map[uint64]int{}
+	for _, p := range pending {
+		if p.add {
+			hs = append(hs, p.h)
+		} else {
+			removed[p.h]++
+		}
+	}
+	if len(removed) > 0 {
+		kept := hs[:0]
+		for _, h := range hs {
+			if removed[h] > 0 {
+				removed[h]--
+				continue
+			}
+			kept = append(kept, h)
+		}
+		hs = kept
+	}
+	return ti.fillLocked(hs, capacity)
+}
+
+// rebuildInBackground is the index's grow: it takes the current version
+// and reads its tombstones in a goroutine the DB's Close waits for.
+// REQUIRES: d.mu and d.tombstones.mu held.
+func (d *DB) rebuildInBackground(capacity int) {
+	v := d.current
+	v.Ref()
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		defer v.Unref()
+		if testRebuildPause != nil {
+			testRebuildPause()
+		}
+		began := time.Now()
+		keys, err := d.tombstoneKeys(v)
+		err = d.tombstones.finishGrowth(hashesOf(keys), err, capacity)
+		d.tombstones.rebuildNanos.Add(int64(time.Since(began)))
+		if err != nil {
+			d.opts.Logger("kv: tombstone index rebuild failed, answering \"may have\" until the next Open: %v", err)
+		}
+	}()
+}
+
+// isRebuilding reports whether a growth is in progress.
+func (ti *tombstoneIndex) isRebuilding() bool {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.rebuilding
+}
+
 // mayHaveTombstone reports whether some table may hold a tombstone for
 // userKey (false is definite).
 func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.f == nil || ti.saturated {
+	if ti.f == nil || ti.saturated || ti.rebuilding {
 		return true
 	}
 	ti.checks.Add(1)
@@ -186,7 +319,9 @@ func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 
 // stats reports the tombstones indexed (filter copies plus overflow) and
 // the index's memory: the filter's encoded size plus an estimate of the
-// overflow map's.
+// overflow map's and of a growth's log. While a growth runs, entries are
+// those of the filter it replaces plus the net logged changes (the
+// tombstones it has not yet read are unknown).
 func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -194,7 +329,15 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 		return 0, 0
 	}
 	enc, _ := ti.f.MarshalBinary()
-	return ti.f.Len() + ti.overflowTotal, uint64(len(enc) + len(ti.overflow)*overflowEntryBytes)
+	entries = ti.f.Len() + ti.overflowTotal
+	for _, p := range ti.pending {
+		if p.add {
+			entries++
+		} else {
+			entries--
+		}
+	}
+	return max(entries, 0), uint64(len(enc) + len(ti.overflow)*overflowEntryBytes + cap(ti.pending)*16)
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).

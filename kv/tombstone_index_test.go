@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -15,8 +16,16 @@ func checkTombstoneIndex(t *testing.T, d *DB, step string) {
 	t.Helper()
 	// Holding the DB mutex stops flushes and compactions from installing
 	// a version (and updating the index) between reading the tables and
-	// asking the index.
-	d.mu.Lock()
+	// asking the index. A growth in progress answers "may have" for every
+	// key and counts only approximately, so wait for it to install.
+	waitFor(t, "the tombstone index's growth", func() bool {
+		d.mu.Lock()
+		if !d.tombstones.isRebuilding() {
+			return true // d.mu stays held
+		}
+		d.mu.Unlock()
+		return false
+	})
 	keys, err := d.tombstoneKeys(d.current)
 	var missing []byte
 	for _, k := range keys {
@@ -181,5 +190,96 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 			}
 			d.Close()
 		})
+	}
+}
+
+// TestTombstoneIndexGrowthDoesNotBlockWriters: a growth reads every table
+// holding tombstones, which used to happen inside the flush's critical
+// section on DB.mu, so every commit waited for it. Held at its start, it
+// must let writes, flushes and compactions proceed; it answers "may have"
+// meanwhile, and once let go it installs exactly the tombstones of the
+// version current then (K7), the adds and removes logged meanwhile
+// included.
+func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	testRebuildPause = func() {
+		entered <- struct{}{}
+		<-hold
+	}
+	defer func() { testRebuildPause = nil }()
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(hold)
+		}
+	}()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	for i := 0; i < 4000; i++ {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// In a table now, so their tombstones are kept: more than the index's
+	// initial 1024-key capacity holds, so the flush starts a growth.
+	for i := 0; i < 2000; i++ {
+		d.Delete(key(i), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("2000 tombstones did not start a growth of the index")
+	}
+	// With the growth held: more deletes, a flush (logged adds), and a
+	// compaction that drops tombstones (logged removes) all complete.
+	done := make(chan error, 1)
+	go func() {
+		for i := 2000; i < 3000; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				done <- err
+				return
+			}
+		}
+		if err := d.Flush(); err != nil {
+			done <- err
+			return
+		}
+		if err := d.Compact(nil, nil); err != nil {
+			done <- err
+			return
+		}
+		// Adds after the removes: keys still at the bottom.
+		for i := 3000; i < 3500; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- d.Flush()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("writes, a flush and a compaction waited for the index's growth")
+	}
+	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
+		t.Fatal("a growth in progress must answer \"may have\" for every key")
+	}
+	close(hold)
+	released = true
+	checkTombstoneIndex(t, d, "after the growth")
+	// The compaction to the bottom dropped the first 3000 tombstones (the
+	// logged removes cancel the version's and the first logged adds); the
+	// last flush's 500 remain.
+	if m := d.Metrics(); m.TombstoneIndex.Entries != 500 || m.TombstoneIndex.Rebuilds < 2 {
+		t.Fatalf("after the growth: %+v", m.TombstoneIndex)
 	}
 }
