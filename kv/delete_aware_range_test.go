@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,6 +92,9 @@ func TestRangeShadowedEstimate(t *testing.T) {
 			}
 			if m.Levels[0].RangeTombstones != 2 || m.Levels[0].Tombstones != 0 {
 				t.Fatalf("L0 holds %d range and %d point tombstones, want 2 and 0", m.Levels[0].RangeTombstones, m.Levels[0].Tombstones)
+			}
+			if s := m.String(); !strings.Contains(s, "range tombstones: L0 2 ") {
+				t.Fatalf("stats do not list the range tombstones per level:\n%s", s)
 			}
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
