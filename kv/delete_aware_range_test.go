@@ -104,12 +104,7 @@ func TestRangeShadowedEstimate(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			d.mu.Lock()
-			v := d.current
-			v.Ref()
-			d.mu.Unlock()
-			d.estimateMissing(v)
-			v.Unref()
+			estimateMissingNow(d)
 			if again := d.Metrics().Levels[0].ShadowedBytes; float64(again) != got {
 				t.Fatalf("estimate after reopen %d, want %.0f as when written", again, got)
 			}
