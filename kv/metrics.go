@@ -89,6 +89,12 @@ type TombstoneIndexMetrics struct {
 	// BytesPerTombstone is Bytes over Entries (0 with no entry): the
 	// index's memory per tombstone it counts.
 	BytesPerTombstone float64
+	// PeakEntries is the most tombstones the index has counted since
+	// Open and PeakBytesPerTombstone its memory per tombstone then: once
+	// compactions drop the tombstones, Entries falls but the filter does
+	// not shrink, so this is the figure its memory is judged by.
+	PeakEntries           uint64
+	PeakBytesPerTombstone float64
 }
 
 // FilterMetrics count what the per-table filters did for Gets.
@@ -207,8 +213,12 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
 		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
-	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone), %d checks, %d negatives\n",
-		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone,
+	peak := ""
+	if ti := m.TombstoneIndex; ti.PeakEntries > ti.Entries {
+		peak = fmt.Sprintf("; peak %d entries at %.1f B per tombstone", ti.PeakEntries, ti.PeakBytesPerTombstone)
+	}
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone%s), %d checks, %d negatives\n",
+		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone, peak,
 		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
@@ -331,6 +341,9 @@ func (d *DB) Metrics() Metrics {
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)
+	}
+	if pe, pb := d.tombstones.peak(); pe > 0 {
+		m.TombstoneIndex.PeakEntries, m.TombstoneIndex.PeakBytesPerTombstone = uint64(pe), float64(pb)/float64(pe)
 	}
 	cc := &d.counters.compaction
 	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()

@@ -62,6 +62,15 @@ type tombstoneIndex struct {
 	// (add) or dropped since the rebuild took its version.
 	rebuilding bool
 	pending    []pendingTombstone
+	// fBytes is f's encoded size, computed when f is made (stats would
+	// otherwise encode the whole filter on every Metrics call).
+	fBytes int
+	// peakEntries is the most tombstones the index has counted since
+	// Open, and peakBytes its memory then: the filter never shrinks, so
+	// the peak is what its memory per tombstone is judged by after
+	// compactions have dropped the tombstones again.
+	peakEntries int
+	peakBytes   uint64
 
 	checks, negatives atomic.Uint64
 	rebuilds          atomic.Uint64
@@ -144,6 +153,7 @@ func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 		}
 		return nil
 	}
+	defer ti.notePeakLocked()
 	for _, k := range keys {
 		if err := ti.addLocked(filters.Hash(k)); err != nil {
 			if !errors.Is(err, filters.ErrFull) {
@@ -213,6 +223,8 @@ func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 			return err
 		}
 		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
+		enc, _ := f.MarshalBinary()
+		ti.fBytes = len(enc)
 		full := false
 		for _, h := range hs {
 			if err := ti.addLocked(h); err != nil {
@@ -221,6 +233,7 @@ func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 			}
 		}
 		if !full {
+			ti.notePeakLocked()
 			return nil
 		}
 		capacity *= 2
@@ -328,7 +341,6 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 	if ti.f == nil {
 		return 0, 0
 	}
-	enc, _ := ti.f.MarshalBinary()
 	entries = ti.f.Len() + ti.overflowTotal
 	for _, p := range ti.pending {
 		if p.add {
@@ -337,7 +349,32 @@ func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 			entries--
 		}
 	}
-	return max(entries, 0), uint64(len(enc) + len(ti.overflow)*overflowEntryBytes + cap(ti.pending)*16)
+	return max(entries, 0), ti.bytesLocked() + uint64(cap(ti.pending)*16)
+}
+
+// bytesLocked is the memory of the filter and the overflow map.
+// REQUIRES: ti.mu.
+func (ti *tombstoneIndex) bytesLocked() uint64 {
+	return uint64(ti.fBytes + len(ti.overflow)*overflowEntryBytes)
+}
+
+// notePeakLocked records the index's size if it counts more tombstones
+// than ever before. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) notePeakLocked() {
+	if ti.f == nil || ti.saturated || ti.rebuilding {
+		return
+	}
+	if n := ti.f.Len() + ti.overflowTotal; n > ti.peakEntries {
+		ti.peakEntries, ti.peakBytes = n, ti.bytesLocked()
+	}
+}
+
+// peak reports the most tombstones counted since Open and the index's
+// memory at that moment.
+func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.peakEntries, ti.peakBytes
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,5 +282,37 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	// last flush's 500 remain.
 	if m := d.Metrics(); m.TombstoneIndex.Entries != 500 || m.TombstoneIndex.Rebuilds < 2 {
 		t.Fatalf("after the growth: %+v", m.TombstoneIndex)
+	}
+}
+
+// TestTombstoneIndexReportsPeak: once a compaction drops the tombstones,
+// the index counts none but keeps its memory; Metrics and stats report the
+// most it counted and its memory per tombstone then.
+func TestTombstoneIndexReportsPeak(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	for i := 0; i < 2000; i++ {
+		d.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		d.Delete([]byte(fmt.Sprintf("k%05d", i)), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	at := d.Metrics().TombstoneIndex
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics()
+	ti := m.TombstoneIndex
+	if at.Entries != 500 || ti.Entries != 0 || ti.PeakEntries != 500 || ti.PeakBytesPerTombstone != at.BytesPerTombstone {
+		t.Fatalf("with 500 tombstones %+v; after the compaction dropped them %+v", at, ti)
+	}
+	if want := fmt.Sprintf("peak 500 entries at %.1f B per tombstone", at.BytesPerTombstone); !strings.Contains(m.String(), want) {
+		t.Fatalf("stats lack %q:\n%s", want, m.String())
 	}
 }

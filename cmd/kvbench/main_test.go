@@ -67,7 +67,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 		}
 	}
 	if on, off := find(rs, "deleterandom", "sievekv"), find(rs, "deleterandom", "sievekv-notsi"); on == nil || off == nil ||
-		on.EngineTombstoneIndexEntries == 0 || on.EngineTombstoneIndexBytes == 0 || off.EngineTombstoneIndexEntries != 0 {
+		on.EngineTombstoneIndexPeak == 0 || on.EngineTombstoneIndexPeakBytesPerTombstone <= 0 || off.EngineTombstoneIndexPeak != 0 {
 		t.Errorf("deleterandom: the tombstone index's size is not reported for sievekv alone: %+v / %+v", on, off)
 	}
 	for _, e := range []string{"sievekv", "pebble", "goleveldb"} {

@@ -249,10 +249,9 @@ func tombstoneLines(rs []result) []string {
 			ratioStr(on.OpsPerSec, off.OpsPerSec), ratioStr(on.P99us, off.P99us), on.DataBlockReadsPerOp, off.DataBlockReadsPerOp,
 			ratioStr(on.DataBlockReadsPerOp, off.DataBlockReadsPerOp)))
 	}
-	if on := find(rs, "deleterandom", "sievekv"); on != nil && on.EngineTombstoneIndexEntries > 0 {
-		out = append(out, fmt.Sprintf("tombstone index after the deletes: %d tombstones in %d bytes, %.2f B per tombstone",
-			on.EngineTombstoneIndexEntries, on.EngineTombstoneIndexBytes,
-			float64(on.EngineTombstoneIndexBytes)/float64(on.EngineTombstoneIndexEntries)))
+	if on := find(rs, "deleterandom", "sievekv"); on != nil && on.EngineTombstoneIndexPeak > 0 {
+		out = append(out, fmt.Sprintf("tombstone index memory: %.2f B per tombstone at its fullest (%d tombstones)",
+			on.EngineTombstoneIndexPeakBytesPerTombstone, on.EngineTombstoneIndexPeak))
 	}
 	on, off := find(rs, "deleterandom-getdeleted", "sievekv"), find(rs, "deleterandom-getdeleted", "sievekv-notsi")
 	if on != nil && off != nil && math.Abs(on.DataBlockReadsPerOp-off.DataBlockReadsPerOp) <= 0.02*max(off.DataBlockReadsPerOp, 0.001) {
