@@ -210,7 +210,7 @@ func (d *DB) recover() error {
 		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
 		d.tombstones.grow = d.rebuildInBackground
 		d.tombstones.mu.Lock()
-		err := d.tombstones.rebuildLocked(1024)
+		err := d.tombstones.rebuildLocked(tombstoneIndexMinCapacity)
 		d.tombstones.mu.Unlock()
 		if err != nil {
 			return err

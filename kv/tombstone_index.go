@@ -95,8 +95,12 @@ const (
 	overflowEntryBytes = 24
 )
 
+// tombstoneIndexMinCapacity is the smallest filter the index makes: 1024
+// tombstones cost 3 KiB. Tests lower it to make growths frequent.
+var tombstoneIndexMinCapacity = 1024
+
 func newTombstoneIndex(capacity int) (*filters.Cuckoo, error) {
-	return filters.NewCuckoo(max(capacity, 1024), tombstoneIndexFPRate)
+	return filters.NewCuckoo(max(capacity, tombstoneIndexMinCapacity), tombstoneIndexFPRate)
 }
 
 // addLocked records one tombstone of the key hashing to h. REQUIRES: ti.mu.

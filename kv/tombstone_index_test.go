@@ -134,14 +134,23 @@ func TestTombstoneIndexSurvivesSnapshotsAcrossDeletes(t *testing.T) {
 // TestTombstoneIndexPropertyNoFalseNegatives: after any sequence of Set,
 // Delete, Flush, Compact, snapshot and reopen over a few hot keys and many
 // cold ones, every tombstone in a live table is reported and counted.
+// Seeds 5 to 8 start the index at 8 slots, so it grows in the background
+// again and again while flushes and compactions log changes to replay.
 func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	grew := map[bool]bool{} // by DisableAutomaticCompactions, seeds 5-8
+	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			if seed > 4 {
+				old := tombstoneIndexMinCapacity
+				tombstoneIndexMinCapacity = 8
+				defer func() { tombstoneIndexMinCapacity = old }()
+			}
 			rng := rand.New(rand.NewPCG(seed, 77))
 			fs := vfs.NewMem()
 			o := smallTree()
 			o.DisableAutomaticCompactions = seed%2 == 0
 			d := openMem(t, fs, o)
+			opens, rebuilds := 1, uint64(0) // rebuilds: of the instances closed
 			var snaps []*Snapshot
 			key := func() []byte {
 				if rng.IntN(3) == 0 {
@@ -149,7 +158,11 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 				}
 				return []byte(fmt.Sprintf("cold%04d", rng.IntN(500)))
 			}
-			for step := 0; step < 300; step++ {
+			steps := 300
+			if seed > 4 {
+				steps = 1200 // enough tombstones between reopens to outgrow 8 slots
+			}
+			for step := 0; step < steps; step++ {
 				switch r := rng.IntN(100); {
 				case r < 45:
 					d.Set(key(), []byte("v"), NoSync)
@@ -176,21 +189,29 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 						s.Close()
 					}
 					snaps = nil
+					rebuilds += d.Metrics().TombstoneIndex.Rebuilds
 					if err := d.Close(); err != nil {
 						t.Fatal(err)
 					}
 					d = openMem(t, fs, o)
+					opens++
 				}
 				if step%10 == 0 {
 					checkTombstoneIndex(t, d, fmt.Sprintf("seed %d step %d", seed, step))
 				}
 			}
 			checkTombstoneIndex(t, d, "end")
+			if growths := int(rebuilds+d.Metrics().TombstoneIndex.Rebuilds) - opens; seed > 4 && growths > 0 {
+				grew[o.DisableAutomaticCompactions] = true
+			}
 			for _, s := range snaps {
 				s.Close()
 			}
 			d.Close()
 		})
+	}
+	if !grew[false] || !grew[true] {
+		t.Fatalf("the index starting at 8 slots must grow, with background compactions and without: %v", grew)
 	}
 }
 
