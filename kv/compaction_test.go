@@ -180,6 +180,8 @@ func TestTombstoneIndexGrowsWhenFull(t *testing.T) {
 		d.Delete([]byte(fmt.Sprintf("gone%05d", i)), NoSync)
 	}
 	d.Flush()
+	// The growth runs in the background (tombstone_index.go).
+	waitFor(t, "the index's growth", func() bool { return !d.tombstones.isRebuilding() })
 	m := d.Metrics()
 	if m.TombstoneIndex.Entries != 6000 || m.TombstoneIndex.Rebuilds == before {
 		t.Fatalf("index after 6000 tombstones: %+v (rebuilds before %d)", m.TombstoneIndex, before)

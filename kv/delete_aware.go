@@ -77,8 +77,8 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 		for j < len(keys) && base.CompareUserKeys(keys[j], t.Largest.UserKey) <= 0 {
 			j++
 		}
-		if t.NumDeletions() > 0 {
-			t.SetShadowedBytes(d.shadowedBytes(v, from, keys[i:j]))
+		if hasTombstones(t) {
+			t.SetShadowedBytes(d.shadowedBytes(v, from, keys[i:j]) + d.tableRangeShadowedBytes(v, from, t))
 			t.SetTombstoneTime(tombstoneTime)
 		} else {
 			t.SetShadowedBytes(0)
@@ -122,8 +122,13 @@ func (d *DB) estimateMissing(v *manifest.Version) bool {
 			if _, known := t.ShadowedBytes(); known {
 				continue
 			}
-			if t.NumDeletions() == 0 {
+			if !hasTombstones(t) {
 				t.SetShadowedBytes(0)
+				continue
+			}
+			if t.NumDeletions() == 0 {
+				// Range tombstones only: resident, so no read to bound.
+				d.estimateFound(v, l, t, nil)
 				continue
 			}
 			if done == estimatesPerTick {
@@ -142,8 +147,8 @@ func (d *DB) estimateMissing(v *manifest.Version) bool {
 }
 
 // estimateFound sets the figures of table t, found by Open at level l of
-// v, from its tombstone keys. Its tombstones' write time is unknown: the
-// Open's time stands in for it.
+// v, from its point tombstone keys and its range tombstones. Its
+// tombstones' write time is unknown: the Open's time stands in for it.
 func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata, keys [][]byte) {
 	if t.TombstoneTime() == 0 {
 		t.SetTombstoneTime(d.openTime.UnixNano())
@@ -152,7 +157,7 @@ func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata
 	if l == 0 {
 		from = 1 // L0's own tables may be newer; count only deeper levels
 	}
-	t.SetShadowedBytes(d.shadowedBytes(v, from, keys))
+	t.SetShadowedBytes(d.shadowedBytes(v, from, keys) + d.tableRangeShadowedBytes(v, from, t))
 }
 
 // tableTombstones reads the user keys of t's tombstones.
@@ -170,8 +175,12 @@ func (d *DB) tableTombstones(t *manifest.TableMetadata) ([][]byte, error) {
 	return keys, err
 }
 
-// memTableHasTombstone reports whether m holds a tombstone.
+// memTableHasTombstone reports whether m holds a point or a range
+// tombstone.
 func memTableHasTombstone(m *memTable) bool {
+	if m.rangeDels.n.Load() > 0 {
+		return true
+	}
 	it := m.NewIter(nil, nil)
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {

@@ -205,12 +205,7 @@ func TestShadowedEstimateAfterReopen(t *testing.T) {
 			} else if !noIndex && got != want {
 				t.Fatalf("estimate after reopen %d, want %d as when written (from the index rebuild)", got, want)
 			}
-			d.mu.Lock()
-			v := d.current
-			v.Ref()
-			d.mu.Unlock()
-			d.estimateMissing(v)
-			v.Unref()
+			estimateMissingNow(d)
 			if got := d.Metrics().Levels[0].ShadowedBytes; got != want {
 				t.Fatalf("estimate after the background check %d, want %d as when written", got, want)
 			}
@@ -223,4 +218,15 @@ func TestShadowedEstimateAfterReopen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// estimateMissingNow runs the background check's estimate of tables found
+// by Open once, on the current version.
+func estimateMissingNow(d *DB) {
+	d.mu.Lock()
+	v := d.current
+	v.Ref()
+	d.mu.Unlock()
+	d.estimateMissing(v)
+	v.Unref()
 }

@@ -60,7 +60,9 @@
 //	   table is counted by the tombstone index, duplicates included; the
 //	   index answers "no tombstone" for a key only when no live table holds
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
-//	   answering "may have" for every key (kv/tombstone_index.go).
+//	   answering "may have" for every key; while a growth reads the tables
+//	   in the background it answers "may have" too, and it installs the
+//	   version it read plus the changes logged since (kv/tombstone_index.go).
 //	K8 (range tombstones before filters): a range tombstone [s, e)#t
 //	   deletes every entry of a key in [s, e) older than t. Range
 //	   tombstones are held beside the point entries of their source (a

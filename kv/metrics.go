@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/sievekv/sievekv/sstable"
 	"strings"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -82,9 +83,18 @@ type TombstoneIndexMetrics struct {
 	Negatives uint64 // lookups that proved a key has no tombstone in any table
 	Bytes     uint64 // encoded size of the filter
 	Rebuilds  uint64 // rebuilds (Open, and growth when full)
+	// RebuildTime is the time the rebuilds took, reading the tables'
+	// tombstones included.
+	RebuildTime time.Duration
 	// BytesPerTombstone is Bytes over Entries (0 with no entry): the
 	// index's memory per tombstone it counts.
 	BytesPerTombstone float64
+	// PeakEntries is the most tombstones the index has counted since
+	// Open and PeakBytesPerTombstone its memory per tombstone then: once
+	// compactions drop the tombstones, Entries falls but the filter does
+	// not shrink, so this is the figure its memory is judged by.
+	PeakEntries           uint64
+	PeakBytesPerTombstone float64
 }
 
 // FilterMetrics count what the per-table filters did for Gets.
@@ -133,10 +143,12 @@ type LevelMetrics struct {
 	Entries uint64
 	// Tombstones counts the level's tombstones (point deletes).
 	Tombstones uint64
+	// RangeTombstones counts the level's range tombstones (DeleteRange).
+	RangeTombstones uint64
 	// ShadowedBytes estimates the bytes of older entries in deeper levels
-	// that the level's tombstones hide: what compacting them down would
-	// free (tables a restart found count once the background check has
-	// estimated them).
+	// that the level's tombstones, point and range, hide: what compacting
+	// them down would free (tables a restart found count once the
+	// background check has estimated them).
 	ShadowedBytes uint64
 	// BytesWritten counts table bytes written into the level since Open:
 	// by flushes for L0, by compactions below.
@@ -191,6 +203,9 @@ func (m Metrics) String() string {
 		written += l.BytesWritten
 	}
 	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanBytes(bytes), entries, tombs, humanBytes(shadowed), humanBytes(written))
+	if rl := rangeTombstoneLine(m.Levels); rl != "" {
+		b.WriteString(rl)
+	}
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
@@ -198,8 +213,12 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
 		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
-	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone), %d checks, %d negatives\n",
-		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone,
+	peak := ""
+	if ti := m.TombstoneIndex; ti.PeakEntries > ti.Entries {
+		peak = fmt.Sprintf("; peak %d entries at %.1f B per tombstone", ti.PeakEntries, ti.PeakBytesPerTombstone)
+	}
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone%s), %d checks, %d negatives\n",
+		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone, peak,
 		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
@@ -318,10 +337,13 @@ func (d *DB) Metrics() Metrics {
 	m.TombstoneIndex = TombstoneIndexMetrics{
 		Entries: uint64(entries), Bytes: tiBytes,
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
-		Rebuilds: d.tombstones.rebuilds.Load(),
+		Rebuilds: d.tombstones.rebuilds.Load(), RebuildTime: time.Duration(d.tombstones.rebuildNanos.Load()),
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)
+	}
+	if pe, pb := d.tombstones.peak(); pe > 0 {
+		m.TombstoneIndex.PeakEntries, m.TombstoneIndex.PeakBytesPerTombstone = uint64(pe), float64(pb)/float64(pe)
 	}
 	cc := &d.counters.compaction
 	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()
@@ -346,6 +368,9 @@ func (d *DB) Metrics() Metrics {
 				m.Levels[l].Bytes += t.Size
 				m.Levels[l].Entries += t.Entries()
 				m.Levels[l].Tombstones += t.NumDeletions()
+				if t.Props != nil {
+					m.Levels[l].RangeTombstones += t.Props.NumRangeDeletions
+				}
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
 				m.Levels[l].FilterBytes += t.FilterBytes()
@@ -375,4 +400,20 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.WAL.Files += d.readOnlyLogs
 	return m
+}
+
+// rangeTombstoneLine lists the levels' range tombstones, or is empty when
+// no table holds one (most DBs never call DeleteRange; their stats keep
+// their shape).
+func rangeTombstoneLine(levels [NumLevels]LevelMetrics) string {
+	var parts []string
+	for l, lm := range levels {
+		if lm.RangeTombstones > 0 {
+			parts = append(parts, fmt.Sprintf("L%d %d", l, lm.RangeTombstones))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "range tombstones: " + strings.Join(parts, ", ") + " (their shadowed bytes are in the column above)\n"
 }

@@ -208,8 +208,9 @@ func (d *DB) recover() error {
 		// state, and the tables' properties let the scan skip every table
 		// without tombstones.
 		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
+		d.tombstones.grow = d.rebuildInBackground
 		d.tombstones.mu.Lock()
-		err := d.tombstones.rebuildLocked(1024)
+		err := d.tombstones.rebuildLocked(tombstoneIndexMinCapacity)
 		d.tombstones.mu.Unlock()
 		if err != nil {
 			return err

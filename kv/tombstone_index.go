@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -29,6 +30,16 @@ import (
 // Growth never loops: a rebuild tries a bounded number of sizes and, if
 // none fits, the index is saturated — it answers "may have" for every key,
 // which is correct — until the next rebuild.
+//
+// Growth never makes a writer wait. Flushes and compactions update the
+// index under DB.mu, in the critical section that installs their version,
+// and commits take DB.mu too; a rebuild reads every table holding
+// tombstones (114 ms of a 1 s, 120k-delete phase, docs/design.md), so it
+// runs in the background instead (rebuildInBackground). From the moment it
+// takes the current version until it installs its filter, the index
+// answers "may have" for every key and logs the adds and removes of later
+// edits, which it replays onto the filter built from that version: the
+// result counts the tombstones of the version current at installation.
 type tombstoneIndex struct {
 	mu sync.Mutex
 	f  *filters.Cuckoo // nil when disabled
@@ -40,11 +51,31 @@ type tombstoneIndex struct {
 	// lookup then answers true.
 	saturated bool
 	// rebuild returns every tombstone key in the live tables, one element
-	// per tombstone.
+	// per tombstone (Open's rebuild, which no writer can wait on).
 	rebuild func() ([][]byte, error)
+	// grow starts a background rebuild at a capacity; REQUIRES: DB.mu
+	// and mu held (it takes the current version). nil: grow in place
+	// with rebuild (an index no DB drives, in tests).
+	grow func(capacity int)
+	// rebuilding is set from a growth until its filter is installed;
+	// pending holds, in order, the hashes of the tombstones edits added
+	// (add) or dropped since the rebuild took its version.
+	rebuilding bool
+	pending    []pendingTombstone
+	// fBytes is f's encoded size, computed when f is made (stats would
+	// otherwise encode the whole filter on every Metrics call).
+	fBytes int
+	// peakEntries is the most tombstones the index has counted since
+	// Open, and peakBytes its memory then: the filter never shrinks, so
+	// the peak is what its memory per tombstone is judged by after
+	// compactions have dropped the tombstones again.
+	peakEntries int
+	peakBytes   uint64
 
 	checks, negatives atomic.Uint64
 	rebuilds          atomic.Uint64
+	// rebuildNanos is the time rebuilds took, reading tables included.
+	rebuildNanos atomic.Int64
 }
 
 const (
@@ -64,8 +95,12 @@ const (
 	overflowEntryBytes = 24
 )
 
+// tombstoneIndexMinCapacity is the smallest filter the index makes: 1024
+// tombstones cost 3 KiB. Tests lower it to make growths frequent.
+var tombstoneIndexMinCapacity = 1024
+
 func newTombstoneIndex(capacity int) (*filters.Cuckoo, error) {
-	return filters.NewCuckoo(max(capacity, 1024), tombstoneIndexFPRate)
+	return filters.NewCuckoo(max(capacity, tombstoneIndexMinCapacity), tombstoneIndexFPRate)
 }
 
 // addLocked records one tombstone of the key hashing to h. REQUIRES: ti.mu.
@@ -97,14 +132,22 @@ func (ti *tombstoneIndex) removeLocked(h uint64) {
 	ti.f.RemoveHash(h)
 }
 
-// addAll records one tombstone per element of keys; a full filter is
-// rebuilt larger.
+// addAll records one tombstone per element of keys. A full filter starts
+// a growth. REQUIRES: DB.mu held, keys are the tombstones of an edit just
+// installed.
 func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.f == nil || ti.saturated {
 		return nil
 	}
+	if ti.rebuilding {
+		for _, k := range keys {
+			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k), add: true})
+		}
+		return nil
+	}
+	defer ti.notePeakLocked()
 	for _, k := range keys {
 		if err := ti.addLocked(filters.Hash(k)); err != nil {
 			if !errors.Is(err, filters.ErrFull) {
@@ -112,15 +155,25 @@ func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 			}
 			// The failed Add changed nothing; the rebuild reads every
 			// tombstone from the tables, which the caller's edit has
-			// already made current, so k is among them.
-			return ti.rebuildLocked(2 * ti.f.Cap())
+			// already made current, so k and the rest are among them.
+			// Twice the slots as the key count: NewCuckoo's rounding to a
+			// power of two at 95% load makes that four times the slots,
+			// so growths are rare (each reads every tombstone table) at
+			// the price of a load of 24-95% (measured: 5.2 B per tombstone
+			// at 300k, docs/design.md).
+			if ti.grow == nil {
+				return ti.rebuildLocked(2 * ti.f.Cap())
+			}
+			ti.rebuilding, ti.pending = true, nil
+			ti.grow(2 * ti.f.Cap())
+			return nil
 		}
 	}
 	return nil
 }
 
 // removeAll forgets one tombstone per element of keys: each is a
-// tombstone a compaction dropped, so it is a member.
+// tombstone a compaction dropped, so it is a member. REQUIRES: DB.mu held.
 func (ti *tombstoneIndex) removeAll(keys [][]byte) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -128,35 +181,58 @@ func (ti *tombstoneIndex) removeAll(keys [][]byte) {
 		return
 	}
 	for _, k := range keys {
+		if ti.rebuilding {
+			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k)})
+			continue
+		}
 		ti.removeLocked(filters.Hash(k))
 	}
 }
 
-// rebuildLocked builds the index anew from the tables' tombstones, trying
-// at most tombstoneIndexMaxGrowths+1 sizes. REQUIRES: ti.mu.
+// rebuildLocked builds the index anew from the tables' tombstones (Open,
+// and growth of an index without grow). REQUIRES: ti.mu.
 func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
+	began := time.Now()
+	defer func() { ti.rebuildNanos.Add(int64(time.Since(began))) }()
 	keys, err := ti.rebuild()
 	if err != nil {
 		return err
 	}
+	ti.rebuilds.Add(1)
+	return ti.fillLocked(hashesOf(keys), capacity)
+}
+
+func hashesOf(keys [][]byte) []uint64 {
+	hs := make([]uint64, len(keys))
+	for i, k := range keys {
+		hs[i] = filters.Hash(k)
+	}
+	return hs
+}
+
+// fillLocked replaces the filter with one holding hs, trying at most
+// tombstoneIndexMaxGrowths+1 sizes. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 	// Room for the keys at 80% load, so the next flushes fit before the
 	// next growth; NewCuckoo rounds the buckets up to a power of two.
-	capacity = max(capacity, len(keys)*5/4)
-	ti.rebuilds.Add(1)
+	capacity = max(capacity, len(hs)*5/4)
 	for try := 0; try <= tombstoneIndexMaxGrowths; try++ {
 		f, err := newTombstoneIndex(capacity)
 		if err != nil {
 			return err
 		}
 		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
+		enc, _ := f.MarshalBinary()
+		ti.fBytes = len(enc)
 		full := false
-		for _, k := range keys {
-			if err := ti.addLocked(filters.Hash(k)); err != nil {
+		for _, h := range hs {
+			if err := ti.addLocked(h); err != nil {
 				full = true
 				break
 			}
 		}
 		if !full {
+			ti.notePeakLocked()
 			return nil
 		}
 		capacity *= 2
@@ -173,7 +249,7 @@ func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	if ti.f == nil || ti.saturated {
+	if ti.f == nil || ti.saturated || ti.rebuilding {
 		return true
 	}
 	ti.checks.Add(1)
@@ -186,15 +262,49 @@ func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 
 // stats reports the tombstones indexed (filter copies plus overflow) and
 // the index's memory: the filter's encoded size plus an estimate of the
-// overflow map's.
+// overflow map's and of a growth's log. While a growth runs, entries are
+// those of the filter it replaces plus the net logged changes (the
+// tombstones it has not yet read are unknown).
 func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.f == nil {
 		return 0, 0
 	}
-	enc, _ := ti.f.MarshalBinary()
-	return ti.f.Len() + ti.overflowTotal, uint64(len(enc) + len(ti.overflow)*overflowEntryBytes)
+	entries = ti.f.Len() + ti.overflowTotal
+	for _, p := range ti.pending {
+		if p.add {
+			entries++
+		} else {
+			entries--
+		}
+	}
+	return max(entries, 0), ti.bytesLocked() + uint64(cap(ti.pending)*16)
+}
+
+// bytesLocked is the memory of the filter and the overflow map.
+// REQUIRES: ti.mu.
+func (ti *tombstoneIndex) bytesLocked() uint64 {
+	return uint64(ti.fBytes + len(ti.overflow)*overflowEntryBytes)
+}
+
+// notePeakLocked records the index's size if it counts more tombstones
+// than ever before. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) notePeakLocked() {
+	if ti.f == nil || ti.saturated || ti.rebuilding {
+		return
+	}
+	if n := ti.f.Len() + ti.overflowTotal; n > ti.peakEntries {
+		ti.peakEntries, ti.peakBytes = n, ti.bytesLocked()
+	}
+}
+
+// peak reports the most tombstones counted since Open and the index's
+// memory at that moment.
+func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.peakEntries, ti.peakBytes
 }
 
 // tombstoneKeys reads every tombstone key of v's tables (for a rebuild).
@@ -207,6 +317,11 @@ func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 	for l, ts := range v.Levels {
 		for _, t := range ts {
 			if t.Props != nil && t.Props.NumDeletions == 0 {
+				// No point tombstone to index; range tombstones still
+				// need their delete-aware figures, from resident data.
+				if _, known := t.ShadowedBytes(); !known && tableHasRangeDels(t) {
+					d.estimateFound(v, l, t, nil)
+				}
 				continue
 			}
 			tk, err := d.tableTombstones(t)

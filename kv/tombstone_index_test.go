@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -15,8 +17,16 @@ func checkTombstoneIndex(t *testing.T, d *DB, step string) {
 	t.Helper()
 	// Holding the DB mutex stops flushes and compactions from installing
 	// a version (and updating the index) between reading the tables and
-	// asking the index.
-	d.mu.Lock()
+	// asking the index. A growth in progress answers "may have" for every
+	// key and counts only approximately, so wait for it to install.
+	waitFor(t, "the tombstone index's growth", func() bool {
+		d.mu.Lock()
+		if !d.tombstones.isRebuilding() {
+			return true // d.mu stays held
+		}
+		d.mu.Unlock()
+		return false
+	})
 	keys, err := d.tombstoneKeys(d.current)
 	var missing []byte
 	for _, k := range keys {
@@ -124,14 +134,23 @@ func TestTombstoneIndexSurvivesSnapshotsAcrossDeletes(t *testing.T) {
 // TestTombstoneIndexPropertyNoFalseNegatives: after any sequence of Set,
 // Delete, Flush, Compact, snapshot and reopen over a few hot keys and many
 // cold ones, every tombstone in a live table is reported and counted.
+// Seeds 5 to 8 start the index at 8 slots, so it grows in the background
+// again and again while flushes and compactions log changes to replay.
 func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	grew := map[bool]bool{} // by DisableAutomaticCompactions, seeds 5-8
+	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			if seed > 4 {
+				old := tombstoneIndexMinCapacity
+				tombstoneIndexMinCapacity = 8
+				defer func() { tombstoneIndexMinCapacity = old }()
+			}
 			rng := rand.New(rand.NewPCG(seed, 77))
 			fs := vfs.NewMem()
 			o := smallTree()
 			o.DisableAutomaticCompactions = seed%2 == 0
 			d := openMem(t, fs, o)
+			opens, rebuilds := 1, uint64(0) // rebuilds: of the instances closed
 			var snaps []*Snapshot
 			key := func() []byte {
 				if rng.IntN(3) == 0 {
@@ -139,7 +158,11 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 				}
 				return []byte(fmt.Sprintf("cold%04d", rng.IntN(500)))
 			}
-			for step := 0; step < 300; step++ {
+			steps := 300
+			if seed > 4 {
+				steps = 1200 // enough tombstones between reopens to outgrow 8 slots
+			}
+			for step := 0; step < steps; step++ {
 				switch r := rng.IntN(100); {
 				case r < 45:
 					d.Set(key(), []byte("v"), NoSync)
@@ -166,20 +189,151 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 						s.Close()
 					}
 					snaps = nil
+					rebuilds += d.Metrics().TombstoneIndex.Rebuilds
 					if err := d.Close(); err != nil {
 						t.Fatal(err)
 					}
 					d = openMem(t, fs, o)
+					opens++
 				}
 				if step%10 == 0 {
 					checkTombstoneIndex(t, d, fmt.Sprintf("seed %d step %d", seed, step))
 				}
 			}
 			checkTombstoneIndex(t, d, "end")
+			if growths := int(rebuilds+d.Metrics().TombstoneIndex.Rebuilds) - opens; seed > 4 && growths > 0 {
+				grew[o.DisableAutomaticCompactions] = true
+			}
 			for _, s := range snaps {
 				s.Close()
 			}
 			d.Close()
 		})
+	}
+	if !grew[false] || !grew[true] {
+		t.Fatalf("the index starting at 8 slots must grow, with background compactions and without: %v", grew)
+	}
+}
+
+// TestTombstoneIndexGrowthDoesNotBlockWriters: a growth reads every table
+// holding tombstones, which used to happen inside the flush's critical
+// section on DB.mu, so every commit waited for it. Held at its start, it
+// must let writes, flushes and compactions proceed; it answers "may have"
+// meanwhile, and once let go it installs exactly the tombstones of the
+// version current then (K7), the adds and removes logged meanwhile
+// included.
+func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	testRebuildPause = func() {
+		entered <- struct{}{}
+		<-hold
+	}
+	defer func() { testRebuildPause = nil }()
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(hold)
+		}
+	}()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	for i := 0; i < 4000; i++ {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// In a table now, so their tombstones are kept: more than the index's
+	// initial 1024-key capacity holds, so the flush starts a growth.
+	for i := 0; i < 2000; i++ {
+		d.Delete(key(i), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("2000 tombstones did not start a growth of the index")
+	}
+	// With the growth held: more deletes, a flush (logged adds), and a
+	// compaction that drops tombstones (logged removes) all complete.
+	done := make(chan error, 1)
+	go func() {
+		for i := 2000; i < 3000; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				done <- err
+				return
+			}
+		}
+		if err := d.Flush(); err != nil {
+			done <- err
+			return
+		}
+		if err := d.Compact(nil, nil); err != nil {
+			done <- err
+			return
+		}
+		// Adds after the removes: keys still at the bottom.
+		for i := 3000; i < 3500; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- d.Flush()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("writes, a flush and a compaction waited for the index's growth")
+	}
+	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
+		t.Fatal("a growth in progress must answer \"may have\" for every key")
+	}
+	close(hold)
+	released = true
+	checkTombstoneIndex(t, d, "after the growth")
+	// The compaction to the bottom dropped the first 3000 tombstones (the
+	// logged removes cancel the version's and the first logged adds); the
+	// last flush's 500 remain.
+	if m := d.Metrics(); m.TombstoneIndex.Entries != 500 || m.TombstoneIndex.Rebuilds < 2 {
+		t.Fatalf("after the growth: %+v", m.TombstoneIndex)
+	}
+}
+
+// TestTombstoneIndexReportsPeak: once a compaction drops the tombstones,
+// the index counts none but keeps its memory; Metrics and stats report the
+// most it counted and its memory per tombstone then.
+func TestTombstoneIndexReportsPeak(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	for i := 0; i < 2000; i++ {
+		d.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		d.Delete([]byte(fmt.Sprintf("k%05d", i)), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	at := d.Metrics().TombstoneIndex
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics()
+	ti := m.TombstoneIndex
+	if at.Entries != 500 || ti.Entries != 0 || ti.PeakEntries != 500 || ti.PeakBytesPerTombstone != at.BytesPerTombstone {
+		t.Fatalf("with 500 tombstones %+v; after the compaction dropped them %+v", at, ti)
+	}
+	if want := fmt.Sprintf("peak 500 entries at %.1f B per tombstone", at.BytesPerTombstone); !strings.Contains(m.String(), want) {
+		t.Fatalf("stats lack %q:\n%s", want, m.String())
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -18,6 +19,20 @@ func seedTable(tb testing.TB, n int, opts WriterOptions) []byte {
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
 	fs := vfs.NewMem()
 	md := writeTable(tb, fs, "/s", makeEntries(rng, n, keyGens["binary"], func() int { return rng.IntN(20) }), opts)
+	f, _ := fs.Open("/s")
+	b := make([]byte, md.Size)
+	f.ReadAt(b, 0)
+	return b
+}
+
+// seedTableWithRangeDels returns a small valid table with a range-deletion
+// block.
+func seedTableWithRangeDels(tb testing.TB) []byte {
+	rng := rand.New(rand.NewPCG(7, 5))
+	fs := vfs.NewMem()
+	md := writeTable(tb, fs, "/s", makeEntries(rng, 20, keyGens["plain"], func() int { return rng.IntN(20) }), WriterOptions{BlockSize: 64},
+		rangedel.Tombstone{Start: []byte("key000000003"), End: []byte("key000000009"), Seq: 500},
+		rangedel.Tombstone{Start: []byte("key000000005"), End: []byte("key000000012"), Seq: 501})
 	f, _ := fs.Open("/s")
 	b := make([]byte, md.Size)
 	f.ReadAt(b, 0)
@@ -154,6 +169,7 @@ func FuzzReaderOpen(f *testing.F) {
 	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeNone, Compression: NoCompression, BlockSize: 100}))
 	f.Add(seedTable(f, 30, WriterOptions{Filter: filters.TypeBloom}))
 	f.Add(seedTable(f, 30, WriterOptions{RangeFilterBitsPerKey: 10}))
+	f.Add(seedTableWithRangeDels(f))
 	f.Add([]byte("not a table"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fs := vfs.NewMem()
@@ -197,6 +213,13 @@ func FuzzReaderOpen(f *testing.F) {
 			class(it.Error())
 		}
 		r.Get([]byte("absent"), base.SeqNumMax)
+		// The range-deletion block is untrusted too (format 2): what Open
+		// accepted answers without panicking.
+		for _, rd := range r.RangeDels() {
+			r.RangeDelCover(rd.Start, base.SeqNumMax)
+			r.EstimateDataBytes(rd.Start, rd.End)
+		}
+		r.EstimateDataBytes(nil, []byte{0xff})
 	})
 }
 

@@ -5,13 +5,26 @@ package main
 // them are deleted, and the DB is left idle while kvbench samples the bytes
 // of its table files. No engine is asked to compact: what the chart shows is
 // what each engine's own background work does.
+//
+// deleterangelarge is the same with one DeleteRange of the lowest three
+// quarters of the keys instead of point deletes: a range tombstone is one
+// small entry, so only an engine that weighs what it covers gives the space
+// back. Engines without range deletion (goleveldb) skip it.
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 )
+
+// errNoDeleteRange is an engine's delRange when it has no range deletion.
+var errNoDeleteRange = errors.New("kvbench: the engine has no range deletion")
+
+// isDeleteLarge reports whether w is one of the idle-reclaim workloads.
+func isDeleteLarge(w string) bool { return w == "deletelarge" || w == "deleterangelarge" }
 
 const (
 	deleteLargeKeys      = 16_000
@@ -29,22 +42,22 @@ type sample struct {
 // runDeleteLarge runs the workload on a fresh DB of r's engine and returns
 // one result whose Samples hold the series and TableBytesRatio its last
 // point; OpsPerSec is the deletes' rate.
-func runDeleteLarge(r *runner, fl *flags, root string, progress io.Writer) (result, error) {
-	dir := dirOf(root, r.name, "deletelarge")
+func runDeleteLarge(r *runner, w string, fl *flags, root string, progress io.Writer) (result, error) {
+	dir := dirOf(root, r.name, w)
 	ioc := &ioCounters{}
 	e, err := r.open(dir, ioc)
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	res, err := deleteLarge(r, e, dir, fl, progress)
+	res, err := deleteLarge(r, e, w, dir, fl, progress)
 	if cerr := e.close(); err == nil {
 		err = cerr
 	}
 	return res, err
 }
 
-func deleteLarge(r *runner, e engine, dir string, fl *flags, progress io.Writer) (result, error) {
+func deleteLarge(r *runner, e engine, w, dir string, fl *flags, progress io.Writer) (result, error) {
 	n := min(deleteLargeKeys, fl.n)
 	ks := newKeySet(fl.seed+17, n, fl.keySize)
 	val := make([]byte, deleteLargeValueSize)
@@ -60,13 +73,26 @@ func deleteLarge(r *runner, e engine, dir string, fl *flags, progress io.Writer)
 	if before <= 0 {
 		return result{}, fmt.Errorf("no table bytes after the load")
 	}
-	bar := newBar(progress, int(fl.idle/deleteLargeSample), fmt.Sprintf("%-24s %-17s", "deletelarge", r.name))
-	half := ks.present[:n/2]
+	bar := newBar(progress, int(fl.idle/deleteLargeSample), fmt.Sprintf("%-24s %-17s", w, r.name))
+	var deleted func(i int) bool
+	ops := 0
 	start := time.Now()
-	for _, k := range half {
-		if err := e.del(k); err != nil {
+	if w == "deleterangelarge" {
+		lo, hi := ks.sorted[0], ks.sorted[n*3/4]
+		if err := e.delRange(lo, hi); err != nil {
 			return result{}, err
 		}
+		deleted = func(i int) bool { return bytes.Compare(ks.present[i], hi) < 0 }
+		ops = 1
+	} else {
+		half := ks.present[:n/2]
+		for _, k := range half {
+			if err := e.del(k); err != nil {
+				return result{}, err
+			}
+		}
+		deleted = func(i int) bool { return i < len(half) }
+		ops = len(half)
 	}
 	elapsed := time.Since(start)
 	idleFrom := time.Now()
@@ -84,12 +110,12 @@ func deleteLarge(r *runner, e engine, dir string, fl *flags, progress io.Writer)
 		if err != nil {
 			return result{}, err
 		}
-		if deleted := i < len(half); found == deleted {
+		if found == deleted(i) {
 			return result{}, fmt.Errorf("key %d: found=%v after the deletes", i, found)
 		}
 	}
-	res := result{Workload: "deletelarge", Engine: r.name, Filter: r.filter, Ops: len(half),
-		OpsPerSec: float64(len(half)) / elapsed.Seconds(), ElapsedSec: elapsed.Seconds(),
+	res := result{Workload: w, Engine: r.name, Filter: r.filter, Ops: ops,
+		OpsPerSec: float64(ops) / elapsed.Seconds(), ElapsedSec: elapsed.Seconds(),
 		Samples: samples, TableBytesRatio: samples[len(samples)-1].Ratio, FilterBytesPerKey: -1}
 	if s, ok := e.(*sieveEngine); ok {
 		for _, l := range s.db.Metrics().Levels {

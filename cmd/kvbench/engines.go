@@ -45,6 +45,9 @@ type engine interface {
 	// acknowledging) option.
 	syncSet(k, v []byte) error
 	del(k []byte) error
+	// delRange deletes [start, end) with one range tombstone;
+	// errNoDeleteRange where the engine has none.
+	delRange(start, end []byte) error
 	get(k []byte) (found bool, err error)
 	// scan positions at the first key >= start and reads up to n entries,
 	// returning how many it read.
@@ -154,8 +157,11 @@ func (e *sieveEngine) name() string              { return e.label }
 func (e *sieveEngine) set(k, v []byte) error     { return e.db.Set(k, v, kv.NoSync) }
 func (e *sieveEngine) syncSet(k, v []byte) error { return e.db.Set(k, v, kv.Sync) }
 func (e *sieveEngine) del(k []byte) error        { return e.db.Delete(k, kv.NoSync) }
-func (e *sieveEngine) flush() error              { return e.db.Flush() }
-func (e *sieveEngine) compactAll() error         { return e.db.Compact(nil, nil) }
+func (e *sieveEngine) delRange(start, end []byte) error {
+	return e.db.DeleteRange(start, end, kv.NoSync)
+}
+func (e *sieveEngine) flush() error      { return e.db.Flush() }
+func (e *sieveEngine) compactAll() error { return e.db.Compact(nil, nil) }
 func (e *sieveEngine) get(k []byte) (bool, error) {
 	_, err := e.db.Get(k)
 	if errors.Is(err, kv.ErrNotFound) {
@@ -281,7 +287,11 @@ func (e *pebbleEngine) syncSet(k, v []byte) error {
 	return e.db.Set(k, v, pebble.Sync)
 }
 func (e *pebbleEngine) del(k []byte) error { e.dropIter(); return e.db.Delete(k, pebble.NoSync) }
-func (e *pebbleEngine) flush() error       { e.dropIter(); return e.db.Flush() }
+func (e *pebbleEngine) delRange(start, end []byte) error {
+	e.dropIter()
+	return e.db.DeleteRange(start, end, pebble.NoSync)
+}
+func (e *pebbleEngine) flush() error { e.dropIter(); return e.db.Flush() }
 func (e *pebbleEngine) compactAll() error {
 	if err := e.flush(); err != nil {
 		return err
@@ -464,6 +474,9 @@ func (e *levelEngine) syncSet(k, v []byte) error {
 	e.mu.Unlock()
 	return e.db.Put(k, v, &ldbopt.WriteOptions{Sync: true})
 }
+
+// delRange: goleveldb has no range deletion (deleterangelarge skips it).
+func (e *levelEngine) delRange(start, end []byte) error { return errNoDeleteRange }
 func (e *levelEngine) del(k []byte) error {
 	e.last = append(e.last[:0], k...)
 	return e.db.Delete(k, nil)

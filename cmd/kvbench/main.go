@@ -22,6 +22,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func main() {
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
-	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge"}
+	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
@@ -130,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
 	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
-	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge: how long the DB idles after the deletes (quick: 10s)")
+	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge, deleterangelarge: how long the DB idles after the deletes (quick: 10s)")
 	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func (r *runner) runs(w string) bool {
 
 // writes reports whether workload w writes.
 func writes(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || w == "deletelarge"
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || isDeleteLarge(w)
 }
 
 func boolInt(b bool) int {
@@ -231,7 +232,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-workloads: %w", err)
 	}
-	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return w != "deletelarge" }) {
+	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return !isDeleteLarge(w) }) {
 		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
 	}
 	root := fl.dir
@@ -534,8 +535,11 @@ func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progre
 	if isScanWorkload(w) {
 		return runScanWorkload(r, w, fl, root, progress)
 	}
-	if w == "deletelarge" {
-		res, err := runDeleteLarge(r, fl, root, progress)
+	if isDeleteLarge(w) {
+		res, err := runDeleteLarge(r, w, fl, root, progress)
+		if errors.Is(err, errNoDeleteRange) {
+			return nil, nil
+		}
 		return []result{res}, err
 	}
 	if w == "fillseq" || w == "fillsync8" {

@@ -77,10 +77,24 @@ func TestKVBenchTinyRun(t *testing.T) {
 			t.Errorf("no sievekv-notsi result for %s", w)
 		}
 	}
+	if on, off := find(rs, "deleterandom", "sievekv"), find(rs, "deleterandom", "sievekv-notsi"); on == nil || off == nil ||
+		on.EngineTombstoneIndexPeak == 0 || on.EngineTombstoneIndexPeakBytesPerTombstone <= 0 || off.EngineTombstoneIndexPeak != 0 {
+		t.Errorf("deleterandom: the tombstone index's size is not reported for sievekv alone: %+v / %+v", on, off)
+	}
 	for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
 		r := find(rs, "deletelarge", e)
 		if r == nil || len(r.Samples) < 2 || r.TableBytesRatio <= 0 || r.Samples[0].Ratio < 0.9 {
 			t.Errorf("deletelarge on %s: no plausible series: %+v", e, r)
+		}
+		r = find(rs, "deleterangelarge", e)
+		if e == "goleveldb" {
+			if r != nil {
+				t.Errorf("deleterangelarge ran on goleveldb, which has no range deletion: %+v", r)
+			}
+			continue
+		}
+		if r == nil || len(r.Samples) < 2 || r.TableBytesRatio <= 0 || r.Samples[0].Ratio < 0.9 || r.Ops != 1 {
+			t.Errorf("deleterangelarge on %s: no plausible series: %+v", e, r)
 		}
 	}
 	// The bounded-scan workloads: every engine answers (measure fails on
@@ -98,7 +112,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 		t.Errorf("scanempty reads per scan: %.4f with range filters, %.4f without", rf.DataBlockReadsPerOp, plain.DataBlockReadsPerOp)
 	}
 	for _, r := range rs {
-		if r.Workload == "deletelarge" {
+		if isDeleteLarge(r.Workload) {
 			continue // a time series, checked above
 		}
 		if r.OpsPerSec <= 0 || r.P50us <= 0 || r.P999us < r.P99us || r.P99us < r.P50us || r.SpaceAmp <= 0 {

@@ -55,26 +55,31 @@ func writeCharts(dir string, rs []result) ([]string, error) {
 	} else if p != "" {
 		paths = append(paths, p)
 	}
-	if p, err := deleteLargeChart(filepath.Join(dir, "kv_deletelarge.png"), rs); err != nil {
-		return nil, err
-	} else if p != "" {
-		paths = append(paths, p)
+	for _, w := range []string{"deletelarge", "deleterangelarge"} {
+		if p, err := deleteLargeChart(filepath.Join(dir, "kv_"+w+".png"), w, rs); err != nil {
+			return nil, err
+		} else if p != "" {
+			paths = append(paths, p)
+		}
 	}
 	return paths, nil
 }
 
-// deleteLargeChart: table bytes over idle time after deletelarge's
-// deletes, one line per engine.
-func deleteLargeChart(path string, rs []result) (string, error) {
+// deleteLargeChart: table bytes over idle time after the deletes of
+// workload w (deletelarge or deleterangelarge), one line per engine.
+func deleteLargeChart(path, w string, rs []result) (string, error) {
 	p := plot.New()
 	p.Title.Text = "deletelarge: table bytes while idle after deleting half (lower is better)"
+	if w == "deleterangelarge" {
+		p.Title.Text = "deleterangelarge: table bytes while idle after one DeleteRange of 3/4 (lower is better)"
+	}
 	p.X.Label.Text = "seconds since the deletes"
 	p.Y.Label.Text = "table bytes / pre-delete table bytes"
 	p.Y.Min, p.Y.Max = 0, 1.2
 	p.Legend.Top = true
 	n := 0
 	for i, r := range rs {
-		if r.Workload != "deletelarge" || len(r.Samples) == 0 {
+		if r.Workload != w || len(r.Samples) == 0 {
 			continue
 		}
 		pts := make(plotter.XYs, len(r.Samples))

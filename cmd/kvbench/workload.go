@@ -133,6 +133,13 @@ type result struct {
 	// its tombstones still shadow (Metrics.Levels[].ShadowedBytes) at the
 	// end of deletelarge.
 	EngineShadowedByLevel []uint64 `json:"engine_shadowed_by_level,omitempty"`
+	// EngineTombstoneIndexPeak and EngineTombstoneIndexPeakBytesPerTombstone
+	// are sievekv's tombstone index at its fullest by the end of the phase
+	// (Metrics.TombstoneIndex.PeakEntries, PeakBytesPerTombstone): purge
+	// compactions may have dropped the tombstones by then, and the filter
+	// keeps the memory it grew to.
+	EngineTombstoneIndexPeak                  uint64  `json:"engine_tombstone_index_peak,omitempty"`
+	EngineTombstoneIndexPeakBytesPerTombstone float64 `json:"engine_tombstone_index_peak_bytes_per_tombstone,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
@@ -245,6 +252,8 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		if strings.HasPrefix(p.workload, "readmissing-live") {
 			res.EngineShape = levelShape(m1)
 		}
+		res.EngineTombstoneIndexPeak = m1.TombstoneIndex.PeakEntries
+		res.EngineTombstoneIndexPeakBytesPerTombstone = m1.TombstoneIndex.PeakBytesPerTombstone
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)

@@ -1,0 +1,89 @@
+package kv
+
+import (
+	"time"
+)
+
+// Growth of the tombstone index in the background (tombstone_index.go):
+// the flush that finds the filter full starts rebuildInBackground under
+// DB.mu; until finishGrowth installs the new filter, the index answers
+// "may have" and logs every add and remove (K7 in kv/doc.go).
+
+// pendingTombstone is one logged change of a rebuild in progress.
+type pendingTombstone struct {
+	h   uint64
+	add bool
+}
+
+// testRebuildPause, when set (tests only), is called by a background
+// rebuild before it reads the tables, so a test can hold it there.
+var testRebuildPause func()
+
+// finishGrowth installs a background rebuild's result: hs, the tombstones
+// of the version it read, plus the adds and minus the removes logged
+// since. A failed read leaves the index saturated (correct, K7) until the
+// next Open. It reports the error for the caller to log.
+func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int) error {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.rebuilds.Add(1)
+	pending := ti.pending
+	ti.rebuilding, ti.pending = false, nil
+	if readErr != nil {
+		ti.overflow, ti.overflowTotal, ti.saturated = nil, 0, true
+		return readErr
+	}
+	// Every remove is of a member: a tombstone of the version read or a
+	// later add. Multiset arithmetic on the hashes gives the tombstones of
+	// the current version.
+	removed := map[uint64]int{}
+	for _, p := range pending {
+		if p.add {
+			hs = append(hs, p.h)
+		} else {
+			removed[p.h]++
+		}
+	}
+	if len(removed) > 0 {
+		kept := hs[:0]
+		for _, h := range hs {
+			if removed[h] > 0 {
+				removed[h]--
+				continue
+			}
+			kept = append(kept, h)
+		}
+		hs = kept
+	}
+	return ti.fillLocked(hs, capacity)
+}
+
+// rebuildInBackground is the index's grow: it takes the current version
+// and reads its tombstones in a goroutine the DB's Close waits for.
+// REQUIRES: d.mu and d.tombstones.mu held.
+func (d *DB) rebuildInBackground(capacity int) {
+	v := d.current
+	v.Ref()
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		defer v.Unref()
+		if testRebuildPause != nil {
+			testRebuildPause()
+		}
+		began := time.Now()
+		keys, err := d.tombstoneKeys(v)
+		err = d.tombstones.finishGrowth(hashesOf(keys), err, capacity)
+		d.tombstones.rebuildNanos.Add(int64(time.Since(began)))
+		if err != nil {
+			d.opts.Logger("kv: tombstone index rebuild failed, answering \"may have\" until the next Open: %v", err)
+		}
+	}()
+}
+
+// isRebuilding reports whether a growth is in progress.
+func (ti *tombstoneIndex) isRebuilding() bool {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.rebuilding
+}
