@@ -43,10 +43,6 @@ type CountingBloom struct {
 	k     int
 }
 
-func init() {
-	registerDecoder(TypeCountingBloom, decoderOf(decodeCountingBloom))
-}
-
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
 // false-positive rate fpRate, with the m and k NewBloom would choose.
 func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
@@ -183,19 +179,18 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	// The words are little-endian, so their bytes are exactly the two-per-
 	// byte layout; drop the padding past counter m-1 (always zero).
 	w.buf = w.buf[:12+nbytes]
-	return sealEnvelope(TypeCountingBloom, countingBloomVersion, w.buf), nil
+	return countingBloomCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged and the error wraps ErrCorrupt.
 func (c *CountingBloom) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(c, data, TypeCountingBloom, "CountingBloom.UnmarshalBinary", decodeCountingBloom)
+	return countingBloomCodec.unmarshal(c, data)
 }
 
-func decodeCountingBloom(version uint8, body []byte) (*CountingBloom, error) {
-	if version != countingBloomVersion {
-		return nil, corruptf("counting bloom: unknown format version %d", version)
-	}
+var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "counting bloom", decodeCountingBloom)
+
+func decodeCountingBloom(body []byte) (*CountingBloom, error) {
 	r := bodyReader{buf: body}
 	m := r.u64("counting bloom counter count")
 	k := r.u32("counting bloom probe count")

@@ -379,27 +379,22 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	w.u64(c.rng)
 	w.u64(uint64(len(c.slots.words)))
 	w.u64s(c.slots.words)
-	return sealEnvelope(TypeCuckoo, cuckooVersion, w.buf), nil
+	return cuckooCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged.
 func (c *Cuckoo) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(c, data, TypeCuckoo, "cuckoo", decodeCuckoo)
+	return cuckooCodec.unmarshal(c, data)
 }
 
-func init() {
-	registerDecoder(TypeCuckoo, decoderOf(decodeCuckoo))
-}
+var cuckooCodec = newCodec(TypeCuckoo, cuckooVersion, "cuckoo", decodeCuckoo)
 
 // decodeCuckoo checks every field before building the filter, including
 // that the stored count equals the number of occupied slots and that no bit
 // outside the table is set, so a decoded filter is one that Add and Remove
 // could have produced (F3).
-func decodeCuckoo(version uint8, body []byte) (*Cuckoo, error) {
-	if version != cuckooVersion {
-		return nil, corruptf("cuckoo: unknown version %d", version)
-	}
+func decodeCuckoo(body []byte) (*Cuckoo, error) {
 	r := bodyReader{buf: body}
 	fpBits := uint(r.u8("fingerprint bits"))
 	slots := r.u8("slots per bucket")

@@ -325,26 +325,21 @@ func (v *Vacuum) MarshalBinary() ([]byte, error) {
 	w.u64(v.rng)
 	w.u64(uint64(len(v.slots.words)))
 	w.u64s(v.slots.words)
-	return sealEnvelope(TypeVacuum, vacuumVersion, w.buf), nil
+	return vacuumCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces v with the filter encoded in data. On error v is
 // unchanged.
 func (v *Vacuum) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(v, data, TypeVacuum, "vacuum", decodeVacuum)
+	return vacuumCodec.unmarshal(v, data)
 }
 
-func init() {
-	registerDecoder(TypeVacuum, decoderOf(decodeVacuum))
-}
+var vacuumCodec = newCodec(TypeVacuum, vacuumVersion, "vacuum", decodeVacuum)
 
 // decodeVacuum checks the shape before allocating, then that no bit outside
 // the table is set and that the count equals the occupied slots, so every
 // accepted filter is one Add and Remove could have produced (F3).
-func decodeVacuum(version uint8, body []byte) (*Vacuum, error) {
-	if version != vacuumVersion {
-		return nil, corruptf("vacuum: unknown version %d", version)
-	}
+func decodeVacuum(body []byte) (*Vacuum, error) {
 	r := bodyReader{buf: body}
 	fpBits := uint(r.u8("fingerprint bits"))
 	slots := r.u8("slots per bucket")
