@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/sievekv/sievekv/kv"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 func main() {
@@ -284,20 +286,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	printGoals(stdout, gs, results)
 	fmt.Fprintf(stdout, "\nkvbench took %s\n", took.Round(time.Second))
 
-	var charts []string
-	if fl.plotDir != "" {
-		if charts, err = writeCharts(fl.plotDir, results); err != nil {
-			return fmt.Errorf("charts: %w", err)
-		}
-	}
-	if fl.jsonOut != "" {
-		data, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(fl.jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	charts, err := benchreport.Outputs(fl.plotDir, fl.jsonOut, results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
+	if err != nil {
+		return err
 	}
 	if fl.md != "" {
 		if err := writeMarkdown(fl.md, args, hdr, results, gs, charts, took); err != nil {
