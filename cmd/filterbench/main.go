@@ -32,7 +32,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/sievekv/sievekv/filters"
-
 	"github.com/sievekv/sievekv/internal/benchreport"
 )
 

@@ -25,9 +25,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sievekv/sievekv/kv"
-
 	"github.com/sievekv/sievekv/internal/benchreport"
+	"github.com/sievekv/sievekv/kv"
 )
 
 func main() {
