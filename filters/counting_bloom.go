@@ -68,14 +68,21 @@ func (c *CountingBloom) counter(i uint64) uint64 {
 func (c *CountingBloom) Add(key []byte) { c.AddHash(Hash(key)) }
 
 // AddHash inserts the key whose Hash is h.
-func (c *CountingBloom) AddHash(h uint64) {
+func (c *CountingBloom) AddHash(h uint64) { c.step(h, 1) }
+
+// step adds unit to each of h's k counters that is not saturated: unit is
+// 1 for an Add and ^0 (minus one, modulo 2^64) for a Remove, which only
+// runs when every counter is at least 1, so no nibble borrows from the
+// next. A saturated counter stays at 15 either way: it no longer knows its
+// count.
+func (c *CountingBloom) step(h, unit uint64) {
 	m := c.m
 	p, d := bloomProbes(h, m)
 	for i := c.k; i > 0; i-- {
 		w := &c.words[p>>4]
 		sh := (p & 15) * 4
 		if *w>>sh&0xf < countingBloomMax {
-			*w += 1 << sh
+			*w += unit << sh
 		}
 		p += d
 		if p >= m {
@@ -121,20 +128,7 @@ func (c *CountingBloom) RemoveHash(h uint64) error {
 	if !c.MayContainHash(h) {
 		return fmt.Errorf("hash %#016x: %w", h, ErrNotMember)
 	}
-	m := c.m
-	p, d := bloomProbes(h, m)
-	for i := c.k; i > 0; i-- {
-		w := &c.words[p>>4]
-		sh := (p & 15) * 4
-		// Every counter is >= 1 here; a saturated one is left alone.
-		if *w>>sh&0xf < countingBloomMax {
-			*w -= 1 << sh
-		}
-		p += d
-		if p >= m {
-			p -= m
-		}
-	}
+	c.step(h, ^uint64(0)) // every counter is >= 1 here
 	return nil
 }
 
