@@ -132,13 +132,7 @@ func writeMarkdown(path string, args []string, rs []result, gs []goal, charts []
 	benchreport.ChartLinks(&b, path, charts)
 	for _, n := range sizesOf(rs) {
 		fmt.Fprintf(&b, "### n = %d\n\n", n)
-		var rows [][]string
-		for _, r := range rs {
-			if r.N == n {
-				rows = append(rows, row(r))
-			}
-		}
-		benchreport.Table(&b, columns, rows)
+		benchreport.Table(&b, columns, benchreport.Rows(rs, func(r result) bool { return r.N == n }, row))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

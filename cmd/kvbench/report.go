@@ -261,13 +261,7 @@ func writeMarkdown(path string, args []string, hdr string, rs []result, gs []goa
 	b.WriteString("### Results per workload\n\n")
 	for _, wl := range workloadsOf(rs) {
 		fmt.Fprintf(&b, "#### %s\n\n", wl)
-		var rows [][]string
-		for _, r := range rs {
-			if r.Workload == wl {
-				rows = append(rows, row(r))
-			}
-		}
-		benchreport.Table(&b, columns, rows)
+		benchreport.Table(&b, columns, benchreport.Rows(rs, func(r result) bool { return r.Workload == wl }, row))
 		for _, l := range ratioLines(rs, wl) {
 			b.WriteString("- " + l + "\n")
 		}

@@ -34,6 +34,17 @@ func Table(b *strings.Builder, head []string, rows [][]string) {
 	b.WriteString("\n")
 }
 
+// Rows renders the results keep selects, in order, as table rows.
+func Rows[T any](rs []T, keep func(T) bool, row func(T) []string) [][]string {
+	var out [][]string
+	for _, r := range rs {
+		if keep(r) {
+			out = append(out, row(r))
+		}
+	}
+	return out
+}
+
 // ChartLinks writes one markdown image per chart, linked relative to the
 // markdown file at mdPath (so the section works wherever docs/ is served).
 func ChartLinks(b *strings.Builder, mdPath string, charts []string) {
