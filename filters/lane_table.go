@@ -242,15 +242,8 @@ func (t *laneTable) appendState(w *bodyWriter) {
 func (t *laneTable) load(name string, words []uint64, count, rng uint64) error {
 	copy(t.slots.words, words)
 	t.rng = rng
-	used := t.slots.n * uint64(t.slots.width)
-	for k := used / 64; k < uint64(len(words)); k++ {
-		w := words[k]
-		if k == used/64 {
-			w >>= used % 64
-		}
-		if w != 0 {
-			return corruptf("%s: bits set past the end of the table (word %d)", name, k)
-		}
+	if k := t.slots.dirtyWord(words); k >= 0 {
+		return corruptf("%s: bits set past the end of the table (word %d)", name, k)
 	}
 	var occupied uint64
 	for i := uint64(0); i < t.slots.n; i++ {

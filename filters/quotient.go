@@ -491,15 +491,8 @@ func decodeQuotient(body []byte) (*Quotient, error) {
 		return nil, corruptf("quotient: %d keys exceed the load limit's %d", count, f.maxCount)
 	}
 	copy(f.slots.words, words)
-	used := f.slots.n * uint64(f.slots.width)
-	for k := used / 64; k < uint64(len(words)); k++ {
-		w := words[k]
-		if k == used/64 {
-			w >>= used % 64
-		}
-		if w != 0 {
-			return nil, corruptf("quotient: bits set past the end of the table (word %d)", k)
-		}
+	if k := f.slots.dirtyWord(words); k >= 0 {
+		return nil, corruptf("quotient: bits set past the end of the table (word %d)", k)
 	}
 	f.count = count
 	if err := f.scan(nil); err != nil {
