@@ -26,7 +26,7 @@ func Table(b *strings.Builder, head []string, rows [][]string) {
 	b.WriteString("\n")
 }
 
-// Rows renders the results keep selects, in order (B1), as table rows.
+// Rows renders the results keep selects, in order (BR1), as table rows.
 func Rows[T any](rs []T, keep func(T) bool, row func(T) []string) [][]string {
 	var out [][]string
 	for _, r := range rs {
@@ -38,7 +38,7 @@ func Rows[T any](rs []T, keep func(T) bool, row func(T) []string) [][]string {
 }
 
 // ChartLinks writes one markdown image per chart, linked relative to the
-// markdown file at mdPath (B3).
+// markdown file at mdPath (BR3).
 func ChartLinks(b *strings.Builder, mdPath string, charts []string) {
 	for _, c := range charts {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), c)
@@ -51,7 +51,7 @@ func ChartLinks(b *strings.Builder, mdPath string, charts []string) {
 
 // Outputs writes a run's files: the charts draw makes into plotDir and the
 // results as indented JSON into jsonOut, each only when its path is set. It
-// returns the chart paths, for ChartLinks (B2).
+// returns the chart paths, for ChartLinks (BR2).
 func Outputs(plotDir, jsonOut string, results any, draw func(dir string) ([]string, error)) ([]string, error) {
 	var charts []string
 	if plotDir != "" {
@@ -81,7 +81,7 @@ func Args(cells []string) []any {
 	return out
 }
 
-// Distinct lists key(x) for every x in xs, each once, in first-seen order (B1):
+// Distinct lists key(x) for every x in xs, each once, in first-seen order (BR1):
 // the sizes, filter names or workloads a run measured.
 func Distinct[T any, K comparable](xs []T, key func(T) K) []K {
 	var out []K

@@ -9,10 +9,10 @@
 //
 // Invariants:
 //
-//	B1 (order): Rows and Distinct keep the results' order, so a report
+//	BR1 (order): Rows and Distinct keep the results' order, so a report
 //	   lists sizes, workloads and rows in the order the run measured them.
-//	B2 (only what is asked): Outputs draws charts only when a chart
+//	BR2 (only what is asked): Outputs draws charts only when a chart
 //	   directory is set and writes JSON only when a JSON path is set.
-//	B3 (portable links): ChartLinks links each chart relative to the
+//	BR3 (portable links): ChartLinks links each chart relative to the
 //	   markdown file, so docs/ renders wherever it is served.
 package benchreport
