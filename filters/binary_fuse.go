@@ -85,11 +85,6 @@ const (
 	binaryFuse16Version = 1
 )
 
-func init() {
-	registerDecoder(TypeBinaryFuse8, namedDecoderOf("binary fuse8", decodeBinaryFuse8Body))
-	registerDecoder(TypeBinaryFuse16, namedDecoderOf("binary fuse16", decodeBinaryFuse16Body))
-}
-
 func fuse3Layout(n int) staticLayout { return fuseLayout(3, n) }
 func fuse4Layout(n int) staticLayout { return fuseLayout(4, n) }
 
@@ -159,19 +154,18 @@ func (f *BinaryFuse8) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+len(f.fps))}
 	f.writeHeader(&w)
 	w.bytes(f.fps)
-	return sealEnvelope(TypeBinaryFuse8, binaryFuse8Version, w.buf), nil
+	return binaryFuse8Codec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse8) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeBinaryFuse8, "binary fuse8", decodeBinaryFuse8Body)
+	return binaryFuse8Codec.unmarshal(f, data)
 }
 
-func decodeBinaryFuse8Body(version uint8, body []byte) (*BinaryFuse8, error) {
-	if version != binaryFuse8Version {
-		return nil, corruptf("unknown version %d", version)
-	}
+var binaryFuse8Codec = newCodec(TypeBinaryFuse8, binaryFuse8Version, "binary fuse8", decodeBinaryFuse8Body)
+
+func decodeBinaryFuse8Body(body []byte) (*BinaryFuse8, error) {
 	r := bodyReader{buf: body}
 	f := &BinaryFuse8{fuseGeometry: readFuseGeometry(&r, 3)}
 	f.fps = r.bytes(uint64(f.size), "fingerprints")
@@ -245,19 +239,18 @@ func (f *BinaryFuse16) MarshalBinary() ([]byte, error) {
 	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+2*len(f.fps))}
 	f.writeHeader(&w)
 	w.u16s(f.fps)
-	return sealEnvelope(TypeBinaryFuse16, binaryFuse16Version, w.buf), nil
+	return binaryFuse16Codec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse16) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeBinaryFuse16, "binary fuse16", decodeBinaryFuse16Body)
+	return binaryFuse16Codec.unmarshal(f, data)
 }
 
-func decodeBinaryFuse16Body(version uint8, body []byte) (*BinaryFuse16, error) {
-	if version != binaryFuse16Version {
-		return nil, corruptf("unknown version %d", version)
-	}
+var binaryFuse16Codec = newCodec(TypeBinaryFuse16, binaryFuse16Version, "binary fuse16", decodeBinaryFuse16Body)
+
+func decodeBinaryFuse16Body(body []byte) (*BinaryFuse16, error) {
 	r := bodyReader{buf: body}
 	f := &BinaryFuse16{fuseGeometry: readFuseGeometry(&r, 3)}
 	f.fps = r.u16s(uint64(f.size), "fingerprints")

@@ -52,8 +52,6 @@ type BinaryFuse struct {
 //	   then ceil(size*bits/8) bytes of packed fingerprints.
 const binaryFuseVersion = 1
 
-func init() { registerDecoder(TypeBinaryFuse, namedDecoderOf("binary fuse", decodeBinaryFuseBody)) }
-
 // BuildBinaryFuse builds a binary fuse filter from keys with the given arity
 // and fingerprint width. Duplicate keys are allowed and count once; an empty
 // set gives a filter that reports every key absent.
@@ -189,19 +187,18 @@ func (f *BinaryFuse) MarshalBinary() ([]byte, error) {
 	w.u8(f.bits)
 	f.writeHeader(&w)
 	w.bytes(packed)
-	return sealEnvelope(TypeBinaryFuse, binaryFuseVersion, w.buf), nil
+	return binaryFuseCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *BinaryFuse) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeBinaryFuse, "binary fuse", decodeBinaryFuseBody)
+	return binaryFuseCodec.unmarshal(f, data)
 }
 
-func decodeBinaryFuseBody(version uint8, body []byte) (*BinaryFuse, error) {
-	if version != binaryFuseVersion {
-		return nil, corruptf("unknown version %d", version)
-	}
+var binaryFuseCodec = newCodec(TypeBinaryFuse, binaryFuseVersion, "binary fuse", decodeBinaryFuseBody)
+
+func decodeBinaryFuseBody(body []byte) (*BinaryFuse, error) {
 	r := bodyReader{buf: body}
 	arity, bits := r.u8("arity"), r.u8("fingerprint width")
 	r.check(arity == 3 || arity == 4, "arity %d is not 3 or 4", arity)

@@ -12,12 +12,9 @@ func generalKind(arity, bits int) staticKind {
 	opts := FuseOptions{Arity: arity, FingerprintBits: bits}
 	return staticKind{
 		name: fmt.Sprintf("BinaryFuse%dx%d", arity, bits), bits: bits, typ: TypeBinaryFuse,
-		fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse(hs, opts) },
-		fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse(keys, opts) },
-		unmarshal: func(data []byte) (staticFilter, error) {
-			var f BinaryFuse
-			return &f, f.UnmarshalBinary(data)
-		},
+		fromHash:  func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse(hs, opts) },
+		fromKeys:  func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse(keys, opts) },
+		unmarshal: unmarshalNew[staticFilter, BinaryFuse],
 	}
 }
 

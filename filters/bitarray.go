@@ -87,3 +87,20 @@ func (p packedArray) set(i uint64, v uint64) {
 		p.words[w+1] = p.words[w+1]&^(p.mask>>spill) | v>>spill
 	}
 }
+
+// dirtyWord returns the index of the first of words, the raw words of a
+// decoded p, that has a bit set past p's last entry (the spare word
+// included), or -1: an encoder never sets one, so a decoder refuses any.
+func (p packedArray) dirtyWord(words []uint64) int {
+	used := p.n * uint64(p.width)
+	for k := used / 64; k < uint64(len(words)); k++ {
+		w := words[k]
+		if k == used/64 {
+			w >>= used % 64
+		}
+		if w != 0 {
+			return int(k)
+		}
+	}
+	return -1
+}

@@ -45,10 +45,6 @@ type BlockedBloom struct {
 	k      int
 }
 
-func init() {
-	registerDecoder(TypeBlockedBloom, decoderOf(decodeBlockedBloom))
-}
-
 // NewBlockedBloom returns an empty blocked Bloom filter for n keys whose
 // false-positive rate at n keys is, by the sizing model, at most fpRate and
 // measured within 1.3x of it (invariant F4; TestBlockedBloomFPRate). It
@@ -255,19 +251,18 @@ func (b *BlockedBloom) MarshalBinary() ([]byte, error) {
 	w.u64(b.blocks)
 	w.u32(uint32(b.k))
 	w.u64s(b.words)
-	return sealEnvelope(TypeBlockedBloom, blockedBloomVersion, w.buf), nil
+	return blockedBloomCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(b, data, TypeBlockedBloom, "BlockedBloom.UnmarshalBinary", decodeBlockedBloom)
+	return blockedBloomCodec.unmarshal(b, data)
 }
 
-func decodeBlockedBloom(version uint8, body []byte) (*BlockedBloom, error) {
-	if version != blockedBloomVersion {
-		return nil, corruptf("blocked bloom: unknown format version %d", version)
-	}
+var blockedBloomCodec = newCodec(TypeBlockedBloom, blockedBloomVersion, "blocked bloom", decodeBlockedBloom)
+
+func decodeBlockedBloom(body []byte) (*BlockedBloom, error) {
 	r := bodyReader{buf: body}
 	blocks := r.u64("blocked bloom block count")
 	k := r.u32("blocked bloom probe count")

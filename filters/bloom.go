@@ -73,10 +73,6 @@ var (
 	_ Filter = (*ScalableBloom)(nil)
 )
 
-func init() {
-	registerDecoder(TypeBloom, decoderOf(decodeBloom))
-}
-
 // NewBloom returns an empty standard Bloom filter sized by OptimalBloomParams
 // for n keys at false-positive rate fpRate, with m rounded up to a prime. At n
 // keys its measured false-positive rate stays within 1.2x of fpRate
@@ -267,7 +263,7 @@ func (b *Bloom) MarshalBinary() ([]byte, error) {
 	}
 	var w bodyWriter
 	b.appendBody(&w)
-	return sealEnvelope(TypeBloom, bloomVersion, w.buf), nil
+	return bloomCodec.seal(w.buf), nil
 }
 
 // appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
@@ -281,13 +277,12 @@ func (b *Bloom) appendBody(w *bodyWriter) {
 // UnmarshalBinary replaces b with the filter encoded in data. On error b is
 // unchanged and the error wraps ErrCorrupt.
 func (b *Bloom) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(b, data, TypeBloom, "Bloom.UnmarshalBinary", decodeBloom)
+	return bloomCodec.unmarshal(b, data)
 }
 
-func decodeBloom(version uint8, body []byte) (*Bloom, error) {
-	if version != bloomVersion {
-		return nil, corruptf("bloom: unknown format version %d", version)
-	}
+var bloomCodec = newCodec(TypeBloom, bloomVersion, "bloom", decodeBloom)
+
+func decodeBloom(body []byte) (*Bloom, error) {
 	r := bodyReader{buf: body}
 	b, err := readBloomBody(&r)
 	if err != nil {

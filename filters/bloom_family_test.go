@@ -35,31 +35,22 @@ type bloomFamilyCase struct {
 
 var bloomFamilyCases = []bloomFamilyCase{
 	{
-		name:  "Bloom",
-		fresh: func(n int, p float64) (bloomFamilyFilter, error) { return NewBloom(n, p) },
-		unmarshal: func(d []byte) (bloomFamilyFilter, error) {
-			var b Bloom
-			return &b, b.UnmarshalBinary(d)
-		},
-		fpSlack: 1.2,
+		name:      "Bloom",
+		fresh:     func(n int, p float64) (bloomFamilyFilter, error) { return NewBloom(n, p) },
+		unmarshal: unmarshalNew[bloomFamilyFilter, Bloom],
+		fpSlack:   1.2,
 	},
 	{
-		name:  "BlockedBloom",
-		fresh: func(n int, p float64) (bloomFamilyFilter, error) { return NewBlockedBloom(n, p) },
-		unmarshal: func(d []byte) (bloomFamilyFilter, error) {
-			var b BlockedBloom
-			return &b, b.UnmarshalBinary(d)
-		},
-		fpSlack: 1.3,
+		name:      "BlockedBloom",
+		fresh:     func(n int, p float64) (bloomFamilyFilter, error) { return NewBlockedBloom(n, p) },
+		unmarshal: unmarshalNew[bloomFamilyFilter, BlockedBloom],
+		fpSlack:   1.3,
 	},
 	{
-		name:  "CountingBloom",
-		fresh: func(n int, p float64) (bloomFamilyFilter, error) { return NewCountingBloom(n, p) },
-		unmarshal: func(d []byte) (bloomFamilyFilter, error) {
-			var c CountingBloom
-			return &c, c.UnmarshalBinary(d)
-		},
-		fpSlack: 1.2,
+		name:      "CountingBloom",
+		fresh:     func(n int, p float64) (bloomFamilyFilter, error) { return NewCountingBloom(n, p) },
+		unmarshal: unmarshalNew[bloomFamilyFilter, CountingBloom],
+		fpSlack:   1.2,
 	},
 	{
 		// Sized for n/10 so that at n keys the chain has grown to 4 stages.
@@ -70,11 +61,8 @@ var bloomFamilyCases = []bloomFamilyCase{
 			}
 			return NewScalableBloom(n, p)
 		},
-		unmarshal: func(d []byte) (bloomFamilyFilter, error) {
-			var s ScalableBloom
-			return &s, s.UnmarshalBinary(d)
-		},
-		fpSlack: 1.0,
+		unmarshal: unmarshalNew[bloomFamilyFilter, ScalableBloom],
+		fpSlack:   1.0,
 	},
 }
 

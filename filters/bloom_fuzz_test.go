@@ -58,6 +58,13 @@ func bloomFuzzTyped(t *testing.T, data []byte, typ Type, version uint8, decode f
 	bloomFuzzCheck(t, sealEnvelope(typ, version, data), decode)
 }
 
+// bloomFuzzTarget is a Fuzz<Type>UnmarshalBinary: the family's seeds, each
+// input checked by bloomFuzzTyped with decode.
+func bloomFuzzTarget(f *testing.F, typ Type, version uint8, decode func([]byte) (Filter, error)) {
+	bloomFuzzAddSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { bloomFuzzTyped(t, data, typ, version, decode) })
+}
+
 func bloomFuzzAddSeeds(f *testing.F) {
 	for _, s := range bloomFuzzSeeds(f) {
 		f.Add(s)
@@ -77,29 +84,11 @@ func FuzzUnmarshal(f *testing.F) {
 }
 
 func FuzzBloomUnmarshalBinary(f *testing.F) {
-	bloomFuzzAddSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, TypeBloom, bloomVersion, func(d []byte) (Filter, error) {
-			var b Bloom
-			if err := b.UnmarshalBinary(d); err != nil {
-				return nil, err
-			}
-			return &b, nil
-		})
-	})
+	bloomFuzzTarget(f, TypeBloom, bloomVersion, unmarshalNew[Filter, Bloom])
 }
 
 func FuzzBlockedBloomUnmarshalBinary(f *testing.F) {
-	bloomFuzzAddSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, TypeBlockedBloom, blockedBloomVersion, func(d []byte) (Filter, error) {
-			var b BlockedBloom
-			if err := b.UnmarshalBinary(d); err != nil {
-				return nil, err
-			}
-			return &b, nil
-		})
-	})
+	bloomFuzzTarget(f, TypeBlockedBloom, blockedBloomVersion, unmarshalNew[Filter, BlockedBloom])
 }
 
 func FuzzCountingBloomUnmarshalBinary(f *testing.F) {
@@ -124,14 +113,5 @@ func FuzzCountingBloomUnmarshalBinary(f *testing.F) {
 }
 
 func FuzzScalableBloomUnmarshalBinary(f *testing.F) {
-	bloomFuzzAddSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		bloomFuzzTyped(t, data, TypeScalableBloom, scalableBloomVersion, func(d []byte) (Filter, error) {
-			var s ScalableBloom
-			if err := s.UnmarshalBinary(d); err != nil {
-				return nil, err
-			}
-			return &s, nil
-		})
-	})
+	bloomFuzzTarget(f, TypeScalableBloom, scalableBloomVersion, unmarshalNew[Filter, ScalableBloom])
 }

@@ -43,10 +43,6 @@ type CountingBloom struct {
 	k     int
 }
 
-func init() {
-	registerDecoder(TypeCountingBloom, decoderOf(decodeCountingBloom))
-}
-
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
 // false-positive rate fpRate, with the m and k NewBloom would choose.
 func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
@@ -72,14 +68,21 @@ func (c *CountingBloom) counter(i uint64) uint64 {
 func (c *CountingBloom) Add(key []byte) { c.AddHash(Hash(key)) }
 
 // AddHash inserts the key whose Hash is h.
-func (c *CountingBloom) AddHash(h uint64) {
+func (c *CountingBloom) AddHash(h uint64) { c.step(h, 1) }
+
+// step adds unit to each of h's k counters that is not saturated: unit is
+// 1 for an Add and ^0 (minus one, modulo 2^64) for a Remove, which only
+// runs when every counter is at least 1, so no nibble borrows from the
+// next. A saturated counter stays at 15 either way: it no longer knows its
+// count.
+func (c *CountingBloom) step(h, unit uint64) {
 	m := c.m
 	p, d := bloomProbes(h, m)
 	for i := c.k; i > 0; i-- {
 		w := &c.words[p>>4]
 		sh := (p & 15) * 4
 		if *w>>sh&0xf < countingBloomMax {
-			*w += 1 << sh
+			*w += unit << sh
 		}
 		p += d
 		if p >= m {
@@ -125,20 +128,7 @@ func (c *CountingBloom) RemoveHash(h uint64) error {
 	if !c.MayContainHash(h) {
 		return fmt.Errorf("hash %#016x: %w", h, ErrNotMember)
 	}
-	m := c.m
-	p, d := bloomProbes(h, m)
-	for i := c.k; i > 0; i-- {
-		w := &c.words[p>>4]
-		sh := (p & 15) * 4
-		// Every counter is >= 1 here; a saturated one is left alone.
-		if *w>>sh&0xf < countingBloomMax {
-			*w -= 1 << sh
-		}
-		p += d
-		if p >= m {
-			p -= m
-		}
-	}
+	c.step(h, ^uint64(0)) // every counter is >= 1 here
 	return nil
 }
 
@@ -183,19 +173,18 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	// The words are little-endian, so their bytes are exactly the two-per-
 	// byte layout; drop the padding past counter m-1 (always zero).
 	w.buf = w.buf[:12+nbytes]
-	return sealEnvelope(TypeCountingBloom, countingBloomVersion, w.buf), nil
+	return countingBloomCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged and the error wraps ErrCorrupt.
 func (c *CountingBloom) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(c, data, TypeCountingBloom, "CountingBloom.UnmarshalBinary", decodeCountingBloom)
+	return countingBloomCodec.unmarshal(c, data)
 }
 
-func decodeCountingBloom(version uint8, body []byte) (*CountingBloom, error) {
-	if version != countingBloomVersion {
-		return nil, corruptf("counting bloom: unknown format version %d", version)
-	}
+var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "counting bloom", decodeCountingBloom)
+
+func decodeCountingBloom(body []byte) (*CountingBloom, error) {
 	r := bodyReader{buf: body}
 	m := r.u64("counting bloom counter count")
 	k := r.u32("counting bloom probe count")

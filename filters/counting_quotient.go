@@ -704,27 +704,22 @@ func (f *CountingQuotient) MarshalBinary() ([]byte, error) {
 	w.u64(f.used)
 	w.u64(f.total)
 	w.bytes(f.data[:f.nblocks*f.stride])
-	return sealEnvelope(TypeCountingQuotient, countingQuotientVersion, w.buf), nil
+	return countingQuotientCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeCountingQuotient, "counting quotient", decodeCountingQuotient)
+	return countingQuotientCodec.unmarshal(f, data)
 }
 
-func init() {
-	registerDecoder(TypeCountingQuotient, decoderOf(decodeCountingQuotient))
-}
+var countingQuotientCodec = newCodec(TypeCountingQuotient, countingQuotientVersion, "counting quotient", decodeCountingQuotient)
 
 // decodeCountingQuotient checks the shape against the body length before
 // allocating, then CQ1-CQ4 over the whole table, so a decoded filter is one
 // Add and Remove could have built and no later operation can loop, index
 // out of range or miscount (F3).
-func decodeCountingQuotient(version uint8, body []byte) (*CountingQuotient, error) {
-	if version != countingQuotientVersion {
-		return nil, corruptf("counting quotient: unknown version %d", version)
-	}
+func decodeCountingQuotient(body []byte) (*CountingQuotient, error) {
 	rd := bodyReader{buf: body}
 	r := uint(rd.u8("remainder bits"))
 	res := [3]uint8{rd.u8("reserved"), rd.u8("reserved"), rd.u8("reserved")}

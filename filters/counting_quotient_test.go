@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/testutil"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // cqfHash builds a key hash whose fingerprint in f is (q, x).
@@ -425,21 +424,6 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 	}
 	dynRejectsBodies(t, dynCaseOf("CountingQuotient"), dynMutated(body, 1, mutate))
 	assertRejectsVersionAndType(t, TypeCountingQuotient, TypeQuotient, body, new(CountingQuotient))
-}
-
-// TestCountingQuotientGolden pins the encoding (docs/format.md, "Counting
-// quotient filter (type 12)", worked example): "a" twice and "b" once.
-func TestCountingQuotientGolden(t *testing.T) {
-	f, err := NewCountingQuotient(2, 0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b", "a"} {
-		if err := f.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "counting-quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzCountingQuotientUnmarshal runs the dynamic battery's decoder fuzz on

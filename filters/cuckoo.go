@@ -3,7 +3,6 @@ package filters
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // Cuckoo is a cuckoo filter (Fan, Andersen, Kaminsky and Mitzenmacher,
@@ -23,45 +22,18 @@ import (
 // A Cuckoo is not safe for concurrent mutation; a filter that is no longer
 // mutated may be queried from many goroutines.
 type Cuckoo struct {
-	slots      packedArray // one entry per bucket, 4 lanes of fpBits each
-	fpBits     uint        // 8, 12 or 16
-	fpMax      uint64      // 2^fpBits - 1: fingerprints are 1..fpMax
-	lanesLo    uint64      // bit 0 of every lane: fp*lanesLo repeats fp in each lane
-	lanesHi    uint64      // top bit of every lane
-	bucketMask uint64      // bucket count - 1 (bucket count is a power of two)
+	laneTable  // altMask is bucket count - 1: the partner may be any bucket
 	logBuckets uint
-	// wordAligned is set for 8- and 16-bit fingerprints, whose 32- and
-	// 64-bit buckets never straddle a word: bucket then reads one word.
-	wordAligned bool
-	bucketShift uint // log2 of the bucket width, when wordAligned
-	count       uint64
-	// rng is the state of the splitmix64 generator that drives the random
-	// walk. It is part of the filter (and of its encoding) so that the same
-	// sequence of operations always yields the same table; a failed Add puts
-	// it back too, so a failed Add leaves the filter exactly as it was (F2).
-	rng  uint64
-	undo []cuckooUndo // scratch for rolling back a failed random walk
-}
-
-// cuckooUndo records a bucket's contents before a displacement overwrote it.
-type cuckooUndo struct {
-	bucket uint64
-	old    uint64
 }
 
 const (
-	// cuckooSlots is the bucket size. Four slots per bucket is the paper's
-	// recommendation (Fan et al., §5.1): it reaches ~95% load with a
-	// fingerprint only 3 bits longer than the one-slot design would need.
-	cuckooSlots = 4
+	// cuckooSlots is the bucket size (see laneSlots).
+	cuckooSlots = laneSlots
 	// cuckooMaxLoad is the load the constructor sizes for. Fan et al. report
 	// 95.5% achievable load for b=4; our own fill-to-failure measurement is in
 	// docs/filters.md, "Cuckoo and quotient against
 	// github.com/seiflotfy/cuckoofilter".
 	cuckooMaxLoad = 0.95
-	// cuckooMaxKicks bounds the random walk, as in the paper's reference
-	// implementation (500 displacements).
-	cuckooMaxKicks = 500
 	// cuckooMaxLogBuckets keeps bucket indexes within the low 32 bits of the
 	// key hash, disjoint from the high 32 bits the fingerprint comes from.
 	cuckooMaxLogBuckets = 32
@@ -76,7 +48,7 @@ const (
 // errCuckooFull is returned by a failed Add; it is static so that the
 // failure path allocates nothing.
 var errCuckooFull = fmt.Errorf("filters: cuckoo: no free slot within %d displacements: %w",
-	cuckooMaxKicks, ErrFull)
+	laneMaxKicks, ErrFull)
 
 // cuckooFingerprintBits chooses the fingerprint width for a target rate: the
 // paper's bound ε ≤ 2b/2^f with b = 4 gives f = ceil(log2(8/ε)), rounded up
@@ -121,21 +93,9 @@ func NewCuckoo(n int, fpRate float64) (*Cuckoo, error) {
 
 // newCuckooShape builds an empty filter of 2^logBuckets buckets.
 func newCuckooShape(logBuckets, fpBits uint) *Cuckoo {
-	lo := uint64(0)
-	for j := uint(0); j < cuckooSlots; j++ {
-		lo |= 1 << (j * fpBits)
-	}
 	return &Cuckoo{
-		wordAligned: fpBits != 12,
-		bucketShift: uint(bits.TrailingZeros(cuckooSlots * fpBits)),
-		slots:       newPackedArray(1<<logBuckets, cuckooSlots*fpBits),
-		fpBits:      fpBits,
-		fpMax:       1<<fpBits - 1,
-		lanesLo:     lo,
-		lanesHi:     lo << (fpBits - 1),
-		bucketMask:  1<<logBuckets - 1,
-		logBuckets:  logBuckets,
-		rng:         cuckooSeed,
+		laneTable:  newLaneTable(1<<logBuckets, fpBits, 1<<logBuckets-1, cuckooSeed),
+		logBuckets: logBuckets,
 	}
 }
 
@@ -144,56 +104,7 @@ func newCuckooShape(logBuckets, fpBits uint) *Cuckoo {
 // (from the low bits).
 func (c *Cuckoo) derive(h uint64) (fp, i1 uint64) {
 	fp = (h>>32)*c.fpMax>>32 + 1
-	return fp, h & c.bucketMask
-}
-
-// alt is the partner bucket: i XOR a hash of the fingerprint alone, so it
-// can be computed from either bucket without the key (partial-key cuckoo
-// hashing, Fan et al. §3.1). The multiply-and-take-high-bits hash spreads
-// every fingerprint bit over the offset; masking keeps the XOR reversible
-// because the bucket count is a power of two.
-func (c *Cuckoo) alt(i, fp uint64) uint64 {
-	return (i ^ (fp*0x9e3779b97f4a7c15)>>32) & c.bucketMask
-}
-
-// bucket reads bucket i. 32- and 64-bit buckets take one word; 48-bit ones
-// read two words without branching on whether they straddle: packedArray
-// keeps a spare word, and a Go shift by 64 yields 0. The wordAligned branch
-// is the same for every call on a filter, so it predicts perfectly; the
-// one-word path was worth about 10% on absent-key queries.
-func (c *Cuckoo) bucket(i uint64) uint64 {
-	if c.wordAligned {
-		bit := i << c.bucketShift
-		return c.slots.words[bit>>6] >> (bit & 63) & c.slots.mask
-	}
-	bit := i * uint64(c.slots.width)
-	w, off := bit>>6, bit&63
-	return (c.slots.words[w]>>off | c.slots.words[w+1]<<(64-off)) & c.slots.mask
-}
-
-// setBucket writes bucket i, again without a straddle branch: when the
-// bucket fits in one word the second word's mask and value shift to zero.
-func (c *Cuckoo) setBucket(i, v uint64) {
-	bit := i * uint64(c.slots.width)
-	w, off := bit>>6, bit&63
-	m := c.slots.mask
-	c.slots.words[w] = c.slots.words[w]&^(m<<off) | v<<off
-	c.slots.words[w+1] = c.slots.words[w+1]&^(m>>(64-off)) | v>>(64-off)
-}
-
-// laneOf converts a matchLanes result to the bit offset of the lowest
-// flagged lane: the flag is that lane's top bit.
-func (c *Cuckoo) laneOf(m uint64) uint {
-	return uint(bits.TrailingZeros64(m)) + 1 - c.fpBits
-}
-
-// matchLanes returns a word with the top bit of a lane set for the lowest
-// lane of b equal to fp (and possibly spurious bits above it); it is zero iff
-// no lane equals fp. This is the SWAR "has zero byte" test generalised to
-// w-bit lanes, applied to b XOR fp-in-every-lane.
-func (c *Cuckoo) matchLanes(b, fp uint64) uint64 {
-	x := b ^ fp*c.lanesLo
-	return (x - c.lanesLo) &^ x & c.lanesHi
+	return fp, h & c.altMask
 }
 
 // MayContain reports whether key may have been added.
@@ -218,19 +129,6 @@ func (c *Cuckoo) MayContainHash(h uint64) bool {
 	return c.matchLanes(b1, fp)|c.matchLanes(b2, fp) != 0
 }
 
-// tryPut stores fp in a free slot of bucket i, if there is one.
-func (c *Cuckoo) tryPut(i, fp uint64) bool {
-	b := c.bucket(i)
-	m := c.matchLanes(b, 0)
-	if m == 0 {
-		return false
-	}
-	// The lowest flagged lane is exact (spurious flags only appear above a
-	// true match), so it is a free slot.
-	c.setBucket(i, b|fp<<c.laneOf(m))
-	return true
-}
-
 // Add inserts key. It returns an error wrapping ErrFull, and leaves the
 // filter exactly as it was, if no free slot is reachable within 500
 // displacements.
@@ -239,59 +137,7 @@ func (c *Cuckoo) Add(key []byte) error { return c.AddHash(Hash(key)) }
 // AddHash is Add for a key whose Hash the caller holds.
 func (c *Cuckoo) AddHash(h uint64) error {
 	fp, i1 := c.derive(h)
-	if c.tryPut(i1, fp) {
-		c.count++
-		return nil
-	}
-	i2 := c.alt(i1, fp)
-	if c.tryPut(i2, fp) {
-		c.count++
-		return nil
-	}
-	return c.walk(i1, i2, fp)
-}
-
-// next advances the walk's splitmix64 generator.
-func (c *Cuckoo) next() uint64 {
-	c.rng += 0x9e3779b97f4a7c15
-	return mix64(c.rng)
-}
-
-// walk is the random-walk eviction of Fan et al. §3.1 with one addition:
-// every overwritten bucket is logged, so that when the kick limit is reached
-// the log is replayed backwards and the table (and the generator) return to
-// their state before the Add. Without the rollback, the fingerprint carried
-// when the walk gives up would be lost, and with it a key that was added
-// earlier (keeps F1 and F2).
-func (c *Cuckoo) walk(i1, i2, fp uint64) error {
-	savedRNG := c.rng
-	c.undo = c.undo[:0]
-	r := c.next()
-	i := i1
-	if r&1 != 0 {
-		i = i2
-	}
-	for k := 0; k < cuckooMaxKicks; k++ {
-		if k > 0 && k%30 == 0 {
-			r = c.next() // 2 random bits per kick, 64 bits per draw
-		}
-		lane := uint((r>>(1+2*(k%30)))&3) * c.fpBits
-		b := c.bucket(i)
-		c.undo = append(c.undo, cuckooUndo{bucket: i, old: b})
-		victim := b >> lane & c.fpMax
-		c.setBucket(i, b&^(c.fpMax<<lane)|fp<<lane)
-		fp = victim
-		i = c.alt(i, fp)
-		if c.tryPut(i, fp) {
-			c.count++
-			return nil
-		}
-	}
-	for k := len(c.undo) - 1; k >= 0; k-- {
-		c.setBucket(c.undo[k].bucket, c.undo[k].old)
-	}
-	c.rng = savedRNG
-	return errCuckooFull
+	return c.add(i1, fp, errCuckooFull)
 }
 
 // Remove deletes one copy of key's fingerprint and reports whether it found
@@ -301,11 +147,7 @@ func (c *Cuckoo) Remove(key []byte) bool { return c.RemoveHash(Hash(key)) }
 // RemoveHash is Remove for a key whose Hash the caller holds.
 func (c *Cuckoo) RemoveHash(h uint64) bool {
 	fp, i1 := c.derive(h)
-	if c.clear(i1, fp) || c.clear(c.alt(i1, fp), fp) {
-		c.count--
-		return true
-	}
-	return false
+	return c.remove(i1, fp)
 }
 
 // CopiesHash counts the stored copies of h's fingerprint in h's two
@@ -343,30 +185,6 @@ func (c *Cuckoo) countLanes(b, fp uint64) int {
 	return n
 }
 
-// clear empties the lowest slot of bucket i holding fp, if any.
-func (c *Cuckoo) clear(i, fp uint64) bool {
-	b := c.bucket(i)
-	m := c.matchLanes(b, fp)
-	if m == 0 {
-		return false
-	}
-	c.setBucket(i, b&^(c.fpMax<<c.laneOf(m)))
-	return true
-}
-
-// Len returns the number of fingerprints stored (keys added minus keys
-// removed).
-func (c *Cuckoo) Len() int { return int(c.count) }
-
-// Cap returns the number of slots, the hard upper bound on Len.
-func (c *Cuckoo) Cap() int { return int(c.slots.n) * cuckooSlots }
-
-// LoadFactor returns Len()/Cap().
-func (c *Cuckoo) LoadFactor() float64 { return float64(c.count) / float64(c.Cap()) }
-
-// FingerprintBits returns the fingerprint width chosen at construction.
-func (c *Cuckoo) FingerprintBits() int { return int(c.fpBits) }
-
 // MarshalBinary encodes the filter (docs/format.md, "Cuckoo filter").
 func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	var w bodyWriter
@@ -375,31 +193,23 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	w.u8(cuckooSlots)
 	w.u8(uint8(c.logBuckets))
 	w.u8(0)
-	w.u64(c.count)
-	w.u64(c.rng)
-	w.u64(uint64(len(c.slots.words)))
-	w.u64s(c.slots.words)
-	return sealEnvelope(TypeCuckoo, cuckooVersion, w.buf), nil
+	c.appendState(&w)
+	return cuckooCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged.
 func (c *Cuckoo) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(c, data, TypeCuckoo, "cuckoo", decodeCuckoo)
+	return cuckooCodec.unmarshal(c, data)
 }
 
-func init() {
-	registerDecoder(TypeCuckoo, decoderOf(decodeCuckoo))
-}
+var cuckooCodec = newCodec(TypeCuckoo, cuckooVersion, "cuckoo", decodeCuckoo)
 
 // decodeCuckoo checks every field before building the filter, including
 // that the stored count equals the number of occupied slots and that no bit
 // outside the table is set, so a decoded filter is one that Add and Remove
 // could have produced (F3).
-func decodeCuckoo(version uint8, body []byte) (*Cuckoo, error) {
-	if version != cuckooVersion {
-		return nil, corruptf("cuckoo: unknown version %d", version)
-	}
+func decodeCuckoo(body []byte) (*Cuckoo, error) {
 	r := bodyReader{buf: body}
 	fpBits := uint(r.u8("fingerprint bits"))
 	slots := r.u8("slots per bucket")
@@ -422,32 +232,9 @@ func decodeCuckoo(version uint8, body []byte) (*Cuckoo, error) {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
 	c := newCuckooShape(logBuckets, fpBits)
-	copy(c.slots.words, words)
-	c.rng = rng
-	// Bits past the last bucket (including the spare word) are never set.
-	used := c.slots.n * uint64(c.slots.width)
-	for k := used / 64; k < uint64(len(words)); k++ {
-		w := words[k]
-		if k == used/64 {
-			w >>= used % 64
-		}
-		if w != 0 {
-			return nil, corruptf("cuckoo: bits set past the end of the table (word %d)", k)
-		}
+	if err := c.load("cuckoo", words, count, rng); err != nil {
+		return nil, err
 	}
-	var occupied uint64
-	for i := uint64(0); i < c.slots.n; i++ {
-		b := c.bucket(i)
-		for lane := uint(0); lane < cuckooSlots*fpBits; lane += fpBits {
-			if b>>lane&c.fpMax != 0 {
-				occupied++
-			}
-		}
-	}
-	if occupied != count {
-		return nil, corruptf("cuckoo: header counts %d keys, table holds %d", count, occupied)
-	}
-	c.count = count
 	return c, nil
 }
 

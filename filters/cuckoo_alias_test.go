@@ -29,7 +29,7 @@ func TestCuckooCopiesCountTheAliasClass(t *testing.T) {
 	// A key of the same class (same fingerprint bits, same first bucket)
 	// sees the same copies; its partner bucket as first bucket too.
 	fp, i1 := c.derive(h)
-	twin := h&^c.bucketMask | c.alt(i1, fp)
+	twin := h&^c.altMask | c.alt(i1, fp) // altMask is the bucket mask
 	if c.AliasHash(twin) != c.AliasHash(h) || c.CopiesHash(twin) != 8 {
 		t.Fatalf("twin in the partner bucket: alias %x vs %x, copies %d",
 			c.AliasHash(twin), c.AliasHash(h), c.CopiesHash(twin))

@@ -9,7 +9,6 @@ import (
 
 	"fmt"
 	"github.com/sievekv/sievekv/internal/testutil"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 func TestCuckooSizing(t *testing.T) {
@@ -171,21 +170,6 @@ func TestCuckooDecodeRejectsCorruption(t *testing.T) {
 	}
 	dynRejectsBodies(t, dynCaseOf("Cuckoo"), dynMutated(body, 0, mutate))
 	assertRejectsVersionAndType(t, TypeCuckoo, TypeBloom, body, new(Cuckoo))
-}
-
-// TestCuckooGolden pins the encoding (docs/format.md, "Cuckoo filter (type
-// 9)", worked example): one 12-bit bucket holding "a" and "b".
-func TestCuckooGolden(t *testing.T) {
-	c, err := NewCuckoo(2, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b"} {
-		if err := c.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "cuckoo-v1", mustMarshal(t, c))
 }
 
 // FuzzCuckooUnmarshal runs the dynamic battery's decoder fuzz on Cuckoo.

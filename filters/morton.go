@@ -485,28 +485,23 @@ func (m *Morton) MarshalBinary() ([]byte, error) {
 	w.u64(m.rng)
 	w.u64(nw)
 	w.u64s(m.words[:nw])
-	return sealEnvelope(TypeMorton, mortonVersion, w.buf), nil
+	return mortonCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces m with the filter encoded in data. On error m is
 // unchanged.
 func (m *Morton) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(m, data, TypeMorton, "morton", decodeMorton)
+	return mortonCodec.unmarshal(m, data)
 }
 
-func init() {
-	registerDecoder(TypeMorton, decoderOf(decodeMorton))
-}
+var mortonCodec = newCodec(TypeMorton, mortonVersion, "morton", decodeMorton)
 
 // decodeMorton checks the shape before allocating, then every block: at
 // most S occupied slots and no bit set in the FSA past them (inserts shift
 // the FSA up and rely on free space being zero), and the count equals the
 // occupied slots. OTA bits cannot be checked (any pattern is reachable), and
 // a wrong one only changes answers, never memory safety.
-func decodeMorton(version uint8, body []byte) (*Morton, error) {
-	if version != mortonVersion {
-		return nil, corruptf("morton: unknown version %d", version)
-	}
+func decodeMorton(body []byte) (*Morton, error) {
 	r := bodyReader{buf: body}
 	w := uint(r.u8("fingerprint bits"))
 	buckets := r.u8("buckets per block")

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"fmt"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 	"slices"
 
 	"github.com/sievekv/sievekv/internal/testutil"
@@ -280,20 +279,6 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 	bodies["extra block words"] = append(slices.Clone(body), make([]byte, 64)...)
 	dynRejectsBodies(t, dynCaseOf("Morton"), bodies)
 	assertRejectsVersionAndType(t, TypeMorton, TypeVacuum, body, new(Morton))
-}
-
-// TestMortonGolden pins the encoding (docs/format.md, "Morton filter (type 14)").
-func TestMortonGolden(t *testing.T) {
-	m, err := NewMorton(3, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b", "c"} {
-		if err := m.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "morton-v1", mustMarshal(t, m))
 }
 
 // FuzzMortonUnmarshal runs the dynamic battery's decoder fuzz on Morton.

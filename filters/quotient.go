@@ -450,27 +450,22 @@ func (f *Quotient) MarshalBinary() ([]byte, error) {
 	w.u64(f.count)
 	w.u64(uint64(len(f.slots.words)))
 	w.u64s(f.slots.words)
-	return sealEnvelope(TypeQuotient, quotientVersion, w.buf), nil
+	return quotientCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Quotient) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeQuotient, "quotient", decodeQuotient)
+	return quotientCodec.unmarshal(f, data)
 }
 
-func init() {
-	registerDecoder(TypeQuotient, decoderOf(decodeQuotient))
-}
+var quotientCodec = newCodec(TypeQuotient, quotientVersion, "quotient", decodeQuotient)
 
 // decodeQuotient checks the parameters, that no bit outside the table is
 // set, and invariants Q1-Q4 over the whole table, so that a decoded filter
 // is exactly one that Add and Remove could have built: no query or update on
 // it can loop or panic (F3).
-func decodeQuotient(version uint8, body []byte) (*Quotient, error) {
-	if version != quotientVersion {
-		return nil, corruptf("quotient: unknown version %d", version)
-	}
+func decodeQuotient(body []byte) (*Quotient, error) {
 	r := bodyReader{buf: body}
 	q := uint(r.u8("quotient bits"))
 	rb := uint(r.u8("remainder bits"))
@@ -496,15 +491,8 @@ func decodeQuotient(version uint8, body []byte) (*Quotient, error) {
 		return nil, corruptf("quotient: %d keys exceed the load limit's %d", count, f.maxCount)
 	}
 	copy(f.slots.words, words)
-	used := f.slots.n * uint64(f.slots.width)
-	for k := used / 64; k < uint64(len(words)); k++ {
-		w := words[k]
-		if k == used/64 {
-			w >>= used % 64
-		}
-		if w != 0 {
-			return nil, corruptf("quotient: bits set past the end of the table (word %d)", k)
-		}
+	if k := f.slots.dirtyWord(words); k >= 0 {
+		return nil, corruptf("quotient: bits set past the end of the table (word %d)", k)
 	}
 	f.count = count
 	if err := f.scan(nil); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/testutil"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // qfHash builds a key hash whose fingerprint in f is (fq, fr), so tests can
@@ -506,21 +505,6 @@ func binaryF64(v float64) []byte {
 	var w bodyWriter
 	w.f64(v)
 	return w.buf
-}
-
-// TestQuotientGolden pins the encoding (docs/format.md, "Quotient filter
-// (type 10)", worked example): a 4-slot filter holding "a" and "b".
-func TestQuotientGolden(t *testing.T) {
-	f, err := NewQuotient(2, 0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b"} {
-		if err := f.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzQuotientUnmarshal runs the dynamic battery's decoder fuzz on

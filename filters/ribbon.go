@@ -121,8 +121,6 @@ const ribbonVersion = 1
 // ribbonHeaderSize is the encoded size of the body fields before the words.
 const ribbonHeaderSize = 8 + 8 + 1 + 1 + 4
 
-func init() { registerDecoder(TypeRibbon, namedDecoderOf("ribbon", decodeRibbonBody)) }
-
 // ribbonBlocks returns the number of 64-slot blocks for n distinct keys and
 // band width w: (1+eps)*n + 64 slots rounded up to a whole block, and never
 // fewer than w + 64 slots, so a key has at least 65 starts.
@@ -487,14 +485,16 @@ func (f *Ribbon) MarshalBinary() ([]byte, error) {
 	w.u8(f.width)
 	w.u32(f.blocks)
 	w.u64s(f.encoded())
-	return sealEnvelope(TypeRibbon, ribbonVersion, w.buf), nil
+	return ribbonCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Ribbon) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeRibbon, "ribbon", decodeRibbonBody)
+	return ribbonCodec.unmarshal(f, data)
 }
+
+var ribbonCodec = newCodec(TypeRibbon, ribbonVersion, "ribbon", decodeRibbonBody)
 
 // decodeRibbonBody checks every parameter an encoder could not have written
 // before allocating: a result width of 1..16, a band width of 64 or 128, no
@@ -502,10 +502,7 @@ func (f *Ribbon) UnmarshalBinary(data []byte) error {
 // more keys than slots (each distinct key's equation owns a pivot row), and
 // a word count that matches the body (the reader checks the length before
 // it allocates, invariant F3).
-func decodeRibbonBody(version uint8, body []byte) (*Ribbon, error) {
-	if version != ribbonVersion {
-		return nil, corruptf("unknown version %d", version)
-	}
+func decodeRibbonBody(body []byte) (*Ribbon, error) {
 	r := bodyReader{buf: body}
 	f := &Ribbon{seed: r.u64("seed"), n: r.u64("key count")}
 	f.bits, f.width, f.blocks = r.u8("result width"), r.u8("band width"), r.u32("block count")

@@ -59,10 +59,6 @@ type scalableBloomStage struct {
 	count    uint64 // keys added to it, <= capacity
 }
 
-func init() {
-	registerDecoder(TypeScalableBloom, decoderOf(decodeScalableBloom))
-}
-
 // NewScalableBloom returns an empty scalable Bloom filter whose first stage
 // holds initialN keys and whose compound false-positive rate stays below
 // fpRate for any number of keys, with the default ratio 0.5 and growth x2.
@@ -226,13 +222,13 @@ func (s *ScalableBloom) MarshalBinary() ([]byte, error) {
 		w.u64(st.count)
 		st.bloom.appendBody(&w)
 	}
-	return sealEnvelope(TypeScalableBloom, scalableBloomVersion, w.buf), nil
+	return scalableBloomCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces s with the chain encoded in data. On error s is
 // unchanged and the error wraps ErrCorrupt.
 func (s *ScalableBloom) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(s, data, TypeScalableBloom, "ScalableBloom.UnmarshalBinary", decodeScalableBloom)
+	return scalableBloomCodec.unmarshal(s, data)
 }
 
 // scalableBloomMinStageBytes is the smallest encoded stage: capacity, count, m, k
@@ -240,10 +236,9 @@ func (s *ScalableBloom) UnmarshalBinary(data []byte) error {
 // claim before anything is allocated (invariant F3).
 const scalableBloomMinStageBytes = 8 + 8 + 8 + 4 + 8
 
-func decodeScalableBloom(version uint8, body []byte) (*ScalableBloom, error) {
-	if version != scalableBloomVersion {
-		return nil, corruptf("scalable bloom: unknown format version %d", version)
-	}
+var scalableBloomCodec = newCodec(TypeScalableBloom, scalableBloomVersion, "scalable bloom", decodeScalableBloom)
+
+func decodeScalableBloom(body []byte) (*ScalableBloom, error) {
 	r := bodyReader{buf: body}
 	s := &ScalableBloom{}
 	s.fpRate = r.f64("scalable bloom fpRate")

@@ -41,30 +41,21 @@ func staticKinds() []staticKind {
 	kinds := []staticKind{
 		{
 			name: "Xor8", bits: 8, typ: TypeXor8,
-			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildXor8(hs) },
-			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildXor8(keys) },
-			unmarshal: func(data []byte) (staticFilter, error) {
-				var f Xor8
-				return &f, f.UnmarshalBinary(data)
-			},
+			fromHash:  func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildXor8(hs) },
+			fromKeys:  func(keys [][]byte) (staticFilter, error) { return BuildXor8(keys) },
+			unmarshal: unmarshalNew[staticFilter, Xor8],
 		},
 		{
 			name: "BinaryFuse8", bits: 8, typ: TypeBinaryFuse8,
-			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse8(hs) },
-			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse8(keys) },
-			unmarshal: func(data []byte) (staticFilter, error) {
-				var f BinaryFuse8
-				return &f, f.UnmarshalBinary(data)
-			},
+			fromHash:  func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse8(hs) },
+			fromKeys:  func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse8(keys) },
+			unmarshal: unmarshalNew[staticFilter, BinaryFuse8],
 		},
 		{
 			name: "BinaryFuse16", bits: 16, typ: TypeBinaryFuse16,
-			fromHash: func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse16(hs) },
-			fromKeys: func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse16(keys) },
-			unmarshal: func(data []byte) (staticFilter, error) {
-				var f BinaryFuse16
-				return &f, f.UnmarshalBinary(data)
-			},
+			fromHash:  func(b *FuseBuilder, hs []uint64) (staticFilter, error) { return b.BuildBinaryFuse16(hs) },
+			fromKeys:  func(keys [][]byte) (staticFilter, error) { return BuildBinaryFuse16(keys) },
+			unmarshal: unmarshalNew[staticFilter, BinaryFuse16],
 		},
 	}
 	return append(kinds, generalFuseKinds()...)

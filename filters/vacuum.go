@@ -3,7 +3,6 @@ package filters
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // Vacuum is a vacuum filter (Wang, Zhou, Shi and Qian, "Vacuum Filters: More
@@ -29,24 +28,14 @@ import (
 // doc). A Vacuum is not safe for concurrent mutation; a filter that is no
 // longer mutated may be queried from many goroutines.
 type Vacuum struct {
-	slots     packedArray // one entry per bucket, 4 lanes of fpBits each
-	fpBits    uint
-	fpMax     uint64 // fingerprints are 1..fpMax
-	lanesLo   uint64 // bit 0 of every lane
-	lanesHi   uint64 // top bit of every lane
-	logChunk  uint   // L = 2^logChunk buckets per chunk
-	chunkMask uint64 // L - 1
+	laneTable      // altMask is L - 1: the partner stays in the chunk
+	logChunk  uint // L = 2^logChunk buckets per chunk
 	chunks    uint64
 	buckets   uint64 // chunks · L
-	count     uint64
-	// rng drives the random walk; stored and restored as in Cuckoo so that
-	// a failed Add leaves the filter exactly as it was (F2).
-	rng  uint64
-	undo []cuckooUndo
 }
 
 const (
-	vacuumSlots = 4
+	vacuumSlots = laneSlots // see laneSlots
 	// vacuumChunkLoad is the load one chunk is assumed to fill to; Fan et al. report 95.5% achievable
 	// load for 4-slot buckets, and our cuckoo filter reached 0.957-0.961
 	// (docs/filters.md, "Cuckoo and quotient against
@@ -64,13 +53,12 @@ const (
 	// vacuumMaxBuckets keeps bucket indexes within reduce32 of the low 32
 	// hash bits, disjoint from the high bits the fingerprint comes from.
 	vacuumMaxBuckets = 1 << 32
-	vacuumMaxKicks   = 500
 	vacuumVersion    = 1
 	vacuumSeed       = 0x5eed_7ac0_5eed_7ac0
 )
 
 var errVacuumFull = fmt.Errorf("filters: vacuum: no free slot within %d displacements: %w",
-	vacuumMaxKicks, ErrFull)
+	laneMaxKicks, ErrFull)
 
 // vacuumFingerprintBits is the cuckoo bound ε ≤ 2b/2^w with b = 4 (Fan et
 // al.; Wang et al. use the same), w = ceil(log2(8/ε)), but any width from 4
@@ -134,22 +122,12 @@ func NewVacuum(n int, fpRate float64) (*Vacuum, error) {
 }
 
 func newVacuumShape(logChunk uint, chunks uint64, fpBits uint) *Vacuum {
-	lo := uint64(0)
-	for j := uint(0); j < vacuumSlots; j++ {
-		lo |= 1 << (j * fpBits)
-	}
 	m := chunks << logChunk
 	return &Vacuum{
-		slots:     newPackedArray(m, vacuumSlots*fpBits),
-		fpBits:    fpBits,
-		fpMax:     1<<fpBits - 1,
-		lanesLo:   lo,
-		lanesHi:   lo << (fpBits - 1),
+		laneTable: newLaneTable(m, fpBits, 1<<logChunk-1, vacuumSeed),
 		logChunk:  logChunk,
-		chunkMask: 1<<logChunk - 1,
 		chunks:    chunks,
 		buckets:   m,
-		rng:       vacuumSeed,
 	}
 }
 
@@ -159,39 +137,6 @@ func newVacuumShape(logChunk uint, chunks uint64, fpBits uint) *Vacuum {
 func (v *Vacuum) derive(h uint64) (fp, i1 uint64) {
 	fp = (h>>32)*v.fpMax>>32 + 1
 	return fp, uint64(uint32(h)) * v.buckets >> 32
-}
-
-// alt XORs i with a hash of fp below L: an involution that keeps i's chunk
-// because chunks are aligned multiples of L (Wang et al. §4.2).
-func (v *Vacuum) alt(i, fp uint64) uint64 {
-	return i ^ (fp*0x9e3779b97f4a7c15)>>32&v.chunkMask
-}
-
-// bucket reads bucket i with two unconditional word loads (packedArray keeps
-// a spare word; a shift by 64 is 0 in Go).
-func (v *Vacuum) bucket(i uint64) uint64 {
-	bit := i * uint64(v.slots.width)
-	w, off := bit>>6, bit&63
-	return (v.slots.words[w]>>off | v.slots.words[w+1]<<(64-off)) & v.slots.mask
-}
-
-func (v *Vacuum) setBucket(i, b uint64) {
-	bit := i * uint64(v.slots.width)
-	w, off := bit>>6, bit&63
-	m := v.slots.mask
-	v.slots.words[w] = v.slots.words[w]&^(m<<off) | b<<off
-	v.slots.words[w+1] = v.slots.words[w+1]&^(m>>(64-off)) | b>>(64-off)
-}
-
-// matchLanes is Cuckoo.matchLanes: nonzero iff a lane of b equals fp, with
-// the top bit of the lowest such lane set.
-func (v *Vacuum) matchLanes(b, fp uint64) uint64 {
-	x := b ^ fp*v.lanesLo
-	return (x - v.lanesLo) &^ x & v.lanesHi
-}
-
-func (v *Vacuum) laneOf(m uint64) uint {
-	return uint(bits.TrailingZeros64(m)) + 1 - v.fpBits
 }
 
 // MayContain reports whether key may have been added.
@@ -205,16 +150,6 @@ func (v *Vacuum) MayContainHash(h uint64) bool {
 	return v.matchLanes(b1, fp)|v.matchLanes(b2, fp) != 0
 }
 
-func (v *Vacuum) tryPut(i, fp uint64) bool {
-	b := v.bucket(i)
-	m := v.matchLanes(b, 0)
-	if m == 0 {
-		return false
-	}
-	v.setBucket(i, b|fp<<v.laneOf(m))
-	return true
-}
-
 // Add inserts key. It returns an error wrapping ErrFull, and leaves the
 // filter exactly as it was, if no free slot is reachable within 500
 // displacements.
@@ -223,54 +158,7 @@ func (v *Vacuum) Add(key []byte) error { return v.AddHash(Hash(key)) }
 // AddHash is Add for a key whose Hash the caller holds.
 func (v *Vacuum) AddHash(h uint64) error {
 	fp, i1 := v.derive(h)
-	if v.tryPut(i1, fp) {
-		v.count++
-		return nil
-	}
-	i2 := v.alt(i1, fp)
-	if v.tryPut(i2, fp) {
-		v.count++
-		return nil
-	}
-	return v.walk(i1, i2, fp)
-}
-
-func (v *Vacuum) next() uint64 {
-	v.rng += 0x9e3779b97f4a7c15
-	return mix64(v.rng)
-}
-
-// walk is Cuckoo.walk: a random walk of displacements, every overwritten
-// bucket logged and restored (with the generator) if it gives up (F1, F2).
-func (v *Vacuum) walk(i1, i2, fp uint64) error {
-	savedRNG := v.rng
-	v.undo = v.undo[:0]
-	r := v.next()
-	i := i1
-	if r&1 != 0 {
-		i = i2
-	}
-	for k := 0; k < vacuumMaxKicks; k++ {
-		if k > 0 && k%30 == 0 {
-			r = v.next()
-		}
-		lane := uint((r>>(1+2*(k%30)))&3) * v.fpBits
-		b := v.bucket(i)
-		v.undo = append(v.undo, cuckooUndo{bucket: i, old: b})
-		victim := b >> lane & v.fpMax
-		v.setBucket(i, b&^(v.fpMax<<lane)|fp<<lane)
-		fp = victim
-		i = v.alt(i, fp)
-		if v.tryPut(i, fp) {
-			v.count++
-			return nil
-		}
-	}
-	for k := len(v.undo) - 1; k >= 0; k-- {
-		v.setBucket(v.undo[k].bucket, v.undo[k].old)
-	}
-	v.rng = savedRNG
-	return errVacuumFull
+	return v.add(i1, fp, errVacuumFull)
 }
 
 // Remove deletes one copy of key's fingerprint and reports whether it found
@@ -280,34 +168,8 @@ func (v *Vacuum) Remove(key []byte) bool { return v.RemoveHash(Hash(key)) }
 // RemoveHash is Remove for a key whose Hash the caller holds.
 func (v *Vacuum) RemoveHash(h uint64) bool {
 	fp, i1 := v.derive(h)
-	if v.clear(i1, fp) || v.clear(v.alt(i1, fp), fp) {
-		v.count--
-		return true
-	}
-	return false
+	return v.remove(i1, fp)
 }
-
-func (v *Vacuum) clear(i, fp uint64) bool {
-	b := v.bucket(i)
-	m := v.matchLanes(b, fp)
-	if m == 0 {
-		return false
-	}
-	v.setBucket(i, b&^(v.fpMax<<v.laneOf(m)))
-	return true
-}
-
-// Len returns the number of fingerprints stored.
-func (v *Vacuum) Len() int { return int(v.count) }
-
-// Cap returns the number of slots, the hard upper bound on Len.
-func (v *Vacuum) Cap() int { return int(v.buckets) * vacuumSlots }
-
-// LoadFactor returns Len()/Cap().
-func (v *Vacuum) LoadFactor() float64 { return float64(v.count) / float64(v.Cap()) }
-
-// FingerprintBits returns the fingerprint width.
-func (v *Vacuum) FingerprintBits() int { return int(v.fpBits) }
 
 // ChunkBuckets returns L, the number of buckets per chunk.
 func (v *Vacuum) ChunkBuckets() int { return 1 << v.logChunk }
@@ -321,30 +183,22 @@ func (v *Vacuum) MarshalBinary() ([]byte, error) {
 	w.u8(uint8(v.logChunk))
 	w.u8(0)
 	w.u64(v.chunks)
-	w.u64(v.count)
-	w.u64(v.rng)
-	w.u64(uint64(len(v.slots.words)))
-	w.u64s(v.slots.words)
-	return sealEnvelope(TypeVacuum, vacuumVersion, w.buf), nil
+	v.appendState(&w)
+	return vacuumCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces v with the filter encoded in data. On error v is
 // unchanged.
 func (v *Vacuum) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(v, data, TypeVacuum, "vacuum", decodeVacuum)
+	return vacuumCodec.unmarshal(v, data)
 }
 
-func init() {
-	registerDecoder(TypeVacuum, decoderOf(decodeVacuum))
-}
+var vacuumCodec = newCodec(TypeVacuum, vacuumVersion, "vacuum", decodeVacuum)
 
 // decodeVacuum checks the shape before allocating, then that no bit outside
 // the table is set and that the count equals the occupied slots, so every
 // accepted filter is one Add and Remove could have produced (F3).
-func decodeVacuum(version uint8, body []byte) (*Vacuum, error) {
-	if version != vacuumVersion {
-		return nil, corruptf("vacuum: unknown version %d", version)
-	}
+func decodeVacuum(body []byte) (*Vacuum, error) {
 	r := bodyReader{buf: body}
 	fpBits := uint(r.u8("fingerprint bits"))
 	slots := r.u8("slots per bucket")
@@ -373,31 +227,9 @@ func decodeVacuum(version uint8, body []byte) (*Vacuum, error) {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
 	v := newVacuumShape(logChunk, chunks, fpBits)
-	copy(v.slots.words, words)
-	v.rng = rng
-	used := v.slots.n * uint64(v.slots.width)
-	for k := used / 64; k < uint64(len(words)); k++ {
-		w := words[k]
-		if k == used/64 {
-			w >>= used % 64
-		}
-		if w != 0 {
-			return nil, corruptf("vacuum: bits set past the end of the table (word %d)", k)
-		}
+	if err := v.load("vacuum", words, count, rng); err != nil {
+		return nil, err
 	}
-	var occupied uint64
-	for i := uint64(0); i < v.buckets; i++ {
-		b := v.bucket(i)
-		for lane := uint(0); lane < vacuumSlots*fpBits; lane += fpBits {
-			if b>>lane&v.fpMax != 0 {
-				occupied++
-			}
-		}
-	}
-	if occupied != count {
-		return nil, corruptf("vacuum: header counts %d keys, table holds %d", count, occupied)
-	}
-	v.count = count
 	return v, nil
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"fmt"
 	"github.com/sievekv/sievekv/internal/testutil"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 func TestVacuumSizing(t *testing.T) {
@@ -176,20 +175,6 @@ func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 	}
 	dynRejectsBodies(t, dynCaseOf("Vacuum"), dynMutated(body, 8, mutate))
 	assertRejectsVersionAndType(t, TypeVacuum, TypeCuckoo, body, new(Vacuum))
-}
-
-// TestVacuumGolden pins the encoding (docs/format.md, "Vacuum filter (type 15)").
-func TestVacuumGolden(t *testing.T) {
-	v, err := NewVacuum(3, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b", "c"} {
-		if err := v.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "vacuum-v1", mustMarshal(t, v))
 }
 
 // FuzzVacuumUnmarshal runs the dynamic battery's decoder fuzz on Vacuum.

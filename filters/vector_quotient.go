@@ -441,27 +441,22 @@ func (f *VectorQuotient) MarshalBinary() ([]byte, error) {
 			w.u16s(b.tags[:])
 		}
 	}
-	return sealEnvelope(TypeVectorQuotient, vectorQuotientVersion, w.buf), nil
+	return vectorQuotientCodec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *VectorQuotient) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeVectorQuotient, "vector quotient", decodeVectorQuotient)
+	return vectorQuotientCodec.unmarshal(f, data)
 }
 
-func init() {
-	registerDecoder(TypeVectorQuotient, decoderOf(decodeVectorQuotient))
-}
+var vectorQuotientCodec = newCodec(TypeVectorQuotient, vectorQuotientVersion, "vector quotient", decodeVectorQuotient)
 
 // decodeVectorQuotient checks the shape against the body length before
 // allocating, then VQ1-VQ3 block by block, so every decoded block is one Add
 // and Remove could have built and no later operation can index past a tag
 // array (F3).
-func decodeVectorQuotient(version uint8, body []byte) (*VectorQuotient, error) {
-	if version != vectorQuotientVersion {
-		return nil, corruptf("vector quotient: unknown version %d", version)
-	}
+func decodeVectorQuotient(body []byte) (*VectorQuotient, error) {
 	r := bodyReader{buf: body}
 	tagBits := uint(r.u8("tag bits"))
 	res := [3]uint8{r.u8("reserved"), r.u8("reserved"), r.u8("reserved")}

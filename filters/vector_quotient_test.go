@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/testutil"
-	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
 // TestSelect64 checks the broadword select against a bit-by-bit count on
@@ -340,21 +339,6 @@ func TestVectorQuotientDecodeRejectsCorruption(t *testing.T) {
 		dynRejectsBodies(t, dynCaseOf("VectorQuotient"), bodies)
 		assertRejectsVersionAndType(t, TypeVectorQuotient, TypeQuotient, body, new(VectorQuotient))
 	}
-}
-
-// TestVectorQuotientGolden pins the encoding (docs/format.md, "Vector
-// quotient filter (type 13)", worked example): one 8-bit block holding "a" and "b".
-func TestVectorQuotientGolden(t *testing.T) {
-	f, err := NewVectorQuotient(2, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a", "b"} {
-		if err := f.Add([]byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden.Bytes(t, "vector-quotient-v1", mustMarshal(t, f))
 }
 
 // FuzzVectorQuotientUnmarshal runs the dynamic battery's decoder fuzz on

@@ -20,8 +20,6 @@ type Xor8 struct {
 //	1: seed u64, n u64, blockLen u32, 3*blockLen fingerprint bytes.
 const xor8Version = 1
 
-func init() { registerDecoder(TypeXor8, namedDecoderOf("xor8", decodeXor8Body)) }
-
 // BuildXor8 builds an XOR filter from keys. Duplicate keys are allowed and
 // count once; an empty set gives a filter that reports every key absent.
 func BuildXor8(keys [][]byte) (*Xor8, error) {
@@ -90,19 +88,18 @@ func (f *Xor8) MarshalBinary() ([]byte, error) {
 	w.u64(f.n)
 	w.u32(f.blockLen)
 	w.bytes(f.fps)
-	return sealEnvelope(TypeXor8, xor8Version, w.buf), nil
+	return xor8Codec.seal(w.buf), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
 func (f *Xor8) UnmarshalBinary(data []byte) error {
-	return unmarshalAs(f, data, TypeXor8, "xor8", decodeXor8Body)
+	return xor8Codec.unmarshal(f, data)
 }
 
-func decodeXor8Body(version uint8, body []byte) (*Xor8, error) {
-	if version != xor8Version {
-		return nil, corruptf("unknown version %d", version)
-	}
+var xor8Codec = newCodec(TypeXor8, xor8Version, "xor8", decodeXor8Body)
+
+func decodeXor8Body(body []byte) (*Xor8, error) {
 	r := bodyReader{buf: body}
 	f := &Xor8{seed: r.u64("seed"), n: r.u64("key count"), blockLen: r.u32("block length")}
 	size := 3 * uint64(f.blockLen)

@@ -194,63 +194,80 @@ func TestCopiesInput(t *testing.T) {
 	}
 }
 
-// TestConcurrentReadersOneWriter exercises the concurrency rule under -race:
-// one writer, readers doing Get and iterator walks whose results must be
-// consistent with the monotone writes.
-func TestConcurrentReadersOneWriter(t *testing.T) {
-	m := New()
-	const writes = 20000
+// readWhileWriting runs write on the calling goroutine while readers
+// goroutines each call read over and over (r is the reader's number, rng
+// its own generator seeded from r and stream) until write has returned. A
+// reader whose read returns an error stops, and the test fails with the
+// first such error: the memtable's one-writer, many-readers rule, checked
+// under -race.
+func readWhileWriting(t *testing.T, readers int, stream uint64, read func(r int, rng *rand.Rand) error, write func()) {
+	t.Helper()
 	var wg sync.WaitGroup
 	done := make(chan struct{})
-	errs := make(chan error, 8)
-	for r := range 4 {
+	errs := make(chan error, readers)
+	for r := range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 9))
+			rng := rand.New(rand.NewPCG(uint64(r), stream))
 			for {
 				select {
 				case <-done:
 					return
 				default:
 				}
-				if r%2 == 0 {
-					// Key i is written with seq i+1 and value i, so a visible
-					// result must carry exactly that value.
-					i := rng.IntN(writes)
-					if v, _, ok := m.Get([]byte(fmt.Sprintf("%08d", i)), base.SeqNumMax); ok && string(v) != fmt.Sprint(i) {
-						errs <- fmt.Errorf("key %d read %q", i, v)
-						return
-					}
-					continue
+				if err := read(r, rng); err != nil {
+					errs <- err
+					return
 				}
-				it := m.NewIter(nil, nil)
-				var prev base.InternalKey
-				n := 0
-				for ok := it.First(); ok; ok = it.Next() {
-					if n > 0 && base.Compare(prev, it.Key()) >= 0 {
-						errs <- fmt.Errorf("iterator out of order at %v", it.Key())
-						return
-					}
-					prev = it.Key()
-					n++
-					if n > 500 {
-						break
-					}
-				}
-				it.Close()
 			}
 		}()
 	}
-	for i := range writes {
-		m.Set([]byte(fmt.Sprintf("%08d", i)), base.SeqNum(i+1), []byte(fmt.Sprint(i)))
-	}
+	write()
 	close(done)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// TestConcurrentReadersOneWriter exercises the concurrency rule under -race:
+// one writer, readers doing Get and iterator walks whose results must be
+// consistent with the monotone writes.
+func TestConcurrentReadersOneWriter(t *testing.T) {
+	m := New()
+	const writes = 20000
+	readWhileWriting(t, 4, 9, func(r int, rng *rand.Rand) error {
+		if r%2 == 0 {
+			// Key i is written with seq i+1 and value i, so a visible
+			// result must carry exactly that value.
+			i := rng.IntN(writes)
+			if v, _, ok := m.Get([]byte(fmt.Sprintf("%08d", i)), base.SeqNumMax); ok && string(v) != fmt.Sprint(i) {
+				return fmt.Errorf("key %d read %q", i, v)
+			}
+			return nil
+		}
+		it := m.NewIter(nil, nil)
+		defer it.Close()
+		var prev base.InternalKey
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if n > 0 && base.Compare(prev, it.Key()) >= 0 {
+				return fmt.Errorf("iterator out of order at %v", it.Key())
+			}
+			prev = it.Key()
+			n++
+			if n > 500 {
+				break
+			}
+		}
+		return nil
+	}, func() {
+		for i := range writes {
+			m.Set([]byte(fmt.Sprintf("%08d", i)), base.SeqNum(i+1), []byte(fmt.Sprint(i)))
+		}
+	})
 	if m.Len() != writes {
 		t.Fatalf("Len %d", m.Len())
 	}
@@ -294,47 +311,26 @@ func TestArenaConcurrentReaders(t *testing.T) {
 		return bytes.Repeat([]byte{byte(i)}, n)
 	}
 	key := func(i int) []byte { return []byte(fmt.Sprintf("key%06d", i)) }
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	errs := make(chan error, 4)
-	for r := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 11))
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				i := rng.IntN(writes)
-				if v, _, ok := m.Get(key(i), base.SeqNumMax); ok && !bytes.Equal(v, valueOf(i)) {
-					errs <- fmt.Errorf("Get(%d): %d bytes, want %d", i, len(v), len(valueOf(i)))
-					return
-				}
-				it := m.NewIter(key(i), nil)
-				for ok, n := it.First(), 0; ok && n < 20; ok, n = it.Next(), n+1 {
-					var j int
-					fmt.Sscanf(string(it.Key().UserKey), "key%06d", &j)
-					if !bytes.Equal(it.Value(), valueOf(j)) {
-						errs <- fmt.Errorf("iterator at %d: wrong value", j)
-						return
-					}
-				}
-				it.Close()
+	readWhileWriting(t, 3, 11, func(_ int, rng *rand.Rand) error {
+		i := rng.IntN(writes)
+		if v, _, ok := m.Get(key(i), base.SeqNumMax); ok && !bytes.Equal(v, valueOf(i)) {
+			return fmt.Errorf("Get(%d): %d bytes, want %d", i, len(v), len(valueOf(i)))
+		}
+		it := m.NewIter(key(i), nil)
+		defer it.Close()
+		for ok, n := it.First(), 0; ok && n < 20; ok, n = it.Next(), n+1 {
+			var j int
+			fmt.Sscanf(string(it.Key().UserKey), "key%06d", &j)
+			if !bytes.Equal(it.Value(), valueOf(j)) {
+				return fmt.Errorf("iterator at %d: wrong value", j)
 			}
-		}()
-	}
-	for i := range writes {
-		m.Set(key(i), base.SeqNum(i+1), valueOf(i))
-	}
-	close(done)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		}
+		return nil
+	}, func() {
+		for i := range writes {
+			m.Set(key(i), base.SeqNum(i+1), valueOf(i))
+		}
+	})
 	if chunks := len(*m.arena.chunks.Load()); chunks < 5 {
 		t.Fatalf("only %d arena chunks: the test did not cross chunk boundaries", chunks)
 	}

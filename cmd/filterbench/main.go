@@ -18,7 +18,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/sievekv/sievekv/filters"
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 func main() {
@@ -216,20 +216,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	printGoals(stdout, gs)
 	printRange(stdout, ranges)
 	fmt.Fprintf(stdout, "\nfilterbench took %s\n", took.Round(time.Second))
-	var charts []string
-	if fl.plotDir != "" {
-		if charts, err = writeCharts(fl.plotDir, results); err != nil {
-			return fmt.Errorf("charts: %w", err)
-		}
-	}
-	if fl.jsonOut != "" {
-		data, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(fl.jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	charts, err := benchreport.Outputs(fl.plotDir, fl.jsonOut, results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
+	if err != nil {
+		return err
 	}
 	if fl.md != "" {
 		if err := writeMarkdown(fl.md, args, results, gs, charts, took); err != nil {

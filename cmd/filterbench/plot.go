@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 // fpFloor stands in for a measured FP rate of 0 on the log axis.
@@ -34,13 +36,7 @@ func writeCharts(dir string, rs []result) ([]string, error) {
 
 // names lists the filter names (not configurations) in rs, in order.
 func names(rs []result) []string {
-	var out []string
-	for _, r := range rs {
-		if !slices.Contains(out, r.Name) {
-			out = append(out, r.Name)
-		}
-	}
-	return out
+	return benchreport.Distinct(rs, func(r result) string { return r.Name })
 }
 
 // colour picks a distinct colour per filter name (Okabe-Ito and Tableau
@@ -60,18 +56,6 @@ func glyph(i int, anchor bool) draw.GlyphDrawer {
 	return []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}[(i/12)%3]
 }
 
-// decades labels a log axis at the powers of ten only ("1e-05"), which
-// plot.LogTicks renders with float noise.
-type decades struct{}
-
-func (decades) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		ts = append(ts, plot.Tick{Value: math.Pow(10, e), Label: strconv.FormatFloat(math.Pow(10, e), 'g', 1, 64)})
-	}
-	return ts
-}
-
 // fpChart: measured FP rate against measured bits per key at the largest
 // n, every configuration, with the bound bits = log2(1/eps).
 func fpChart(path string, rs []result) error {
@@ -81,7 +65,7 @@ func fpChart(path string, rs []result) error {
 	p.X.Label.Text = "bits per key"
 	p.Y.Label.Text = "FP rate (log; 0 drawn at 1e-7)"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
+	p.Y.Tick.Marker = benchreport.Decades{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	bound := plotter.NewFunction(func(x float64) float64 { return math.Max(math.Pow(2, -x), fpFloor) })

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 var columns = []string{"filter", "library", "input", "n", "bits/key", "FP rate", "target", "build ns/key", "query ns present", "query ns absent", "delete ns"}
@@ -24,36 +25,21 @@ func row(r result) []string {
 		target, fmt.Sprintf("%.1f", r.BuildNsPerKey), fmt.Sprintf("%.1f", r.QueryNsPresent), fmt.Sprintf("%.1f", r.QueryNsAbsent), del}
 }
 
-func sizesOf(rs []result) []int {
-	var ns []int
-	for _, r := range rs {
-		if !slices.Contains(ns, r.N) {
-			ns = append(ns, r.N)
-		}
-	}
-	return ns
-}
+// sizesOf lists the key counts rs measured, in first-seen order.
+func sizesOf(rs []result) []int { return benchreport.Distinct(rs, func(r result) int { return r.N }) }
 
 func printResults(w io.Writer, rs []result) {
 	for _, n := range sizesOf(rs) {
 		fmt.Fprintf(w, "== n = %d\n", n)
 		const f = "%-34s %-24s %-5s %8s %8s %9s %7s %12s %16s %15s %9s\n"
-		fmt.Fprintf(w, f, strAny(columns)...)
+		fmt.Fprintf(w, f, benchreport.Args(columns)...)
 		for _, r := range rs {
 			if r.N == n {
-				fmt.Fprintf(w, f, strAny(row(r))...)
+				fmt.Fprintf(w, f, benchreport.Args(row(r))...)
 			}
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-func strAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 func find(rs []result, filter string, n int) *result {
@@ -125,18 +111,6 @@ func printGoals(w io.Writer, gs []goal) {
 	}
 }
 
-func mdTable(b *strings.Builder, head []string, rows [][]string) {
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, r := range rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n")
-}
-
 // writeMarkdown writes the filterbench section of docs/benchmarks.md.
 func writeMarkdown(path string, args []string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
@@ -152,25 +126,13 @@ func writeMarkdown(path string, args []string, rs []result, gs []goal, charts []
 		grows = append(grows, []string{g.Ours, g.Anchor, fmt.Sprint(g.N), fmt.Sprintf("%.2fx", g.Bits), fmt.Sprintf("%.2fx", g.Present),
 			fmt.Sprintf("%.2fx", g.Absent), fmt.Sprintf("%.2fx", g.Build), fmt.Sprintf("%.3g / %.3g", g.FPOurs, g.FPAnchor), "**" + verdict(g) + "**"})
 	}
-	mdTable(&b, []string{"sievekv", "anchor", "n", "bits/key ratio", "query present ratio", "query absent ratio", "build ratio", "FP ours / anchor", "verdict"}, grows)
+	benchreport.Table(&b, []string{"sievekv", "anchor", "n", "bits/key ratio", "query present ratio", "query absent ratio", "build ratio", "FP ours / anchor", "verdict"}, grows)
 	b.WriteString("Ratios are sievekv / anchor (below 1 is better for sievekv). Counting and scalable Bloom have no anchor of " +
 		"their own and are held to the plain Bloom anchor; the quotient filter to the cuckoo anchor.\n\n")
-	for _, c := range charts {
-		rel, err := filepath.Rel(filepath.Dir(path), c)
-		if err != nil {
-			rel = c
-		}
-		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(c), ".png"), filepath.ToSlash(rel))
-	}
+	benchreport.ChartLinks(&b, path, charts)
 	for _, n := range sizesOf(rs) {
 		fmt.Fprintf(&b, "### n = %d\n\n", n)
-		var rows [][]string
-		for _, r := range rs {
-			if r.N == n {
-				rows = append(rows, row(r))
-			}
-		}
-		mdTable(&b, columns, rows)
+		benchreport.Table(&b, columns, benchreport.Rows(rs, func(r result) bool { return r.N == n }, row))
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -36,59 +36,13 @@ type entry struct {
 const demoFP = 0.01
 
 var entries = []entry{
-	{
-		name: "bloom", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewBloom(len(keys), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				f.Add(k)
-			}
-			return f, nil
-		},
-	},
-	{
-		name: "blocked bloom", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewBlockedBloom(len(keys), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				f.Add(k)
-			}
-			return f, nil
-		},
-	},
-	{
-		name: "counting bloom", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewCountingBloom(len(keys), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				f.Add(k)
-			}
-			return f, nil
-		},
-	},
-	{
-		// Started at a tenth of the keys, so the run shows it growing.
-		name: "scalable bloom (n0=n/10)", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewScalableBloom(max(1, len(keys)/10), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				f.Add(k)
-			}
-			return f, nil
-		},
-	},
+	bloomEntry("bloom", func(n int) (*filters.Bloom, error) { return filters.NewBloom(n, demoFP) }),
+	bloomEntry("blocked bloom", func(n int) (*filters.BlockedBloom, error) { return filters.NewBlockedBloom(n, demoFP) }),
+	bloomEntry("counting bloom", func(n int) (*filters.CountingBloom, error) { return filters.NewCountingBloom(n, demoFP) }),
+	// Started at a tenth of the keys, so the run shows it growing.
+	bloomEntry("scalable bloom (n0=n/10)", func(n int) (*filters.ScalableBloom, error) {
+		return filters.NewScalableBloom(max(1, n/10), demoFP)
+	}),
 	// The static filters are built once from the whole key set; their FP
 	// rate is fixed by the fingerprint width, not chosen.
 	{
@@ -110,38 +64,52 @@ var entries = []entry{
 		},
 	},
 	// The dynamic filters take adds and removes; each is sized for n keys.
-	{
-		name: "cuckoo", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewCuckoo(len(keys), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			return f, addEach(keys, f.Add)
-		},
-		fill: func(f filters.Filter) float64 { return f.(*filters.Cuckoo).LoadFactor() },
-	},
-	{
-		name: "quotient", targetFP: demoFP,
-		build: func(keys [][]byte) (filters.Filter, error) {
-			f, err := filters.NewQuotient(len(keys), demoFP)
-			if err != nil {
-				return nil, err
-			}
-			return f, addEach(keys, f.Add)
-		},
-		fill: func(f filters.Filter) float64 { return f.(*filters.Quotient).LoadFactor() },
-	},
+	dynamicEntry("cuckoo", func(n int) (*filters.Cuckoo, error) { return filters.NewCuckoo(n, demoFP) }),
+	dynamicEntry("quotient", func(n int) (*filters.Quotient, error) { return filters.NewQuotient(n, demoFP) }),
 }
 
-// addEach adds every key with a fallible Add, stopping at the first error.
-func addEach(keys [][]byte, add func([]byte) error) error {
-	for _, k := range keys {
-		if err := add(k); err != nil {
-			return err
+// bloomEntry is the entry of a Bloom-family filter at demoFP: fresh sizes
+// it for the keys, whose Adds cannot fail.
+func bloomEntry[F interface {
+	filters.Filter
+	Add(key []byte)
+}](name string, fresh func(n int) (F, error)) entry {
+	return entry{name: name, targetFP: demoFP, build: func(keys [][]byte) (filters.Filter, error) {
+		f, err := fresh(len(keys))
+		if err != nil {
+			return nil, err
 		}
+		for _, k := range keys {
+			f.Add(k)
+		}
+		return f, nil
+	}}
+}
+
+// dynamicEntry is the entry of a dynamic filter at demoFP: fresh sizes it
+// for the keys, the build stops at the first failed Add, and the fill
+// column is its load factor.
+func dynamicEntry[F interface {
+	filters.Filter
+	Add(key []byte) error
+	LoadFactor() float64
+}](name string, fresh func(n int) (F, error)) entry {
+	return entry{
+		name: name, targetFP: demoFP,
+		build: func(keys [][]byte) (filters.Filter, error) {
+			f, err := fresh(len(keys))
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				if err := f.Add(k); err != nil {
+					return f, err
+				}
+			}
+			return f, nil
+		},
+		fill: func(f filters.Filter) float64 { return f.(F).LoadFactor() },
 	}
-	return nil
 }
 
 // row is one measured line of the table.

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/benchreport"
 	"github.com/sievekv/sievekv/kv"
 )
 
@@ -300,20 +301,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	printGoals(stdout, gs, results)
 	fmt.Fprintf(stdout, "\nkvbench took %s\n", took.Round(time.Second))
 
-	var charts []string
-	if fl.plotDir != "" {
-		if charts, err = writeCharts(fl.plotDir, results); err != nil {
-			return fmt.Errorf("charts: %w", err)
-		}
-	}
-	if fl.jsonOut != "" {
-		data, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(fl.jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	charts, err := benchreport.Outputs(fl.plotDir, fl.jsonOut, results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
+	if err != nil {
+		return err
 	}
 	if fl.md != "" {
 		title := "engines side by side"

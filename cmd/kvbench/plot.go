@@ -3,17 +3,17 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 // palette gives each engine the same colour in every chart.
@@ -175,7 +175,7 @@ func readsVsBitsPlot(title, xLabel string) *plot.Plot {
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = fmt.Sprintf("reads per absent Get (log; 0 drawn at %g)", sweepFloor)
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = decades{}
+	p.Y.Tick.Marker = benchreport.Decades{}
 	p.Legend.Top = true
 	return p
 }
@@ -240,16 +240,4 @@ func sweepChart(path string, rs []result) (string, error) {
 		return "", err
 	}
 	return path, nil
-}
-
-// decades labels a log axis at the powers of ten only ("0.001"), which
-// plot.LogTicks renders with float noise.
-type decades struct{}
-
-func (decades) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		ts = append(ts, plot.Tick{Value: math.Pow(10, e), Label: strconv.FormatFloat(math.Pow(10, e), 'g', 1, 64)})
-	}
-	return ts
 }

@@ -5,10 +5,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 // find returns the result of engine on workload (nil if it did not run).
@@ -28,13 +28,7 @@ func findWhere(rs []result, match func(*result) bool) *result {
 
 // workloadsOf lists the workloads in rs in first-seen order.
 func workloadsOf(rs []result) []string {
-	var ws []string
-	for _, r := range rs {
-		if !slices.Contains(ws, r.Workload) {
-			ws = append(ws, r.Workload)
-		}
-	}
-	return ws
+	return benchreport.Distinct(rs, func(r result) string { return r.Workload })
 }
 
 func fmtOpt(v float64, format string) string {
@@ -112,10 +106,10 @@ func ratioLines(rs []result, w string) []string {
 func printResults(w io.Writer, rs []result) {
 	for _, wl := range workloadsOf(rs) {
 		fmt.Fprintf(w, "== %s\n", wl)
-		fmt.Fprintf(w, "%-17s %-16s %10s %8s %8s %9s %9s %8s %9s %9s %12s %11s\n", strAny(columns)...)
+		fmt.Fprintf(w, "%-17s %-16s %10s %8s %8s %9s %9s %8s %9s %9s %12s %11s\n", benchreport.Args(columns)...)
 		for _, r := range rs {
 			if r.Workload == wl {
-				fmt.Fprintf(w, "%-17s %-16s %10s %8s %8s %9s %9s %8s %9s %9s %12s %11s\n", strAny(row(r))...)
+				fmt.Fprintf(w, "%-17s %-16s %10s %8s %8s %9s %9s %8s %9s %9s %12s %11s\n", benchreport.Args(row(r))...)
 			}
 		}
 		for _, l := range ratioLines(rs, wl) {
@@ -128,14 +122,6 @@ func printResults(w io.Writer, rs []result) {
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-func strAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // goal is one performance target, with the issue that set it (Issue) and
@@ -311,18 +297,6 @@ func tombstoneLines(rs []result) []string {
 	return out
 }
 
-func mdTable(b *strings.Builder, head []string, rows [][]string) {
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n|")
-	for range head {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, r := range rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n")
-}
-
 // writeMarkdown writes the kvbench section of docs/benchmarks.md.
 func writeMarkdown(path, title string, args []string, hdr string, rs []result, gs []goal, charts []string, took time.Duration) error {
 	var b strings.Builder
@@ -335,7 +309,7 @@ func writeMarkdown(path, title string, args []string, hdr string, rs []result, g
 	for _, g := range gs {
 		grows = append(grows, []string{g.Issue, g.Goal, g.Measured, "**" + verdict(g) + "**"})
 	}
-	mdTable(&b, []string{"issue", "goal", "measured (sievekv vs other)", "verdict"}, grows)
+	benchreport.Table(&b, []string{"issue", "goal", "measured (sievekv vs other)", "verdict"}, grows)
 	if tl := tombstoneLines(rs); len(tl) > 0 {
 		b.WriteString("### Tombstone index on and off (sievekv vs sievekv-notsi)\n\n")
 		for _, l := range tl {
@@ -346,24 +320,12 @@ func writeMarkdown(path, title string, args []string, hdr string, rs []result, g
 	b.WriteString("### Results per workload\n\n")
 	for _, wl := range workloadsOf(rs) {
 		fmt.Fprintf(&b, "#### %s\n\n", wl)
-		var rows [][]string
-		for _, r := range rs {
-			if r.Workload == wl {
-				rows = append(rows, row(r))
-			}
-		}
-		mdTable(&b, columns, rows)
+		benchreport.Table(&b, columns, benchreport.Rows(rs, func(r result) bool { return r.Workload == wl }, row))
 		for _, l := range ratioLines(rs, wl) {
 			b.WriteString("- " + l + "\n")
 		}
 		b.WriteString("\n")
 	}
-	for _, c := range charts {
-		rel, err := filepath.Rel(filepath.Dir(path), c)
-		if err != nil {
-			rel = c
-		}
-		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(c), ".png"), filepath.ToSlash(rel))
-	}
+	benchreport.ChartLinks(&b, path, charts)
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

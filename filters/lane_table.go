@@ -1,0 +1,262 @@
+package filters
+
+import (
+	"math/bits"
+)
+
+// laneTable is the bucket table Cuckoo and Vacuum share: buckets of
+// laneSlots fingerprint lanes of fpBits each, one packed entry per bucket,
+// fingerprint 0 marking an empty lane; the partner bucket is a function of
+// bucket and fingerprint alone; and Adds that find both buckets full run a
+// random walk of displacements that is rolled back if it gives up (F1, F2).
+// The two filters differ only in how a key picks its first bucket and in
+// altMask, how far its partner may lie: anywhere in a power-of-two table
+// (Cuckoo) or within an aligned chunk (Vacuum).
+type laneTable struct {
+	slots   packedArray // one entry per bucket, laneSlots lanes of fpBits each
+	fpBits  uint
+	fpMax   uint64 // 2^fpBits - 1: fingerprints are 1..fpMax
+	lanesLo uint64 // bit 0 of every lane: fp*lanesLo repeats fp in each lane
+	lanesHi uint64 // top bit of every lane
+	// altMask bounds the partner's offset: alt(i) = i XOR (hash(fp) & altMask).
+	altMask uint64
+	// wordAligned is set when a bucket is 16, 32 or 64 bits wide and so never
+	// straddles a word: bucket then reads one word.
+	wordAligned bool
+	bucketShift uint // log2 of the bucket width, when wordAligned
+	count       uint64
+	// rng is the state of the splitmix64 generator that drives the random
+	// walk. It is part of the filter (and of its encoding) so that the same
+	// sequence of operations always yields the same table; a failed Add puts
+	// it back too, so a failed Add leaves the filter exactly as it was (F2).
+	rng  uint64
+	undo []cuckooUndo // scratch for rolling back a failed random walk
+}
+
+// cuckooUndo records a bucket's contents before a displacement overwrote it.
+type cuckooUndo struct {
+	bucket uint64
+	old    uint64
+}
+
+const (
+	// laneSlots is the bucket size. Four slots per bucket is the cuckoo
+	// paper's recommendation (Fan et al., §5.1): it reaches ~95% load with a
+	// fingerprint only 3 bits longer than the one-slot design would need.
+	// The walk draws a victim lane with 2 random bits, so it must stay 4.
+	laneSlots = 4
+	// laneMaxKicks bounds the random walk, as in the cuckoo paper's reference
+	// implementation (500 displacements).
+	laneMaxKicks = 500
+)
+
+// newLaneTable returns an empty table of buckets buckets of fpBits-bit
+// lanes whose walk starts from seed.
+func newLaneTable(buckets uint64, fpBits uint, altMask, seed uint64) laneTable {
+	lo := uint64(0)
+	for j := uint(0); j < laneSlots; j++ {
+		lo |= 1 << (j * fpBits)
+	}
+	width := laneSlots * fpBits
+	return laneTable{
+		slots:       newPackedArray(buckets, width),
+		fpBits:      fpBits,
+		fpMax:       1<<fpBits - 1,
+		lanesLo:     lo,
+		lanesHi:     lo << (fpBits - 1),
+		altMask:     altMask,
+		wordAligned: width&(width-1) == 0,
+		bucketShift: uint(bits.TrailingZeros(width)),
+		rng:         seed,
+	}
+}
+
+// alt is the partner bucket: i XOR a hash of the fingerprint alone, so it
+// can be computed from either bucket without the key (partial-key cuckoo
+// hashing, Fan et al. §3.1). The multiply-and-take-high-bits hash spreads
+// every fingerprint bit over the offset; masking with a power of two minus
+// one, no larger than the table, keeps the XOR an involution inside the
+// table (and, for Vacuum, inside i's aligned chunk).
+func (t *laneTable) alt(i, fp uint64) uint64 {
+	return i ^ (fp*0x9e3779b97f4a7c15)>>32&t.altMask
+}
+
+// bucket reads bucket i. 16-, 32- and 64-bit buckets take one word; others
+// read two words without branching on whether they straddle: packedArray
+// keeps a spare word, and a Go shift by 64 yields 0. The wordAligned branch
+// is the same for every call on a filter, so it predicts perfectly; the
+// one-word path was worth about 10% on absent-key queries.
+func (t *laneTable) bucket(i uint64) uint64 {
+	if t.wordAligned {
+		bit := i << t.bucketShift
+		return t.slots.words[bit>>6] >> (bit & 63) & t.slots.mask
+	}
+	bit := i * uint64(t.slots.width)
+	w, off := bit>>6, bit&63
+	return (t.slots.words[w]>>off | t.slots.words[w+1]<<(64-off)) & t.slots.mask
+}
+
+// setBucket writes bucket i, again without a straddle branch: when the
+// bucket fits in one word the second word's mask and value shift to zero.
+func (t *laneTable) setBucket(i, v uint64) {
+	bit := i * uint64(t.slots.width)
+	w, off := bit>>6, bit&63
+	m := t.slots.mask
+	t.slots.words[w] = t.slots.words[w]&^(m<<off) | v<<off
+	t.slots.words[w+1] = t.slots.words[w+1]&^(m>>(64-off)) | v>>(64-off)
+}
+
+// laneOf converts a matchLanes result to the bit offset of the lowest
+// flagged lane: the flag is that lane's top bit.
+func (t *laneTable) laneOf(m uint64) uint {
+	return uint(bits.TrailingZeros64(m)) + 1 - t.fpBits
+}
+
+// matchLanes returns a word with the top bit of a lane set for the lowest
+// lane of b equal to fp (and possibly spurious bits above it); it is zero iff
+// no lane equals fp. This is the SWAR "has zero byte" test generalised to
+// w-bit lanes, applied to b XOR fp-in-every-lane.
+func (t *laneTable) matchLanes(b, fp uint64) uint64 {
+	x := b ^ fp*t.lanesLo
+	return (x - t.lanesLo) &^ x & t.lanesHi
+}
+
+// tryPut stores fp in a free slot of bucket i, if there is one.
+func (t *laneTable) tryPut(i, fp uint64) bool {
+	b := t.bucket(i)
+	m := t.matchLanes(b, 0)
+	if m == 0 {
+		return false
+	}
+	// The lowest flagged lane is exact (spurious flags only appear above a
+	// true match), so it is a free slot.
+	t.setBucket(i, b|fp<<t.laneOf(m))
+	return true
+}
+
+// add stores fp in bucket i1, its partner, or by displacement; full is the
+// (static, so allocation-free) error of the filter that gives up.
+func (t *laneTable) add(i1, fp uint64, full error) error {
+	if t.tryPut(i1, fp) {
+		t.count++
+		return nil
+	}
+	i2 := t.alt(i1, fp)
+	if t.tryPut(i2, fp) {
+		t.count++
+		return nil
+	}
+	return t.walk(i1, i2, fp, full)
+}
+
+// next advances the walk's splitmix64 generator.
+func (t *laneTable) next() uint64 {
+	t.rng += 0x9e3779b97f4a7c15
+	return mix64(t.rng)
+}
+
+// walk is the random-walk eviction of Fan et al. §3.1 with one addition:
+// every overwritten bucket is logged, so that when the kick limit is reached
+// the log is replayed backwards and the table (and the generator) return to
+// their state before the Add. Without the rollback, the fingerprint carried
+// when the walk gives up would be lost, and with it a key that was added
+// earlier (keeps F1 and F2).
+func (t *laneTable) walk(i1, i2, fp uint64, full error) error {
+	savedRNG := t.rng
+	t.undo = t.undo[:0]
+	r := t.next()
+	i := i1
+	if r&1 != 0 {
+		i = i2
+	}
+	for k := 0; k < laneMaxKicks; k++ {
+		if k > 0 && k%30 == 0 {
+			r = t.next() // 2 random bits per kick, 64 bits per draw
+		}
+		lane := uint((r>>(1+2*(k%30)))&3) * t.fpBits
+		b := t.bucket(i)
+		t.undo = append(t.undo, cuckooUndo{bucket: i, old: b})
+		victim := b >> lane & t.fpMax
+		t.setBucket(i, b&^(t.fpMax<<lane)|fp<<lane)
+		fp = victim
+		i = t.alt(i, fp)
+		if t.tryPut(i, fp) {
+			t.count++
+			return nil
+		}
+	}
+	for k := len(t.undo) - 1; k >= 0; k-- {
+		t.setBucket(t.undo[k].bucket, t.undo[k].old)
+	}
+	t.rng = savedRNG
+	return full
+}
+
+// remove deletes one copy of fp from bucket i1 or its partner.
+func (t *laneTable) remove(i1, fp uint64) bool {
+	if t.clear(i1, fp) || t.clear(t.alt(i1, fp), fp) {
+		t.count--
+		return true
+	}
+	return false
+}
+
+// clear empties the lowest slot of bucket i holding fp, if any.
+func (t *laneTable) clear(i, fp uint64) bool {
+	b := t.bucket(i)
+	m := t.matchLanes(b, fp)
+	if m == 0 {
+		return false
+	}
+	t.setBucket(i, b&^(t.fpMax<<t.laneOf(m)))
+	return true
+}
+
+// Len returns the number of fingerprints stored (keys added minus keys
+// removed).
+func (t *laneTable) Len() int { return int(t.count) }
+
+// Cap returns the number of slots, the hard upper bound on Len.
+func (t *laneTable) Cap() int { return int(t.slots.n) * laneSlots }
+
+// LoadFactor returns Len()/Cap().
+func (t *laneTable) LoadFactor() float64 { return float64(t.count) / float64(t.Cap()) }
+
+// FingerprintBits returns the fingerprint width chosen at construction.
+func (t *laneTable) FingerprintBits() int { return int(t.fpBits) }
+
+// appendState writes the fields after a filter's shape header: count,
+// generator state, word count and the words (docs/format.md, "Cuckoo
+// filter" and "Vacuum filter").
+func (t *laneTable) appendState(w *bodyWriter) {
+	w.u64(t.count)
+	w.u64(t.rng)
+	w.u64(uint64(len(t.slots.words)))
+	w.u64s(t.slots.words)
+}
+
+// load fills an empty table of the decoded shape from words and checks that
+// no bit outside the table is set (including the spare word) and that the
+// stored count equals the occupied slots, so the table is one Add and
+// Remove could have produced (F3). name prefixes its errors.
+func (t *laneTable) load(name string, words []uint64, count, rng uint64) error {
+	copy(t.slots.words, words)
+	t.rng = rng
+	if k := t.slots.dirtyWord(words); k >= 0 {
+		return corruptf("%s: bits set past the end of the table (word %d)", name, k)
+	}
+	var occupied uint64
+	for i := uint64(0); i < t.slots.n; i++ {
+		b := t.bucket(i)
+		for lane := uint(0); lane < laneSlots*t.fpBits; lane += t.fpBits {
+			if b>>lane&t.fpMax != 0 {
+				occupied++
+			}
+		}
+	}
+	if occupied != count {
+		return corruptf("%s: header counts %d keys, table holds %d", name, count, occupied)
+	}
+	t.count = count
+	return nil
+}
