@@ -69,37 +69,25 @@ func symbolAt(s []byte, i int) int {
 	return 0
 }
 
-// newKeyCoder derives a coder from keys, which must be sorted and distinct
-// (a RangeBuilder ensures it) and share at least prefixLen leading bytes.
-// minLen is the length of the shortest key before any truncation, and
-// truncLen the length keys were truncated to: the coder reads no position
-// at or past it, where a truncated key's bytes are unknown.
-func newKeyCoder(keys *keyList, prefixLen, minLen, truncLen int) keyCoder {
+// newKeyCoder derives a coder from the shape of sorted distinct keys (a
+// RangeBuilder ensures both). minLen is the length of the shortest key
+// before any truncation, and truncLen the length keys were truncated to:
+// the coder reads no position at or past it, where a truncated key's bytes
+// are unknown.
+func newKeyCoder(shape *keyShape, minLen, truncLen int) keyCoder {
 	c := keyCoder{universe: 1}
-	if keys.len() == 0 {
+	if shape.n == 0 {
 		return c
 	}
-	c.prefix = append([]byte(nil), keys.at(0)[:prefixLen]...)
+	prefixLen := shape.prefixLen
+	c.prefix = append([]byte(nil), shape.first[:prefixLen]...)
 	// The distinguishing depth tells every key apart: one more than the
 	// longest suffix two neighbours share. Reading further would multiply
 	// every range's code width by the radices there and separate no keys.
-	maxSuffix, maxShared := 0, 0
-	for i := range keys.len() {
-		k := keys.at(i)
-		maxSuffix = max(maxSuffix, len(k)-prefixLen)
-		if i > 0 {
-			maxShared = max(maxShared, commonPrefixLen(keys.at(i-1), k))
-		}
-	}
-	limit := min(maxSuffix+1, maxCodeDepth, truncLen-prefixLen)
-	depth := min(max(maxShared-prefixLen+1, 1), limit)
+	limit := min(shape.maxLen-prefixLen+1, maxCodeDepth, truncLen-prefixLen)
+	depth := min(max(shape.maxShared-prefixLen+1, 1), limit)
 	alpha := make([]alphabet, limit)
-	for i := range keys.len() {
-		s := keys.at(i)[prefixLen:]
-		for j := 0; j < limit && j < len(s); j++ {
-			alpha[j].add(int(s[j]) + 1)
-		}
-	}
+	copy(alpha, shape.alpha[prefixLen:prefixLen+limit])
 	// A key that ended at or before position i shows "end" there; the
 	// shortest key (kept whole, even when keys were truncated) is the
 	// first to end.
@@ -156,9 +144,8 @@ func commonPrefixLen(a, b []byte) int {
 	return n
 }
 
-// codeTable is code's lookup table for a build: entry [i*257+sym] is the
-// rank of sym at position i times weight[i], so a key's code is one load
-// and add per position.
+// codeTable is codes' lookup table: entry [i*257+sym] is the rank of sym
+// at position i times weight[i], so a digit is one load.
 func (c *keyCoder) codeTable() []uint64 {
 	t := make([]uint64, len(c.alpha)*257)
 	for i := range c.alpha {
@@ -169,18 +156,39 @@ func (c *keyCoder) codeTable() []uint64 {
 	return t
 }
 
-// codeWith is code using a codeTable.
-func (c *keyCoder) codeWith(t []uint64, key []byte) uint64 {
-	s := key[len(c.prefix):]
-	var acc uint64
-	for i := range c.alpha {
-		sym := 0
-		if i < len(s) {
-			sym = int(s[i]) + 1
+// codes appends to out the distinct codes of keys, the sorted keys the
+// coder was built from, in order (they never decrease, R2). A key's digits
+// at the bytes it shares with its predecessor are the predecessor's, so
+// each key costs a load and add per position from its first new byte, and
+// those positions are its stored suffix: the key itself is never rebuilt.
+func (c *keyCoder) codes(keys *frontCodedKeys, out []uint64) []uint64 {
+	t := c.codeTable()
+	depth := len(c.alpha)
+	prefixLen := len(c.prefix)
+	// partial[i] is the sum of the current key's digits below position i.
+	partial := make([]uint64, depth+1)
+	rest := keys.arena
+	for range keys.n {
+		shared, suffix := nextFrontCoded(&rest)
+		// Keys after the first share at least the prefix.
+		from := min(max(shared-prefixLen, 0), depth)
+		acc := partial[from]
+		// Position i after the prefix is byte skip+i of the stored suffix.
+		skip := prefixLen - shared
+		for i := from; i < depth; i++ {
+			partial[i] = acc
+			sym := 0
+			if j := skip + i; j < len(suffix) {
+				sym = int(suffix[j]) + 1
+			}
+			acc += t[i*257+sym]
 		}
-		acc += t[i*257+sym]
+		partial[depth] = acc
+		if len(out) == 0 || out[len(out)-1] != acc {
+			out = append(out, acc)
+		}
 	}
-	return acc
+	return out
 }
 
 // code is the code of a key the coder was built from.

@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
@@ -25,12 +26,35 @@ type rangeFilterBuilder struct {
 	err error // invalid WriterOptions.RangeFilterBitsPerKey, reported by Finish
 }
 
+// rangeBuilders keeps range filter builders between tables: a builder's
+// memory grows to its table's keys, and flushes and compactions write table
+// after table of about the same size, so a reused builder allocates next
+// to nothing (docs/design.md, "Range filters", build cost).
+var rangeBuilders sync.Pool
+
 func newRangeFilterBuilder(bitsPerKey float64) rangeFilterBuilder {
 	if bitsPerKey == 0 {
 		return rangeFilterBuilder{}
 	}
+	if b, ok := rangeBuilders.Get().(*filters.RangeBuilder); ok {
+		if err := b.SetBitsPerKey(bitsPerKey); err != nil {
+			rangeBuilders.Put(b)
+			return rangeFilterBuilder{err: err}
+		}
+		return rangeFilterBuilder{b: b} // pooled builders are reset
+	}
 	b, err := filters.NewRangeBuilder(bitsPerKey)
 	return rangeFilterBuilder{b: b, err: err}
+}
+
+// release returns the builder, reset, to the pool. An aborted writer's
+// builder, which may hold keys, is left to the garbage collector.
+func (rb *rangeFilterBuilder) release() {
+	if rb.b != nil {
+		rb.b.Reset()
+		rangeBuilders.Put(rb.b)
+		rb.b = nil
+	}
 }
 
 // add records a new user key (the writer calls it once per distinct key,
@@ -49,7 +73,11 @@ func (w *Writer) writeRangeFilter() error {
 	if rb.err != nil {
 		return fmt.Errorf("sstable: range filter: %w", rb.err)
 	}
-	if rb.b == nil || rb.b.Len() == 0 {
+	if rb.b == nil {
+		return nil
+	}
+	defer rb.release()
+	if rb.b.Len() == 0 {
 		return nil
 	}
 	f, err := rb.b.Finish()

@@ -152,26 +152,3 @@ func TestRangeFilterWriterRejectsBadBudget(t *testing.T) {
 		t.Fatalf("Finish = %v, want ErrInvalidArgument", err)
 	}
 }
-
-// BenchmarkBuildRangeFilter measures table build with and without a range
-// filter at 16 bits per key, on the default point filter, so the ratio of
-// the two sub-benchmarks is the range filter's build cost (goal: <= 1.3x).
-func BenchmarkBuildRangeFilter(b *testing.B) {
-	vals := benchValues()
-	for _, bits := range []float64{0, 16} {
-		b.Run(fmt.Sprintf("range-bits=%g", bits), func(b *testing.B) {
-			b.SetBytes(benchRawBytes)
-			for b.Loop() {
-				w := NewWriter(&discardFile{}, WriterOptions{RangeFilterBitsPerKey: bits})
-				for i, v := range vals {
-					if err := w.Add(base.MakeInternalKey(benchKey(i), base.SeqNum(i+1), base.KindSet), v); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := w.Finish(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
