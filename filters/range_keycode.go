@@ -53,6 +53,17 @@ func (a *alphabet) less(sym int) uint64 {
 	return uint64(n)
 }
 
+// rank is less(sym) and has(sym) at once, for the query path.
+func (a *alphabet) rank(sym int) (less uint64, has bool) {
+	w := sym >> 6
+	bit := uint64(1) << (sym & 63)
+	n := bits.OnesCount64(a[w] & (bit - 1))
+	for i := 0; i < w; i++ {
+		n += bits.OnesCount64(a[i])
+	}
+	return uint64(n), a[w]&bit != 0
+}
+
 func (a *alphabet) size() uint64 {
 	n := 0
 	for _, w := range a {
@@ -205,6 +216,12 @@ func (c *keyCoder) code(key []byte) uint64 {
 // if key sorts before every key with the prefix, +1 if after, 0 if key
 // has the prefix.
 func (c *keyCoder) prefixOrder(key []byte) int {
+	// Query bounds near a table's keys have its prefix: matching it eight
+	// bytes at a time is cheaper than the ordered comparison (a call into
+	// the runtime's compare, which was a third of a query's time).
+	if commonPrefixLen(key, c.prefix) == len(c.prefix) {
+		return 0
+	}
 	n := min(len(key), len(c.prefix))
 	if cmp := bytes.Compare(key[:n], c.prefix[:n]); cmp != 0 {
 		return cmp
@@ -221,9 +238,8 @@ func (c *keyCoder) prefixOrder(key []byte) int {
 // how many symbols of the alphabet are smaller than it (less).
 func (c *keyCoder) walk(s []byte) (acc uint64, i int, less uint64) {
 	for i = range c.alpha {
-		sym := symbolAt(s, i)
-		r := c.alpha[i].less(sym)
-		if !c.alpha[i].has(sym) {
+		r, has := c.alpha[i].rank(symbolAt(s, i))
+		if !has {
 			return acc, i, r
 		}
 		acc += r * c.weight[i]

@@ -1,36 +1,22 @@
-//go:build linux
-
 package sstable
 
 import (
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/testutil"
 )
-
-// processCPUTime is the CPU time the process has used, every thread (so
-// the garbage collector's work on other threads counts). On a shared,
-// overloaded machine it leaves out time spent descheduled, which wall-clock
-// timings of one build cannot.
-func processCPUTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkBuildRangeFilter builds the same 100k-entry table without and
 // with a 16 bits/key range filter, on the default point filter, one after
 // the other in each round (alternating which goes first), so both see the
 // same machine load; separate sub-benchmarks on a shared machine do not.
-// It reports each build's CPU time and the median of the rounds' ratios:
-// the range filter's build cost (goal: <= 1.3x, docs/design.md, "Range
-// filters"). Keys are made before the clock starts, as a flush or a
+// It reports each build's process CPU time (testutil.ProcessCPUTime), the
+// median of the rounds' ratios and the ratio of the totals: the range
+// filter's build cost (goal: <= 1.3x, docs/design.md, "Range filters"). Keys are made before the clock starts, as a flush or a
 // compaction has them already: "bench" is the other benchmarks' binary
 // counter keys, "ids" user%08d ids in runs and holes (both stored exactly),
 // "sparse" ids spread over 10^10 (hashed).
@@ -50,7 +36,7 @@ func BenchmarkBuildRangeFilter(b *testing.B) {
 			keys[i] = base.MakeInternalKey(shape.key(i), base.SeqNum(i+1), base.KindSet)
 		}
 		build := func(b *testing.B, bits float64) time.Duration {
-			start := processCPUTime(b)
+			start := testutil.ProcessCPUTime(b)
 			w := NewWriter(&discardFile{}, WriterOptions{RangeFilterBitsPerKey: bits})
 			for i, v := range vals {
 				if err := w.Add(keys[i], v); err != nil {
@@ -60,7 +46,7 @@ func BenchmarkBuildRangeFilter(b *testing.B) {
 			if _, err := w.Finish(); err != nil {
 				b.Fatal(err)
 			}
-			return processCPUTime(b) - start
+			return testutil.ProcessCPUTime(b) - start
 		}
 		b.Run(shape.name, func(b *testing.B) {
 			b.SetBytes(2 * benchRawBytes)
