@@ -73,7 +73,10 @@ func TestRangeFilterTableIdentical(t *testing.T) {
 				t.Fatalf("range filter never consulted or never negative: %d checks, %d negatives",
 					stats.RangeFilterChecks.Load(), stats.RangeFilterNegatives.Load())
 			}
-			// An empty range costs no data-block read.
+			// An empty range costs no data-block read (a fresh reader: the
+			// walks above may have taught this one that its filter seldom
+			// pays, rangeFilterUse).
+			withRF = openTable(t, fs, "/range.sst", ReaderOptions{Stats: stats})
 			before := stats.Snapshot()
 			lower, upper := []byte("user00000001"), []byte("user00000002")
 			it := withRF.NewIter(lower, upper)
@@ -150,5 +153,55 @@ func TestRangeFilterWriterRejectsBadBudget(t *testing.T) {
 	w.Add(base.MakeInternalKey([]byte("a"), 1, base.KindSet), nil)
 	if _, err := w.Finish(); !errors.Is(err, filters.ErrInvalidArgument) {
 		t.Fatalf("Finish = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestRangeFilterAskedWhenItPays checks rangeFilterUse: a table whose range
+// filter keeps answering "may hold keys" is asked about one time in
+// rangeSampleEvery after its warm-up, one whose filter rules ranges out is
+// asked every time, and a table goes back to asking every time once its
+// ranges turn empty. Answers are exact throughout (TestRangeFilterTableIdentical).
+func TestRangeFilterAskedWhenItPays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 13))
+	entries := holeyIDEntries(rng, 3000)
+	fs := vfs.NewMem()
+	writeTable(t, fs, "/t.sst", entries, WriterOptions{BlockSize: 512, RangeFilterBitsPerKey: 16})
+	stats := &Stats{}
+	r := openTable(t, fs, "/t.sst", ReaderOptions{Stats: stats})
+	scan := func(lower, upper []byte) bool {
+		it := r.NewIter(lower, upper)
+		defer it.Close()
+		return it.First()
+	}
+	checks := func() int64 { return stats.RangeFilterChecks.Load() }
+	// Ranges that start at a key: the filter never pays.
+	const n int64 = 4000
+	for i := int64(0); i < n; i++ {
+		if k := entries[rng.IntN(len(entries))].key.UserKey; !scan(k, nil) {
+			t.Fatalf("no key at or after %s", k)
+		}
+	}
+	if c := checks(); c < rangeWarmup || c > rangeWarmup+n/rangeSampleEvery+1 {
+		t.Errorf("%d ranges holding keys: filter asked %d times, want about %d", n, c, rangeWarmup+n/rangeSampleEvery)
+	}
+	// Ranges in a hole: every sampled answer is "empty", so the table
+	// returns to asking every time.
+	empty := func(i int) ([]byte, []byte) {
+		lo := 100 + 800*(i%50) // in a hole: holeyIDEntries keeps ids 800j to 800j+98
+		return fmt.Appendf(nil, "user%08d", lo), fmt.Appendf(nil, "user%08d", lo+1+i%300)
+	}
+	for i := 0; i < 3000; i++ {
+		if scan(empty(i)) {
+			t.Fatalf("key in empty range %d", i)
+		}
+	}
+	before := checks()
+	for i := 0; i < 200; i++ {
+		if scan(empty(i)) {
+			t.Fatalf("key in empty range %d", i)
+		}
+	}
+	if c := checks() - before; c != 200 {
+		t.Errorf("after the ranges turned empty: filter asked %d times of 200", c)
 	}
 }
