@@ -75,54 +75,48 @@ const maxRangeKeyBytes = 256
 const maxRangeBitsPerKey = 48
 
 // RangeBuilder collects keys for a RangeFilter. Keys may arrive in any
-// order and repeat; sorted input (a table writer's) avoids a sort. The
-// builder copies the first 256 bytes of each key and owns those copies;
-// Finish resets it for reuse.
+// order and repeat; sorted input (a table writer's) avoids a sort and a
+// second look at each key. The builder copies the first 256 bytes of each
+// key and owns those copies; Finish resets it for reuse.
 type RangeBuilder struct {
 	bitsPerKey float64
-	keys       keyList
-	minLen     int
-	sorted     bool
-}
-
-// keyList is keys packed in one arena: fewer allocations (and less for the
-// garbage collector to scan) than a slice per key.
-type keyList struct {
-	arena []byte
-	ends  []int // ends[i] is the end of key i in arena
-}
-
-func (l *keyList) len() int { return len(l.ends) }
-
-func (l *keyList) at(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = l.ends[i-1]
-	}
-	return l.arena[start:l.ends[i]]
-}
-
-func (l *keyList) add(k []byte) {
-	l.arena = append(l.arena, k...)
-	l.ends = append(l.ends, len(l.arena))
+	keys       frontCodedKeys
+	// shape is learnt while input is sorted; out-of-order input leaves it
+	// to Finish, after sorting.
+	shape  keyShape
+	minLen int
+	sorted bool
+	// codes and sortScratch are Finish's scratch, kept for the next build.
+	codes, sortScratch []uint64
 }
 
 // NewRangeBuilder returns a builder of filters of bitsPerKey bits per key,
 // in [3, 48]. The error wraps ErrInvalidArgument.
 func NewRangeBuilder(bitsPerKey float64) (*RangeBuilder, error) {
-	if !(bitsPerKey >= 3 && bitsPerKey <= maxRangeBitsPerKey) {
-		return nil, fmt.Errorf("%w: range filter bits per key %v outside [3, %d]",
-			ErrInvalidArgument, bitsPerKey, maxRangeBitsPerKey)
+	b := &RangeBuilder{}
+	if err := b.SetBitsPerKey(bitsPerKey); err != nil {
+		return nil, err
 	}
-	b := &RangeBuilder{bitsPerKey: bitsPerKey}
 	b.Reset()
 	return b, nil
 }
 
+// SetBitsPerKey changes the budget of the filters Finish builds, so one
+// builder (and the memory it has grown) can serve tables of any budget.
+// The error wraps ErrInvalidArgument and leaves the budget as it was.
+func (b *RangeBuilder) SetBitsPerKey(bitsPerKey float64) error {
+	if !(bitsPerKey >= 3 && bitsPerKey <= maxRangeBitsPerKey) {
+		return fmt.Errorf("%w: range filter bits per key %v outside [3, %d]",
+			ErrInvalidArgument, bitsPerKey, maxRangeBitsPerKey)
+	}
+	b.bitsPerKey = bitsPerKey
+	return nil
+}
+
 // Reset forgets every key added.
 func (b *RangeBuilder) Reset() {
-	b.keys.arena = b.keys.arena[:0]
-	b.keys.ends = b.keys.ends[:0]
+	b.keys.reset()
+	b.shape.reset()
 	b.minLen = math.MaxInt
 	b.sorted = true
 }
@@ -131,38 +125,56 @@ func (b *RangeBuilder) Reset() {
 func (b *RangeBuilder) Add(key []byte) {
 	b.minLen = min(b.minLen, len(key))
 	k := key[:min(len(key), maxRangeKeyBytes)]
-	if n := b.keys.len(); n > 0 {
-		switch bytes.Compare(b.keys.at(n-1), k) {
-		case 0:
-			return
-		case 1:
+	shared := 0
+	if b.keys.n > 0 {
+		last := b.keys.last()
+		shared = commonPrefixLen(last, k)
+		switch {
+		case shared == len(k) && shared == len(last):
+			return // a repeat of the last key
+		case shared == len(k) || (shared < len(last) && last[shared] > k[shared]):
 			b.sorted = false
 		}
 	}
-	b.keys.add(k)
+	b.keys.add(k, shared)
+	if b.sorted {
+		b.shape.observe(k, shared)
+	}
 }
 
 // Len is the number of keys recorded (adjacent repeats count once).
-func (b *RangeBuilder) Len() int { return b.keys.len() }
+func (b *RangeBuilder) Len() int { return b.keys.n }
 
 // Finish builds the filter of every key added and resets the builder.
 func (b *RangeBuilder) Finish() (*RangeFilter, error) {
-	keys := &b.keys
 	if !b.sorted {
-		sorted := make([][]byte, keys.len())
-		for i := range sorted {
-			sorted[i] = keys.at(i)
-		}
-		slices.SortFunc(sorted, bytes.Compare)
-		sorted = slices.CompactFunc(sorted, bytes.Equal)
-		keys = &keyList{}
-		for _, k := range sorted {
-			keys.add(k)
-		}
+		b.sortKeys()
 	}
-	f := buildRangeFilter(keys, b.minLen, b.bitsPerKey)
+	f := b.build()
 	b.Reset()
 	return f, nil
+}
+
+// sortKeys puts the keys in order without repeats and learns their shape,
+// as if they had been added sorted.
+func (b *RangeBuilder) sortKeys() {
+	all := make([][]byte, b.keys.n)
+	buf := make([]byte, 0, b.keys.n*b.keys.lastLen)
+	cur := b.keys.cursor()
+	for i := range all {
+		k := cur.next()
+		start := len(buf)
+		buf = append(buf, k...)
+		all[i] = buf[start:len(buf):len(buf)]
+	}
+	slices.SortFunc(all, bytes.Compare)
+	all = slices.CompactFunc(all, bytes.Equal)
+	minLen := b.minLen // of the keys before truncation: keep it
+	b.Reset()
+	for _, k := range all {
+		b.Add(k)
+	}
+	b.minLen = minLen
 }
 
 // NewRangeFilter builds a filter of keys at bitsPerKey bits per key.
@@ -177,21 +189,12 @@ func NewRangeFilter(keys [][]byte, bitsPerKey float64) (*RangeFilter, error) {
 	return b.Finish()
 }
 
-// buildRangeFilter builds from sorted distinct (possibly truncated) keys.
-func buildRangeFilter(keys *keyList, minLen int, bitsPerKey float64) *RangeFilter {
-	prefixLen := 0
-	if n := keys.len(); n > 0 {
-		prefixLen = commonPrefixLen(keys.at(0), keys.at(n-1))
-	}
-	f := &RangeFilter{coder: newKeyCoder(keys, prefixLen, minLen, maxRangeKeyBytes)}
-	codes := make([]uint64, 0, keys.len())
-	table := f.coder.codeTable()
-	for i := range keys.len() {
-		c := f.coder.codeWith(table, keys.at(i))
-		if len(codes) == 0 || codes[len(codes)-1] != c {
-			codes = append(codes, c) // codes of sorted keys never decrease (R2)
-		}
-	}
+// build builds the filter of the builder's keys, sorted and distinct.
+func (b *RangeBuilder) build() *RangeFilter {
+	f := &RangeFilter{coder: newKeyCoder(&b.shape, b.minLen, maxRangeKeyBytes)}
+	codes := f.coder.codes(&b.keys, slices.Grow(b.codes[:0], b.keys.n))
+	b.codes = codes // the sequence copies the codes: the slice is scratch
+	bitsPerKey := b.bitsPerKey
 	n := uint64(len(codes))
 	target := float64(max(n, 1)) * math.Exp2(bitsPerKey-2)
 	if target >= float64(f.coder.universe) {
@@ -205,7 +208,7 @@ func buildRangeFilter(keys *keyList, minLen int, bitsPerKey float64) *RangeFilte
 	for i, c := range codes {
 		codes[i] = f.hash(c)
 	}
-	slices.Sort(codes)
+	b.sortScratch = sortRuns(codes, b.sortScratch)
 	codes = slices.Compact(codes)
 	f.set = newEliasFano(codes, f.r)
 	return f

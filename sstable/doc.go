@@ -59,10 +59,12 @@
 //	T10 (range filter guard): a table written with a range filter budget
 //	   carries a filters.RangeFilter over its distinct user keys in an
 //	   optional block just before the point filter (range_filter.go). A
-//	   bounded Iter asks it before each SeekGE, SeekLT, First and Last and,
-//	   when it proves the range empty, returns "no entry" without reading
-//	   a block; since the filter has no false negatives the iterator's
-//	   answers are those of the same table without one.
+//	   bounded Iter may ask it before each SeekGE, SeekLT, First and Last
+//	   (it does while the filter pays, rangeFilterUse) and, when it proves
+//	   the range empty, returns "no entry" without reading a block; since
+//	   the filter has no false negatives, and a call that does not ask
+//	   reads as without one, the iterator's answers are those of the same
+//	   table without one.
 //
 // Block memory (blockbuf.go, cache.go, readahead.go):
 //

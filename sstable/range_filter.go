@@ -2,6 +2,8 @@ package sstable
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
@@ -25,12 +27,35 @@ type rangeFilterBuilder struct {
 	err error // invalid WriterOptions.RangeFilterBitsPerKey, reported by Finish
 }
 
+// rangeBuilders keeps range filter builders between tables: a builder's
+// memory grows to its table's keys, and flushes and compactions write table
+// after table of about the same size, so a reused builder allocates next
+// to nothing (docs/design.md, "Range filters", build cost).
+var rangeBuilders sync.Pool
+
 func newRangeFilterBuilder(bitsPerKey float64) rangeFilterBuilder {
 	if bitsPerKey == 0 {
 		return rangeFilterBuilder{}
 	}
+	if b, ok := rangeBuilders.Get().(*filters.RangeBuilder); ok {
+		if err := b.SetBitsPerKey(bitsPerKey); err != nil {
+			rangeBuilders.Put(b)
+			return rangeFilterBuilder{err: err}
+		}
+		return rangeFilterBuilder{b: b} // pooled builders are reset
+	}
 	b, err := filters.NewRangeBuilder(bitsPerKey)
 	return rangeFilterBuilder{b: b, err: err}
+}
+
+// release returns the builder, reset, to the pool. An aborted writer's
+// builder, which may hold keys, is left to the garbage collector.
+func (rb *rangeFilterBuilder) release() {
+	if rb.b != nil {
+		rb.b.Reset()
+		rangeBuilders.Put(rb.b)
+		rb.b = nil
+	}
 }
 
 // add records a new user key (the writer calls it once per distinct key,
@@ -49,7 +74,11 @@ func (w *Writer) writeRangeFilter() error {
 	if rb.err != nil {
 		return fmt.Errorf("sstable: range filter: %w", rb.err)
 	}
-	if rb.b == nil || rb.b.Len() == 0 {
+	if rb.b == nil {
+		return nil
+	}
+	defer rb.release()
+	if rb.b.Len() == 0 {
 		return nil
 	}
 	f, err := rb.b.Finish()
@@ -128,16 +157,59 @@ func (r *Reader) MayContainRange(lo, hi []byte) bool {
 
 // rangeEmpty reports whether a bounded iterator may skip a positioning
 // call because the range filter proves [lo, hi) empty. Unbounded
-// iterators never ask: a whole-table scan has nothing to skip.
+// iterators never ask: a whole-table scan has nothing to skip. Nor do
+// iterators of a table whose filter has lately not paid (rangeFilterUse).
 func (it *Iter) rangeEmpty(lo, hi []byte) bool {
-	if it.lower == nil && it.upper == nil {
+	if (it.lower == nil && it.upper == nil) || it.r.rangeFilter == nil || !it.r.rangeUse.worthAsking() {
 		return false
 	}
-	if !it.r.MayContainRange(lo, hi) {
+	empty := !it.r.MayContainRange(lo, hi)
+	it.r.rangeUse.record(empty)
+	if empty {
 		it.valid = false
+	}
+	return empty
+}
+
+// rangeFilterUse decides, per table, whether asking its range filter is
+// likely to pay. A check costs a few hundred nanoseconds (more when its
+// words are out of the CPU cache) and pays only when it answers "empty",
+// saving a block seek or read; with every block cached and ranges that hold
+// keys, the checks were 5% of a short scan and more with several tables per
+// scan (docs/design.md, "Range filters"). So a table whose filter ruled
+// out fewer than one in rangePayback of its recent checks is asked only one
+// time in rangeSampleEvery, which keeps its counts current; any other is
+// always asked. Skipping a check is always safe: the iterator reads as if
+// the table had no range filter.
+type rangeFilterUse struct {
+	asked, empty, skipped atomic.Uint32
+}
+
+const (
+	rangeWarmup      = 32   // checks before the counts decide anything
+	rangePayback     = 16   // ask while at least 1/rangePayback of answers are "empty"
+	rangeSampleEvery = 16   // otherwise ask one time in this many
+	rangeDecayAt     = 1024 // halve the counts here, so a change of workload shows
+)
+
+func (u *rangeFilterUse) worthAsking() bool {
+	asked, empty := u.asked.Load(), u.empty.Load()
+	if asked < rangeWarmup || empty*rangePayback >= asked {
 		return true
 	}
-	return false
+	return u.skipped.Add(1)%rangeSampleEvery == 0
+}
+
+// record notes one answer. Concurrent iterators may race on the halving;
+// the counts are a heuristic and any value keeps answers exact.
+func (u *rangeFilterUse) record(empty bool) {
+	if empty {
+		u.empty.Add(1)
+	}
+	if asked := u.asked.Add(1); asked >= rangeDecayAt {
+		u.asked.Store(asked / 2)
+		u.empty.Store(u.empty.Load() / 2)
+	}
 }
 
 // rangeBelow is the exclusive user-key bound of the entries SeekLT(key)

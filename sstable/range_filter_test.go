@@ -73,7 +73,10 @@ func TestRangeFilterTableIdentical(t *testing.T) {
 				t.Fatalf("range filter never consulted or never negative: %d checks, %d negatives",
 					stats.RangeFilterChecks.Load(), stats.RangeFilterNegatives.Load())
 			}
-			// An empty range costs no data-block read.
+			// An empty range costs no data-block read (a fresh reader: the
+			// walks above may have taught this one that its filter seldom
+			// pays, rangeFilterUse).
+			withRF = openTable(t, fs, "/range.sst", ReaderOptions{Stats: stats})
 			before := stats.Snapshot()
 			lower, upper := []byte("user00000001"), []byte("user00000002")
 			it := withRF.NewIter(lower, upper)
@@ -153,25 +156,52 @@ func TestRangeFilterWriterRejectsBadBudget(t *testing.T) {
 	}
 }
 
-// BenchmarkBuildRangeFilter measures table build with and without a range
-// filter at 16 bits per key, on the default point filter, so the ratio of
-// the two sub-benchmarks is the range filter's build cost (goal: <= 1.3x).
-func BenchmarkBuildRangeFilter(b *testing.B) {
-	vals := benchValues()
-	for _, bits := range []float64{0, 16} {
-		b.Run(fmt.Sprintf("range-bits=%g", bits), func(b *testing.B) {
-			b.SetBytes(benchRawBytes)
-			for b.Loop() {
-				w := NewWriter(&discardFile{}, WriterOptions{RangeFilterBitsPerKey: bits})
-				for i, v := range vals {
-					if err := w.Add(base.MakeInternalKey(benchKey(i), base.SeqNum(i+1), base.KindSet), v); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := w.Finish(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+// TestRangeFilterAskedWhenItPays checks rangeFilterUse: a table whose range
+// filter keeps answering "may hold keys" is asked about one time in
+// rangeSampleEvery after its warm-up, one whose filter rules ranges out is
+// asked every time, and a table goes back to asking every time once its
+// ranges turn empty. Answers are exact throughout (TestRangeFilterTableIdentical).
+func TestRangeFilterAskedWhenItPays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 13))
+	entries := holeyIDEntries(rng, 3000)
+	fs := vfs.NewMem()
+	writeTable(t, fs, "/t.sst", entries, WriterOptions{BlockSize: 512, RangeFilterBitsPerKey: 16})
+	stats := &Stats{}
+	r := openTable(t, fs, "/t.sst", ReaderOptions{Stats: stats})
+	scan := func(lower, upper []byte) bool {
+		it := r.NewIter(lower, upper)
+		defer it.Close()
+		return it.First()
+	}
+	checks := func() int64 { return stats.RangeFilterChecks.Load() }
+	// Ranges that start at a key: the filter never pays.
+	const n int64 = 4000
+	for i := int64(0); i < n; i++ {
+		if k := entries[rng.IntN(len(entries))].key.UserKey; !scan(k, nil) {
+			t.Fatalf("no key at or after %s", k)
+		}
+	}
+	if c := checks(); c < rangeWarmup || c > rangeWarmup+n/rangeSampleEvery+1 {
+		t.Errorf("%d ranges holding keys: filter asked %d times, want about %d", n, c, rangeWarmup+n/rangeSampleEvery)
+	}
+	// Ranges in a hole: every sampled answer is "empty", so the table
+	// returns to asking every time.
+	empty := func(i int) ([]byte, []byte) {
+		lo := 100 + 800*(i%50) // in a hole: holeyIDEntries keeps ids 800j to 800j+98
+		return fmt.Appendf(nil, "user%08d", lo), fmt.Appendf(nil, "user%08d", lo+1+i%300)
+	}
+	for i := 0; i < 3000; i++ {
+		if scan(empty(i)) {
+			t.Fatalf("key in empty range %d", i)
+		}
+	}
+	before := checks()
+	for i := 0; i < 200; i++ {
+		if scan(empty(i)) {
+			t.Fatalf("key in empty range %d", i)
+		}
+	}
+	if c := checks() - before; c != 200 {
+		t.Errorf("after the ranges turned empty: filter asked %d times of 200", c)
 	}
 }

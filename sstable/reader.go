@@ -44,6 +44,7 @@ type Reader struct {
 	// where its block (or, without one, the next region) starts
 	// (range_filter.go).
 	rangeFilter      *filters.RangeFilter
+	rangeUse         rangeFilterUse // whether asking rangeFilter pays (range_filter.go)
 	rangeFilterStart uint64
 	index            []indexEntry
 	// rangeDels holds the table's range tombstones, resident like the

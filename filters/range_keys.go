@@ -1,0 +1,126 @@
+package filters
+
+import "encoding/binary"
+
+// frontCodedKeys is the keys a RangeBuilder holds until Finish, front
+// coded in one arena: each key is uvarint(bytes shared with the previous
+// key), uvarint(suffix length), suffix. A table's neighbouring keys share
+// most of their bytes (user00123450, user00123452, ...), so a key takes a
+// few bytes here where a whole copy took its length plus an 8-byte offset;
+// that copying was most of a range filter's share of a table build
+// (docs/design.md, "Range filters").
+type frontCodedKeys struct {
+	arena []byte
+	n     int
+	// lastBuf[:lastLen] is the last key added, whole: a fixed array, so
+	// keeping it is a copy of the new suffix and nothing else.
+	lastBuf [maxRangeKeyBytes]byte
+	lastLen int
+}
+
+func (l *frontCodedKeys) reset() {
+	l.arena, l.n, l.lastLen = l.arena[:0], 0, 0
+}
+
+// last is the last key added (valid until the next add).
+func (l *frontCodedKeys) last() []byte { return l.lastBuf[:l.lastLen] }
+
+// add appends k, which shares its first shared bytes with the last key.
+// Both lengths are at most maxRangeKeyBytes; below 128 (almost always)
+// a uvarint is the byte itself.
+func (l *frontCodedKeys) add(k []byte, shared int) {
+	arena := l.arena
+	if suffix := len(k) - shared; shared < 0x80 && suffix < 0x80 {
+		arena = append(arena, byte(shared), byte(suffix))
+	} else {
+		arena = binary.AppendUvarint(arena, uint64(shared))
+		arena = binary.AppendUvarint(arena, uint64(suffix))
+	}
+	l.arena = append(arena, k[shared:]...)
+	copy(l.lastBuf[shared:], k[shared:])
+	l.lastLen = len(k)
+	l.n++
+}
+
+// nextFrontCoded reads one key's entry off the front of *rest: how many
+// leading bytes it shares with the key before it, and the bytes after.
+// The arena is the builder's own, so it is well formed.
+func nextFrontCoded(rest *[]byte) (shared int, suffix []byte) {
+	buf := *rest
+	var s, l uint64
+	start := 2
+	if buf[0] < 0x80 && buf[1] < 0x80 {
+		s, l = uint64(buf[0]), uint64(buf[1])
+	} else {
+		var n1, n2 int
+		s, n1 = binary.Uvarint(buf)
+		l, n2 = binary.Uvarint(buf[n1:])
+		start = n1 + n2
+	}
+	end := start + int(l)
+	*rest = buf[end:]
+	return int(s), buf[start:end]
+}
+
+// keyCursor reads a frontCodedKeys from the start, rebuilding each key.
+type keyCursor struct {
+	rest []byte
+	key  []byte
+}
+
+func (l *frontCodedKeys) cursor() keyCursor { return keyCursor{rest: l.arena} }
+
+// next returns the next key, valid until the following call. The caller
+// calls it at most n times.
+func (c *keyCursor) next() []byte {
+	shared, suffix := nextFrontCoded(&c.rest)
+	c.key = append(c.key[:shared], suffix...)
+	return c.key
+}
+
+// keyShape is what a keyCoder learns from a sorted, distinct key set,
+// gathered key by key as a RangeBuilder takes them, so Finish need not
+// walk every key's bytes a second time to derive its coder.
+type keyShape struct {
+	n     int
+	first []byte
+	// prefixLen is the length of the prefix every key shares: for sorted
+	// keys, the least of the neighbours' shared lengths.
+	prefixLen int
+	// maxLen is the longest key (as kept, at most maxRangeKeyBytes).
+	maxLen int
+	// maxShared is the longest prefix two neighbours share.
+	maxShared int
+	// alpha[j] holds the bytes (as symbols b+1) seen at key position j;
+	// "end" is the coder's to add. Positions at or past prefixLen +
+	// maxCodeDepth at the time a key arrives are never read (prefixLen only
+	// shrinks), so a key adds only its new bytes below that.
+	alpha [maxRangeKeyBytes]alphabet
+	// alphaEnd bounds the positions of alpha in use, for reset.
+	alphaEnd int
+}
+
+func (s *keyShape) reset() {
+	clear(s.alpha[:s.alphaEnd])
+	s.n, s.first, s.prefixLen, s.maxLen, s.maxShared, s.alphaEnd = 0, s.first[:0], 0, 0, 0, 0
+}
+
+// observe records k, the next of sorted distinct keys, which shares its
+// first shared bytes with the key before it. Bytes below shared are the
+// previous key's, already recorded.
+func (s *keyShape) observe(k []byte, shared int) {
+	if s.n == 0 {
+		s.first = append(s.first[:0], k...)
+		s.prefixLen = len(k)
+	} else {
+		s.prefixLen = min(s.prefixLen, shared)
+		s.maxShared = max(s.maxShared, shared)
+	}
+	s.n++
+	s.maxLen = max(s.maxLen, len(k))
+	end := min(len(k), s.prefixLen+maxCodeDepth)
+	for j := shared; j < end; j++ {
+		s.alpha[j].add(int(k[j]) + 1)
+	}
+	s.alphaEnd = max(s.alphaEnd, end)
+}
