@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/vfs"
@@ -93,6 +94,11 @@ func (d *DB) Checkpoint(dir string) error {
 // prepareCheckpointDir creates dir, or accepts it if it exists and is
 // empty.
 func (d *DB) prepareCheckpointDir(dir string) error {
+	if samePath(dir, d.dirname) {
+		// Said plainly rather than as an entry count: the count of a live
+		// DB's directory changes under the user (a WAL made ahead).
+		return fmt.Errorf("%w: %s is the database's own directory", ErrCheckpointDirNotEmpty, dir)
+	}
 	names, err := d.fs.List(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -210,4 +216,16 @@ func syncDirOf(fsys vfs.FS, dir string) error {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// samePath reports whether a and b name one directory as far as their
+// spelling tells (cleaned, and made absolute where the OS can).
+func samePath(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
+		return true
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }

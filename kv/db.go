@@ -61,10 +61,9 @@ type DB struct {
 	snapshots snapshotList
 	bgErr     error // sticky background or WAL failure
 	flushing  bool
-	// nextLog is the next memtable's WAL, created ahead by prepareLog
-	// while preparingLog (wal_prepare.go); nil until it is ready.
-	nextLog      *preparedLog
-	preparingLog bool
+	// nextLog is the next memtable's WAL, being created or created ahead
+	// by prepareLog (wal_prepare.go); nil when none is.
+	nextLog *logPrep
 	// flushDone is broadcast after each flush and compaction, and when
 	// either goroutine stops: what stalled writers wait for.
 	flushDone  sync.Cond

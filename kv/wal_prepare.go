@@ -36,6 +36,11 @@ func (d *DB) createLog() (*preparedLog, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.createLogNum(num)
+}
+
+// createLogNum is createLog under a file number already allocated.
+func (d *DB) createLogNum(num fileNum) (*preparedLog, error) {
 	f, err := d.fs.Create(d.path(fileKindLog, num))
 	if err != nil {
 		return nil, fmt.Errorf("kv: create WAL %06d: %w", num, err)
@@ -48,44 +53,76 @@ func (d *DB) createLog() (*preparedLog, error) {
 	return &preparedLog{num: num, f: f}, nil
 }
 
+// logPrep is one WAL being created ahead: its number, taken under d.mu
+// when the preparation starts, and the outcome, set before done closes.
+type logPrep struct {
+	num  fileNum
+	done chan struct{}
+	log  *preparedLog
+	err  error
+}
+
 // maybePrepareLogLocked starts creating the next memtable's WAL unless one
 // is ready or being made. REQUIRES: d.mu held.
 func (d *DB) maybePrepareLogLocked() {
-	if d.opts.DisableWAL || d.opts.ReadOnly || d.closed || d.bgErr != nil || d.nextLog != nil || d.preparingLog {
+	if d.opts.DisableWAL || d.opts.ReadOnly || d.closed || d.bgErr != nil || d.nextLog != nil {
 		return
 	}
-	d.preparingLog = true
+	// The number is taken here, under d.mu, and the rotation that needs
+	// the log waits for this preparation rather than creating another:
+	// file numbers then follow the DB's own steps, not the scheduler's,
+	// so one sequence of operations always names its files alike
+	// (kvshell's transcripts and explain output name tables by number).
+	num, err := d.allocFileNum()
+	if err != nil {
+		d.opts.Logger("kv: prepare the next WAL: %v", err)
+		return
+	}
+	lp := &logPrep{num: num, done: make(chan struct{})}
+	d.nextLog = lp
 	d.bg.Add(1)
-	go d.prepareLog()
+	go d.prepareLog(lp)
 }
 
-func (d *DB) prepareLog() {
+func (d *DB) prepareLog(lp *logPrep) {
 	defer d.bg.Done()
-	p, err := d.createLog()
+	lp.log, lp.err = d.createLogNum(lp.num)
+	close(lp.done)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.preparingLog = false
+	if d.nextLog != lp {
+		return // taken meanwhile by a rotation (or by Close)
+	}
 	switch {
-	case err != nil:
+	case lp.err != nil:
 		// Not sticky: the rotation then creates its log itself and
 		// reports the failure to the writer that needs the log.
-		d.opts.Logger("kv: prepare the next WAL: %v", err)
-	case d.closed || d.mem == nil || p.num < d.mem.logNum:
-		// Closed meanwhile, or a rotation could not wait and created a
-		// newer log: WALs are replayed in number order, so one numbered
-		// below the mutable memtable's must never take writes.
-		d.discardLog(p)
-	default:
-		d.nextLog = p
+		d.nextLog = nil
+		d.opts.Logger("kv: prepare the next WAL: %v", lp.err)
+	case d.closed || d.mem == nil || lp.num < d.mem.logNum:
+		// Closed meanwhile, or a newer log is being written: WALs are
+		// replayed in number order, so one numbered below the mutable
+		// memtable's must never take writes.
+		d.nextLog = nil
+		d.discardLog(lp.log)
 	}
 }
 
-// takePreparedLog returns the prepared WAL, if one is ready, leaving none.
+// takePreparedLog returns the WAL created ahead, waiting for its creation
+// if it is under way (a file create and a directory sync, which need no
+// lock), and leaves none; nil if there is none or its creation failed.
 // REQUIRES: d.mu held.
 func (d *DB) takePreparedLog() *preparedLog {
-	p := d.nextLog
+	lp := d.nextLog
+	if lp == nil {
+		return nil
+	}
 	d.nextLog = nil
-	return p
+	<-lp.done
+	if lp.err != nil {
+		return nil
+	}
+	return lp.log
 }
 
 // discardLog closes and removes a prepared WAL that will not be used. A
