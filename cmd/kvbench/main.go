@@ -280,7 +280,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	took := time.Since(began)
 	printResults(stdout, results)
-	gs := goals(results)
+	gs := goals(results, fl.valueSize)
 	printGoals(stdout, gs, results)
 	fmt.Fprintf(stdout, "\nkvbench took %s\n", took.Round(time.Second))
 

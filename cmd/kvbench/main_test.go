@@ -135,8 +135,12 @@ func TestGoalsVerdict(t *testing.T) {
 		{Workload: "readmissing", Engine: "pebble", OpsPerSec: 90, DataBlockReadsPerOp: 0.01, FilterBytesPerKey: 1.25},
 		{Workload: "fillrandom", Engine: "sievekv", OpsPerSec: 70, WriteAmp: 3},
 		{Workload: "fillrandom", Engine: "pebble", OpsPerSec: 100, WriteAmp: 2.5},
+		{Workload: "readrandom", Engine: "sievekv", OpsPerSec: 120, AllocBytesPerOp: 112},
+		{Workload: "readrandom", Engine: "pebble", OpsPerSec: 100},
+		{Workload: "readrandom", Engine: "pebble-l6filters", OpsPerSec: 115},
+		{Workload: "readhot", Engine: "sievekv", OpsPerSec: 100, AllocBytesPerOp: 165},
 	}
-	gs := goals(rs)
+	gs := goals(rs, 100)
 	verdicts := map[string]bool{}
 	for _, g := range gs {
 		verdicts[g.Goal] = g.Met
@@ -146,6 +150,12 @@ func TestGoalsVerdict(t *testing.T) {
 		"readmissing: ops/s >= 1.0x pebble":                                    true,
 		"fillrandom: ops/s >= 0.8x pebble":                                     false,
 		"fillrandom: write amplification <= pebble's":                          false,
+		"readrandom: ops/s >= 1.0x pebble":                                     true,
+		"readrandom: ops/s >= 1.0x pebble-l6filters":                           true,
+		"readrandom: ops/s >= 1.1x pebble":                                     true,
+		"readrandom: ops/s >= 1.1x pebble-l6filters":                           false,
+		"readrandom: Go heap allocated per Get <= value size + 64 B":           true,
+		"readhot: Go heap allocated per Get <= value size + 64 B":              false,
 	}
 	for g, met := range want {
 		got, ok := verdicts[g]
