@@ -55,6 +55,27 @@ func BenchmarkGet(b *testing.B) {
 	})
 }
 
+// BenchmarkGetParallel is BenchmarkGet's present keys from many
+// goroutines at once (-cpu 2,4,8): what readers pay for the state they
+// share (read state, table cache, block cache shards, counters).
+func BenchmarkGetParallel(b *testing.B) {
+	d, keys := benchDB(b, 200_000)
+	defer d.Close()
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1)) * 104729
+		for pb.Next() {
+			i++
+			if _, err := d.Get(keys[(i*7919)%len(keys)]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkDeleteHeavy loads keys, deletes 30% of them, flushes and
 // compacts, with the tombstone index on and off: what maintaining the
 // index costs on the write side, and what Gets of deleted and kept keys

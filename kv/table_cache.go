@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -17,12 +18,18 @@ import (
 // besides tables). Readers are safe for concurrent use, so one per table
 // suffices.
 //
+// The cache is split into shards by file number, each with its own lock,
+// list and share of the capacity (the shares sum to capacity), so Gets
+// probing different tables do not meet on one mutex. A hit takes only its
+// shard's read lock (tableCacheShard), so Gets probing the same table do
+// not wait for each other either.
+//
 // Every use of a reader holds a reference (acquire / release): the cache's
-// own reference, while the reader is in its LRU list, is one more. A
+// own reference, while the reader is in its shard's list, is one more. A
 // reader is closed when its last reference goes, so one evicted from the
-// list (least recently used first) or whose table was deleted stays open
-// exactly as long as a read or an iterator still uses it. The open readers
-// are thus the capacity plus those in use by reads of evicted tables.
+// list or whose table was deleted stays open exactly as long as a read or
+// an iterator still uses it. The open readers are thus at most the
+// capacity plus those in use by reads of evicted tables.
 //
 // After closeAll (DB.Close) every reader is closed, used or not, and
 // acquire fails with ErrClosed: Close first waits for the operations in
@@ -32,21 +39,13 @@ type tableCache struct {
 	fs       vfs.FS
 	dirname  string
 	opts     sstable.ReaderOptions // Cache and Stats shared by every reader
-	capacity int
-
-	mu sync.Mutex
-	// Guarded by mu:
-	closed bool
-	byNum  map[fileNum]*cachedTable // the LRU list's entries
-	lru    cachedTable              // sentinel: lru.next is the most recent
-	// open holds every entry whose reader is not closed yet: those in
-	// byNum and those evicted but still referenced.
-	open map[*cachedTable]struct{}
+	capacity int                   // the sum of the shards' capacities
+	shards   []tableCacheShard
 }
 
 // cachedTable is one table's reader and its reference count.
 type cachedTable struct {
-	cache *tableCache
+	shard *tableCacheShard
 	num   fileNum
 	// once opens the reader; the goroutine that created the entry holds a
 	// reference while it runs, so refs never reaches zero before it ends.
@@ -54,8 +53,18 @@ type cachedTable struct {
 	r    *sstable.Reader
 	err  error
 
-	// Guarded by tableCache.mu:
-	refs       int
+	// refs counts the list's reference and every acquire's. It can reach
+	// zero only after the entry left the list (the list's reference is
+	// dropped under the shard's write lock, and acquire finds entries
+	// only in the list, under the read lock), so no acquire revives a
+	// closed entry.
+	refs atomic.Int32
+	// used is set by hits and cleared by the eviction sweep: the second
+	// chance that makes the list approximate LRU without relinking on
+	// every hit (tableCacheShard.shrinkLocked).
+	used atomic.Bool
+
+	// Guarded by shard.mu (written under the write lock):
 	inList     bool
 	prev, next *cachedTable
 	closed     bool
@@ -65,52 +74,63 @@ type cachedTable struct {
 // MaxOpenFiles says, so a level iterator and a Get can both make progress.
 const minTableCacheCapacity = 4
 
+// maxTableCacheShards caps the sharding: with two shards per core on the
+// machines an embedded store runs on, concurrent Gets rarely pick the same
+// shard, and the default capacity (992 readers) still gives each shard 62.
+const maxTableCacheShards = 16
+
+// minTableCacheShardCapacity keeps each shard's list long enough that
+// its approximate LRU still has something to choose from, so a small
+// MaxOpenFiles is split into few shards (the minimum, 8 readers, into 2).
+const minTableCacheShardCapacity = 4
+
 func newTableCache(fs vfs.FS, dirname string, cache *sstable.Cache, stats *sstable.Stats, capacity int) *tableCache {
+	capacity = max(capacity, minTableCacheCapacity)
+	n := min(maxTableCacheShards, max(1, capacity/minTableCacheShardCapacity))
 	c := &tableCache{
 		fs: fs, dirname: dirname,
 		opts:     sstable.ReaderOptions{Cache: cache, Stats: stats},
-		capacity: max(capacity, minTableCacheCapacity),
-		byNum:    map[fileNum]*cachedTable{},
-		open:     map[*cachedTable]struct{}{},
+		capacity: capacity,
+		shards:   make([]tableCacheShard, n),
 	}
-	c.lru.next, c.lru.prev = &c.lru, &c.lru
+	for i := range c.shards {
+		share := capacity / n
+		if i < capacity%n {
+			share++
+		}
+		c.shards[i].init(share)
+	}
 	return c
+}
+
+// shardOf returns the shard holding table num. File numbers are handed
+// out to WALs, manifests and tables alike, so tables often come at a
+// stride (a WAL and a table per flush): the number is mixed before the
+// modulo so a stride does not leave shards empty.
+func (c *tableCache) shardOf(num fileNum) *tableCacheShard {
+	h := uint64(num) * 0x9e3779b97f4a7c15 // 2^64 / golden ratio
+	return &c.shards[(h>>32)%uint64(len(c.shards))]
 }
 
 // acquire returns t's reader, opening the file if needed, with a reference
 // the caller must release.
 func (c *tableCache) acquire(t *manifest.TableMetadata) (*cachedTable, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
 	num := fileNum(t.FileNum)
-	e := c.byNum[num]
-	var evicted []*cachedTable
-	if e == nil {
-		e = &cachedTable{cache: c, num: num, refs: 1} // the list's reference
-		c.byNum[num] = e
-		c.open[e] = struct{}{}
-		c.pushFrontLocked(e)
-		evicted = c.shrinkLocked()
-	} else {
-		c.unlinkLocked(e)
-		c.pushFrontLocked(e)
+	s := c.shardOf(num)
+	e, err := s.lookup(num)
+	if err != nil {
+		return nil, err
 	}
-	e.refs++
-	c.mu.Unlock()
-	closeReaders(evicted)
-
+	if e == nil {
+		if e, err = s.insert(num); err != nil {
+			return nil, err
+		}
+	}
 	e.once.Do(func() { e.r, e.err = c.openReader(t) })
 	if e.err != nil {
 		// Forget the failed entry so a later call retries (the failure
 		// may be transient).
-		c.mu.Lock()
-		if e.inList {
-			c.removeLocked(e)
-		}
-		c.mu.Unlock()
+		s.forget(e)
 		err := e.err
 		e.release()
 		return nil, err
@@ -123,13 +143,8 @@ func (e *cachedTable) reader() *sstable.Reader { return e.r }
 
 // release drops a reference from acquire; the last one closes the reader.
 func (e *cachedTable) release() {
-	c := e.cache
-	c.mu.Lock()
-	e.refs--
-	last := e.refs == 0
-	c.mu.Unlock()
-	if last {
-		closeReaders([]*cachedTable{e})
+	if e.refs.Add(-1) == 0 {
+		e.closeReader()
 	}
 }
 
@@ -191,44 +206,23 @@ func (c *tableCache) openReader(t *manifest.TableMetadata) (*sstable.Reader, err
 }
 
 // evict drops the list's reference to a deleted table's reader.
-func (c *tableCache) evict(num fileNum) {
-	c.mu.Lock()
-	e := c.byNum[num]
-	var done []*cachedTable
-	if e != nil && c.removeLocked(e) {
-		done = append(done, e)
-	}
-	c.mu.Unlock()
-	closeReaders(done)
-}
+func (c *tableCache) evict(num fileNum) { c.shardOf(num).evict(num) }
 
-// openCount returns how many readers are open (in the list or in use).
+// openCount returns how many readers are open (in a list or in use).
 func (c *tableCache) openCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.open)
+	n := 0
+	for i := range c.shards {
+		n += c.shards[i].openCount()
+	}
+	return n
 }
 
 // closeAll closes every reader, in use or not, and makes acquire fail from
 // now on (DB.Close, after the reads in flight drained).
 func (c *tableCache) closeAll() error {
-	c.mu.Lock()
-	c.closed = true
-	all := make([]*cachedTable, 0, len(c.open))
-	for e := range c.open {
-		all = append(all, e)
-	}
-	for _, e := range all {
-		if e.inList {
-			c.removeLocked(e)
-		}
-	}
-	c.mu.Unlock()
 	var first error
-	for _, e := range all {
-		// An entry being opened has a holder inside once: wait for it.
-		e.once.Do(func() {})
-		if err := e.closeReader(); err != nil && first == nil {
+	for i := range c.shards {
+		if err := c.shards[i].closeAll(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -242,65 +236,23 @@ func closeReaders(entries []*cachedTable) {
 	}
 }
 
-// closeReader closes e's reader, once, and takes e off the open set. The
-// file is closed under the cache's mutex: an iterator's Close can release
-// the last reference while DB.Close runs closeAll, and closeAll must not
-// return while that descriptor is still being closed. Closing a file is
-// cheap (no sync). REQUIRES: e's open has finished (its once has run).
+// closeReader closes e's reader, once, and takes e off its shard's open
+// set. The file is closed under the shard's lock: an iterator's Close can
+// release the last reference while DB.Close runs closeAll, and closeAll
+// must not return while that descriptor is still being closed. Closing a
+// file is cheap (no sync). REQUIRES: e's open has finished (its once has
+// run).
 func (e *cachedTable) closeReader() error {
-	c := e.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	s := e.shard
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if e.closed {
 		return nil
 	}
 	e.closed = true
-	delete(c.open, e)
+	delete(s.open, e)
 	if e.r == nil {
 		return nil
 	}
 	return e.r.Close()
-}
-
-// pushFrontLocked makes e the most recently used entry of the list.
-// REQUIRES: c.mu held.
-func (c *tableCache) pushFrontLocked(e *cachedTable) {
-	e.prev, e.next = &c.lru, c.lru.next
-	c.lru.next.prev = e
-	c.lru.next = e
-	e.inList = true
-}
-
-// unlinkLocked takes e out of the list, keeping its references.
-// REQUIRES: c.mu held.
-func (c *tableCache) unlinkLocked(e *cachedTable) {
-	e.prev.next = e.next
-	e.next.prev = e.prev
-	e.prev, e.next = nil, nil
-	e.inList = false
-}
-
-// removeLocked takes e out of the list and the index and drops the list's
-// reference; it reports whether that was the last one (the caller then
-// closes the reader, outside the lock). REQUIRES: c.mu held, e.inList.
-func (c *tableCache) removeLocked(e *cachedTable) bool {
-	c.unlinkLocked(e)
-	if c.byNum[e.num] == e {
-		delete(c.byNum, e.num)
-	}
-	e.refs--
-	return e.refs == 0
-}
-
-// shrinkLocked evicts least recently used entries down to the capacity
-// and returns those whose readers are now unreferenced. REQUIRES: c.mu
-// held.
-func (c *tableCache) shrinkLocked() []*cachedTable {
-	var done []*cachedTable
-	for len(c.byNum) > c.capacity {
-		if tail := c.lru.prev; c.removeLocked(tail) {
-			done = append(done, tail)
-		}
-	}
-	return done
 }

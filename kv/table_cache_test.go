@@ -10,7 +10,7 @@ import (
 
 // openTablesDB returns a DB with n tables in the bottom level, built by
 // one manual compaction with tiny target files, and the keys it holds.
-func openTablesDB(t *testing.T, dir string, n int, maxOpen int) (*DB, []string) {
+func openTablesDB(t testing.TB, dir string, n int, maxOpen int) (*DB, []string) {
 	t.Helper()
 	o := &Options{MaxOpenFiles: maxOpen, MemTableSize: 64 << 10, TargetFileSize: 1 << 10,
 		DisableAutomaticCompactions: true, BlockCacheSize: -1}
@@ -73,4 +73,30 @@ func TestTableCacheEvictsButKeepsReadersInUse(t *testing.T) {
 	if _, err := d.tables.acquire(tables[1]); !errors.Is(err, ErrClosed) {
 		t.Fatalf("acquire after closeAll = %v, want ErrClosed", err)
 	}
+}
+
+// BenchmarkTableCacheAcquire is the table cache's share of every table a
+// Get probes: an acquire that hits and its release, from many goroutines
+// at once (-cpu 1,2,8 shows what concurrent readers pay for the locks).
+func BenchmarkTableCacheAcquire(b *testing.B) {
+	d, _ := openTablesDB(b, b.TempDir(), 64, 0)
+	defer d.Close()
+	tables := d.current.Levels[NumLevels-1]
+	for _, tm := range tables { // open every reader first: measure hits
+		if err := d.tables.withReader(tm, func(*sstable.Reader) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			h, err := d.tables.acquire(tables[(i*7919)%len(tables)])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			h.release()
+		}
+	})
 }

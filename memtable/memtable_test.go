@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
@@ -405,5 +406,34 @@ func TestLogicalSize(t *testing.T) {
 	}
 	if m.Len() != len(seen) {
 		t.Fatalf("Len %d, want %d distinct entries", m.Len(), len(seen))
+	}
+}
+
+// A short scan, a seek and a couple of steps as when a memtable is merged
+// with tables, buffers a few entries rather than a full batch: it
+// allocates less than one full batch's buffer (the iterator, the tree's
+// clone and firstIterBatch entries), where buffering iterBatch entries on
+// every seek grew the buffer to 64 items (about 5 KB) per scan.
+func TestShortScanBuffersFewEntries(t *testing.T) {
+	m := New()
+	v := make([]byte, 100)
+	for i := range 3000 {
+		m.Set([]byte(fmt.Sprintf("key%06d", i*7)), base.SeqNum(i+1), v)
+	}
+	const scans = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range scans {
+		it := m.NewIter(nil, nil)
+		ok := it.SeekGE(base.MakeInternalKey([]byte(fmt.Sprintf("key%06d", (i*131)%20000)), base.SeqNumMax, base.KindSet))
+		for j := 0; ok && j < 2; j++ {
+			ok = it.Next()
+		}
+		it.Close()
+	}
+	runtime.ReadMemStats(&after)
+	perScan := float64(after.TotalAlloc-before.TotalAlloc) / scans
+	if limit := float64(iterBatch * unsafe.Sizeof(item{})); perScan >= limit {
+		t.Fatalf("a short scan allocates %.0f B, want under one full batch (%.0f B)", perScan, limit)
 	}
 }

@@ -51,12 +51,13 @@ type oracleOptions struct {
 	disableWAL                    bool
 	tombstoneIndex                bool
 	rangeFilterBits               float64 // 0: no range filters
+	maxOpenFiles                  int     // 0: the default
 }
 
 func (o oracleOptions) String() string {
-	return fmt.Sprintf("filter=%s bloomBits=%d ribbonBits=%d block=%d memtable=%d cache=%d l0=%d/%d/%d lbase=%d target=%d autoCompact=%v wal=%v tombstoneIndex=%v rangeFilterBits=%.1f",
+	return fmt.Sprintf("filter=%s bloomBits=%d ribbonBits=%d block=%d memtable=%d cache=%d l0=%d/%d/%d lbase=%d target=%d autoCompact=%v wal=%v tombstoneIndex=%v rangeFilterBits=%.1f maxOpenFiles=%d",
 		o.filter, o.bloomBitsPerKey, o.ribbonBits, o.blockSize, o.memTableSize, o.blockCacheSize,
-		o.l0Compaction, o.l0Slow, o.l0Stop, o.lBaseMaxBytes, o.targetFileSize, o.autoCompactions, !o.disableWAL, o.tombstoneIndex, o.rangeFilterBits)
+		o.l0Compaction, o.l0Slow, o.l0Stop, o.lBaseMaxBytes, o.targetFileSize, o.autoCompactions, !o.disableWAL, o.tombstoneIndex, o.rangeFilterBits, o.maxOpenFiles)
 }
 
 func (o oracleOptions) kvOptions(fs vfs.FS) *kv.Options {
@@ -77,6 +78,7 @@ func (o oracleOptions) kvOptions(fs vfs.FS) *kv.Options {
 		DisableWAL:                  o.disableWAL,
 		DisableTombstoneIndex:       !o.tombstoneIndex,
 		RangeFilterBitsPerKey:       o.rangeFilterBits,
+		MaxOpenFiles:                o.maxOpenFiles,
 	}
 }
 
@@ -152,6 +154,12 @@ func drawOptions(seed uint64, osFS bool) oracleOptions {
 	// earlier draw of a seed is unchanged.
 	if rng.IntN(2) == 0 {
 		o.rangeFilterBits = 3 + 19*rng.Float64()
+	}
+	// The smallest table cache kv allows (8 readers, in 2 shards) in half
+	// the runs, so trees of dozens of tables evict a reader on most
+	// steps, under Gets and iterators still holding evicted ones.
+	if rng.IntN(2) == 0 {
+		o.maxOpenFiles = 16
 	}
 	return o
 }
