@@ -23,13 +23,8 @@ func compactWhileDue(d *DB) error {
 			d.mu.Unlock()
 			return nil
 		}
-		v := d.current
-		v.Ref()
-		job := d.jobFor(v, c)
-		snaps := d.snapshots.seqs()
+		err := d.runPickedLocked(c)
 		d.mu.Unlock()
-		err := d.runCompaction(job, snaps)
-		v.Unref()
 		if err != nil {
 			return fmt.Errorf("compaction to L%d: %w", c.OutputLevel, err)
 		}
