@@ -40,16 +40,7 @@ func (d *DB) compactLoop() {
 			d.mu.Unlock()
 			return
 		}
-		v := d.current
-		v.Ref()
-		job := d.jobFor(v, c)
-		snaps := d.snapshots.seqs()
-		d.mu.Unlock()
-
-		err := d.runCompaction(job, snaps)
-		v.Unref()
-
-		d.mu.Lock()
+		err := d.runPickedLocked(c)
 		if err != nil && !d.closed {
 			d.setBackgroundErrorLocked("kv: background compaction", err)
 		}
@@ -57,6 +48,21 @@ func (d *DB) compactLoop() {
 		d.flushDone.Broadcast()
 		d.mu.Unlock()
 	}
+}
+
+// runPickedLocked runs c, which the picker chose on d.current, with d.mu
+// released while it merges.
+// REQUIRES: d.compactMu and d.mu held; d.mu is held again on return.
+func (d *DB) runPickedLocked(c *compaction.Compaction) error {
+	v := d.current
+	v.Ref()
+	job := d.jobFor(v, c)
+	snaps := d.snapshots.seqs()
+	d.mu.Unlock()
+	err := d.runCompaction(job, snaps)
+	v.Unref()
+	d.mu.Lock()
+	return err
 }
 
 // jobFor turns the picker's choice, made on v, into a job over v's tables

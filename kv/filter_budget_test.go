@@ -267,12 +267,12 @@ func TestMonkeyCountsConcurrentCompactionPlan(t *testing.T) {
 	defer d.filterBudget.end(compaction)
 
 	const n = 1000
-	_, before := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
+	_, before, _ := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
 	const extra = 4000
 	d.filterBudget.mu.Lock()
 	compaction.plannedBits = inputBits + extra
 	d.filterBudget.mu.Unlock()
-	_, after := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
+	_, after, _ := d.monkeyBits(newFilterTarget(0, nil), 1<<40, n)
 	if want := before - float64(extra)/n; math.Abs(after-want) > 1e-9 {
 		t.Fatalf("a flush's limit went from %v to %v bits per key when a compaction planned %d bits beyond its inputs; want %v",
 			before, after, extra, want)

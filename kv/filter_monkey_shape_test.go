@@ -95,7 +95,7 @@ func TestMonkeyBottomAloneLeavesRoom(t *testing.T) {
 		inputs = append(inputs, levelTable{level: NumLevels - 1, meta: m})
 	}
 	rewrite := newFilterTarget(NumLevels-1, inputs)
-	share, _ := d.monkeyBits(rewrite, 1<<40, 500)
+	share, _, _ := d.monkeyBits(rewrite, 1<<40, 500)
 	if share > 9.7 {
 		t.Fatalf("the bottom level alone gets %.2f bits per key of 10; want the share of 10/11 of the keys (about 9.55)", share)
 	}
