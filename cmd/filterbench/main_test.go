@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,14 +24,7 @@ func TestFilterBenchTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("filterbench: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []result
-	if err := json.Unmarshal(data, &rs); err != nil {
-		t.Fatal(err)
-	}
+	rs := testutil.ReadJSON[[]result](t, jsonOut)
 	if want := 2 * len(specs()); len(rs) != want {
 		t.Fatalf("%d results, want %d", len(rs), want)
 	}

@@ -37,24 +37,14 @@ func TestKVBenchTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw []map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
+	raw := testutil.ReadJSON[[]map[string]any](t, jsonOut)
 	for _, f := range []string{"workload", "engine", "filter", "ops_per_sec", "p50_us", "p99_us", "data_block_reads_per_op",
 		"bytes_read_per_op", "write_amp", "filter_bytes_per_key"} {
 		if _, ok := raw[0][f]; !ok {
 			t.Errorf("JSON lacks field %q", f)
 		}
 	}
-	var rs []result
-	if err := json.Unmarshal(data, &rs); err != nil {
-		t.Fatal(err)
-	}
+	rs := testutil.ReadJSON[[]result](t, jsonOut)
 	for _, w := range []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot", "scanrange",
 		"ycsb-a", "ycsb-b", "ycsb-c", "deleterandom", "deleterandom-getdeleted", "deleterandom-getkept",
 		"readrandom-par2", "readrandom-par4", "readrandom-par8"} {
@@ -201,14 +191,7 @@ func TestKVBenchIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kvbench -isolate: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []result
-	if err := json.Unmarshal(data, &rs); err != nil {
-		t.Fatal(err)
-	}
+	rs := testutil.ReadJSON[[]result](t, jsonOut)
 	got := map[string]int{}
 	for _, r := range rs {
 		got[r.Workload+"/"+r.Engine]++

@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -51,4 +52,20 @@ func CheckFileContains(t testing.TB, path string, wants ...string) {
 			t.Errorf("%s lacks %q", path, want)
 		}
 	}
+}
+
+// ReadJSON decodes the JSON file at path into a T, failing the test if it
+// cannot be read or decoded: the benchmark tools' tests read back what a
+// run wrote with it.
+func ReadJSON[T any](t testing.TB, path string) T {
+	t.Helper()
+	var v T
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
 }
