@@ -99,10 +99,9 @@ func (d *DB) prepareLog(lp *logPrep) {
 		// reports the failure to the writer that needs the log.
 		d.nextLog = nil
 		d.opts.Logger("kv: prepare the next WAL: %v", lp.err)
-	case d.closed || d.mem == nil || lp.num < d.mem.logNum:
-		// Closed meanwhile, or a newer log is being written: WALs are
-		// replayed in number order, so one numbered below the mutable
-		// memtable's must never take writes.
+	case d.closed:
+		// Closed meanwhile. (No newer log can be in use: while this one
+		// is d.nextLog, a rotation takes it rather than making another.)
 		d.nextLog = nil
 		d.discardLog(lp.log)
 	}
