@@ -3,10 +3,10 @@ package sstable
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -72,11 +72,9 @@ func TestCacheLRUByBytes(t *testing.T) {
 // (-race) and checks the byte bound afterwards.
 func TestCacheConcurrent(t *testing.T) {
 	c := NewCache(4 << 20)
-	var wg sync.WaitGroup
+	var users testutil.Group
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		users.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
 			for range 20000 {
 				f, off := rng.Uint64N(4), rng.Uint64N(2000)
@@ -87,9 +85,10 @@ func TestCacheConcurrent(t *testing.T) {
 					c.EvictFile(f)
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	users.Wait()
 	if m := c.Metrics(); m.Size > m.Capacity || m.Hits == 0 || m.Misses == 0 {
 		t.Fatalf("%+v", m)
 	}
@@ -104,36 +103,30 @@ func TestReaderConcurrent(t *testing.T) {
 	writeTable(t, fs, "/t", entries, WriterOptions{})
 	stats := &Stats{}
 	r := openTable(t, fs, "/t", ReaderOptions{Cache: NewCache(256 << 10), Stats: stats})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	var readers testutil.Group
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		readers.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(g), 2))
 			for range 3000 {
 				e := entries[rng.IntN(len(entries))]
 				want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
 				v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
 				if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
-					errs <- fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
-					return
+					return fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
 				}
 			}
 			it := r.NewIter(nil, nil)
 			i := 0
 			for ok := it.First(); ok && i < 3000; ok = it.Next() {
 				if !sameEntry(it, entries[i]) {
-					errs <- fmt.Errorf("iterator entry %d wrong", i)
-					return
+					return fmt.Errorf("iterator entry %d wrong", i)
 				}
 				i++
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range readers.Wait() {
 		t.Fatal(err)
 	}
 	if s := stats.Snapshot(); s.FilterChecks != 12000 || s.FilterTruePositives != 12000 {
