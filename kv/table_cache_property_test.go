@@ -129,24 +129,21 @@ func TestTableCacheConcurrentEviction(t *testing.T) {
 	c := d.tables
 	tables := d.current.Levels[NumLevels-1]
 	var load testutil.Group
-	for g := range 8 {
-		load.Go(func() error {
-			rng := rand.New(rand.NewPCG(uint64(g), 3))
-			for range 400 {
-				tm := tables[rng.IntN(len(tables))]
-				e, err := c.acquire(tm)
-				if err != nil {
-					return err
-				}
-				_, _, found, err := e.reader().Get(tm.Smallest.UserKey, 1<<50)
-				e.release()
-				if err != nil || !found {
-					return fmt.Errorf("Get(%q) in table %d: found %v, %v", tm.Smallest.UserKey, tm.FileNum, found, err)
-				}
+	load.GoRandom(8, 3, func(rng *rand.Rand) error {
+		for range 400 {
+			tm := tables[rng.IntN(len(tables))]
+			e, err := c.acquire(tm)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-	}
+			_, _, found, err := e.reader().Get(tm.Smallest.UserKey, 1<<50)
+			e.release()
+			if err != nil || !found {
+				return fmt.Errorf("Get(%q) in table %d: found %v, %v", tm.Smallest.UserKey, tm.FileNum, found, err)
+			}
+		}
+		return nil
+	})
 	load.Go(func() error {
 		rng := rand.New(rand.NewPCG(99, 3))
 		for range 400 {

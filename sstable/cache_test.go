@@ -73,21 +73,18 @@ func TestCacheLRUByBytes(t *testing.T) {
 func TestCacheConcurrent(t *testing.T) {
 	c := NewCache(4 << 20)
 	var users testutil.Group
-	for g := range 4 {
-		users.Go(func() error {
-			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			for range 20000 {
-				f, off := rng.Uint64N(4), rng.Uint64N(2000)
-				if !cacheHas(c, f, off) {
-					cachePut(c, f, off, 4096)
-				}
-				if rng.IntN(5000) == 0 {
-					c.EvictFile(f)
-				}
+	users.GoRandom(4, 1, func(rng *rand.Rand) error {
+		for range 20000 {
+			f, off := rng.Uint64N(4), rng.Uint64N(2000)
+			if !cacheHas(c, f, off) {
+				cachePut(c, f, off, 4096)
 			}
-			return nil
-		})
-	}
+			if rng.IntN(5000) == 0 {
+				c.EvictFile(f)
+			}
+		}
+		return nil
+	})
 	users.Wait()
 	if m := c.Metrics(); m.Size > m.Capacity || m.Hits == 0 || m.Misses == 0 {
 		t.Fatalf("%+v", m)
@@ -104,28 +101,25 @@ func TestReaderConcurrent(t *testing.T) {
 	stats := &Stats{}
 	r := openTable(t, fs, "/t", ReaderOptions{Cache: NewCache(256 << 10), Stats: stats})
 	var readers testutil.Group
-	for g := range 4 {
-		readers.Go(func() error {
-			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			for range 3000 {
-				e := entries[rng.IntN(len(entries))]
-				want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
-				v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
-				if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
-					return fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
-				}
+	readers.GoRandom(4, 2, func(rng *rand.Rand) error {
+		for range 3000 {
+			e := entries[rng.IntN(len(entries))]
+			want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
+			v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
+			if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
+				return fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
 			}
-			it := r.NewIter(nil, nil)
-			i := 0
-			for ok := it.First(); ok && i < 3000; ok = it.Next() {
-				if !sameEntry(it, entries[i]) {
-					return fmt.Errorf("iterator entry %d wrong", i)
-				}
-				i++
+		}
+		it := r.NewIter(nil, nil)
+		i := 0
+		for ok := it.First(); ok && i < 3000; ok = it.Next() {
+			if !sameEntry(it, entries[i]) {
+				return fmt.Errorf("iterator entry %d wrong", i)
 			}
-			return nil
-		})
-	}
+			i++
+		}
+		return nil
+	})
 	for _, err := range readers.Wait() {
 		t.Fatal(err)
 	}

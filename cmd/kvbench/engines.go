@@ -558,17 +558,11 @@ type countingReader struct {
 }
 
 func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.Reader.ReadAt(p, off)
-	r.io.reads.Add(1)
-	r.io.readBytes.Add(int64(n))
-	return n, err
+	return r.io.read(r.Reader.ReadAt(p, off))
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
-	n, err := r.Reader.Read(p)
-	r.io.reads.Add(1)
-	r.io.readBytes.Add(int64(n))
-	return n, err
+	return r.io.read(r.Reader.Read(p))
 }
 
 type countingWriter struct {
@@ -577,9 +571,7 @@ type countingWriter struct {
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
-	n, err := w.Writer.Write(p)
-	w.io.writeBytes.Add(int64(n))
-	return n, err
+	return w.io.wrote(w.Writer.Write(p))
 }
 
 // discardWriter keeps the journal file (goleveldb expects it) empty.

@@ -5,25 +5,22 @@ import (
 	"testing"
 )
 
+// TestBytes checks every unit at its first value and half-way to the next,
+// the exact count below 1 KiB, and both ends of the range.
 func TestBytes(t *testing.T) {
-	for _, c := range []struct {
-		n    uint64
-		want string
-	}{
-		{0, "0 B"},
-		{1023, "1023 B"},
-		{1024, "1.0 KiB"},
-		{1536, "1.5 KiB"},
-		{1<<20 - 1, "1024.0 KiB"},
-		{1 << 20, "1.0 MiB"},
-		{5 << 30, "5.0 GiB"},
-		{3 << 40, "3.0 TiB"},
-		{1 << 50, "1.0 PiB"},
-		{1 << 60, "1.0 EiB"},
-		{math.MaxUint64, "16.0 EiB"},
-	} {
-		if got := Bytes(c.n); got != c.want {
-			t.Errorf("Bytes(%d) = %q, want %q", c.n, got, c.want)
+	check := func(n uint64, want string) {
+		t.Helper()
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
+	check(0, "0 B")
+	check(1023, "1023 B")
+	for i, unit := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		n := uint64(1) << (10 * (i + 1))
+		check(n, "1.0 "+unit)
+		check(n+n/2, "1.5 "+unit)
+	}
+	check(1<<20-1, "1024.0 KiB") // rounds up without moving to MiB
+	check(math.MaxUint64, "16.0 EiB")
 }

@@ -1,6 +1,9 @@
 package testutil
 
-import "sync"
+import (
+	"math/rand/v2"
+	"sync"
+)
 
 // Group runs the goroutines of a concurrency test and gathers their
 // errors, so a test states what each goroutine does and what failure it
@@ -24,6 +27,15 @@ func (g *Group) Go(fn func() error) {
 			g.mu.Unlock()
 		}
 	}()
+}
+
+// GoRandom runs n goroutines of fn, goroutine i with its own random source
+// seeded (i, stream): the workers of a concurrency test draw different but
+// reproducible operations.
+func (g *Group) GoRandom(n int, stream uint64, fn func(rng *rand.Rand) error) {
+	for i := range n {
+		g.Go(func() error { return fn(rand.New(rand.NewPCG(uint64(i), stream))) })
+	}
 }
 
 // Wait waits for every goroutine Go started and returns the errors they

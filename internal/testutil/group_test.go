@@ -3,6 +3,8 @@ package testutil
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -33,5 +35,25 @@ func TestGroup(t *testing.T) {
 	empty.Go(func() error { return errors.New("late") })
 	if errs := empty.Wait(); len(errs) != 1 {
 		t.Fatalf("a reused group returned %v", errs)
+	}
+}
+
+// TestGroupGoRandom: goroutine i of GoRandom draws from the source seeded
+// (i, stream), so a concurrency test's workers are reproducible.
+func TestGroupGoRandom(t *testing.T) {
+	var g Group
+	var mu sync.Mutex
+	got := map[uint64]bool{}
+	g.GoRandom(3, 5, func(rng *rand.Rand) error {
+		mu.Lock()
+		got[rng.Uint64()] = true
+		mu.Unlock()
+		return nil
+	})
+	g.Wait()
+	for i := range 3 {
+		if want := rand.New(rand.NewPCG(uint64(i), 5)).Uint64(); !got[want] {
+			t.Fatalf("no goroutine drew from source (%d, 5): %v", i, got)
+		}
 	}
 }
