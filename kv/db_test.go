@@ -22,6 +22,20 @@ func openMem(t *testing.T, fs vfs.FS, o *Options) *DB {
 	return d
 }
 
+// reopen closes d and opens the DB in dir again with o, as a restart of the
+// process would, failing t if either step fails.
+func reopen(t *testing.T, d *DB, dir string, o *Options) *DB {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir, o)
+	if err != nil {
+		t.Fatalf("reopen %s: %v", dir, err)
+	}
+	return d
+}
+
 func TestSetGetDeleteAcrossFlushAndReopen(t *testing.T) {
 	fs := vfs.NewMem()
 	d := openMem(t, fs, &Options{MemTableSize: 4 << 10})
