@@ -267,39 +267,26 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	}
 	// With the growth held: more deletes, a flush (logged adds), and a
 	// compaction that drops tombstones (logged removes) all complete.
-	done := make(chan error, 1)
-	go func() {
+	returnsWithin(t, 5*time.Second, "writes, a flush and a compaction waited for the index's growth", func() error {
 		for i := 2000; i < 3000; i++ {
 			if err := d.Delete(key(i), NoSync); err != nil {
-				done <- err
-				return
+				return err
 			}
 		}
 		if err := d.Flush(); err != nil {
-			done <- err
-			return
+			return err
 		}
 		if err := d.Compact(nil, nil); err != nil {
-			done <- err
-			return
+			return err
 		}
 		// Adds after the removes: keys still at the bottom.
 		for i := 3000; i < 3500; i++ {
 			if err := d.Delete(key(i), NoSync); err != nil {
-				done <- err
-				return
+				return err
 			}
 		}
-		done <- d.Flush()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("writes, a flush and a compaction waited for the index's growth")
-	}
+		return d.Flush()
+	})
 	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
 		t.Fatal("a growth in progress must answer \"may have\" for every key")
 	}
