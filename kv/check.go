@@ -3,14 +3,12 @@ package kv
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
-	"github.com/sievekv/sievekv/wal"
 )
 
 // CheckReport is what Check found in a closed database directory.
@@ -246,38 +244,20 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 // holding records (newest reports it) is a note (a crash leaves one); any
 // other damage is a problem.
 func (d *DB) checkWAL(num fileNum, newest func() bool, lastSeq *base.SeqNum, rep *CheckReport) error {
-	name := fileName(fileKindLog, num)
-	f, err := d.fs.Open(d.path(fileKindLog, num))
-	if err != nil {
-		return fmt.Errorf("kv: WAL %s: %w", name, err)
+	torn := func(name string, end int64, err error) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, end, err))
 	}
-	defer f.Close()
-	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
 	var prevLast base.SeqNum
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
+	return d.walBatches(num, newest, torn, func(b walBatch) error {
+		rep.WALRecords++
+		if b.count == 0 {
 			return nil
 		}
-		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && newest() {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, r.LastRecordEnd(), err))
-				return nil
-			}
-			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
+		if b.first <= prevLast {
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", b.name, b.end, b.first, prevLast)
 		}
-		first, count, err := decodeBatch(rec, nil)
-		if err != nil {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d: %w", name, r.LastRecordEnd(), err)
-		}
-		rep.WALRecords++
-		if count == 0 {
-			continue
-		}
-		if first <= prevLast {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", name, r.LastRecordEnd(), first, prevLast)
-		}
-		prevLast = first + base.SeqNum(count) - 1
+		prevLast = b.first + base.SeqNum(b.count) - 1
 		*lastSeq = max(*lastSeq, prevLast)
-	}
+		return nil
+	})
 }

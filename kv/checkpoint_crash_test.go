@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // checkpointChildEnv, when set to a directory, makes
@@ -28,28 +28,14 @@ func TestCheckpointKillLeavesSourceIntact(t *testing.T) {
 		checkpointChild(dir)
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for cycle := range 3 {
 		root := t.TempDir()
-		cmd := exec.Command(exe, "-test.run=^TestCheckpointKillLeavesSourceIntact$")
-		cmd.Env = append(os.Environ(), checkpointChildEnv+"="+root)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		child := testutil.StartChild(t, checkpointChildEnv, root, "-test.run=^TestCheckpointKillLeavesSourceIntact$")
 		// The child prints "acked N" after each synced batch and
 		// "checkpoint N" as each checkpoint starts; the kill lands once a
 		// few checkpoints have begun, at a moment that varies per cycle.
 		acked, checkpoints := 0, 0
-		lines := bufio.NewScanner(stdout)
+		lines := bufio.NewScanner(child.Stdout)
 		killAt := 2 + cycle
 		for lines.Scan() {
 			f := strings.Fields(lines.Text())
@@ -69,21 +55,16 @@ func TestCheckpointKillLeavesSourceIntact(t *testing.T) {
 			}
 		}
 		if checkpoints < killAt {
-			cmd.Wait()
-			t.Fatalf("cycle %d: child stopped after %d checkpoints:\n%s", cycle, checkpoints, stderr.String())
+			t.Fatalf("cycle %d: child stopped after %d checkpoints:\n%s", cycle, checkpoints, child.Stderr())
 		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
+		if err := child.Kill(); err != nil {
+			t.Fatalf("cycle %d: %v", cycle, err)
 		}
 		// Lines written before the kill may still be in the pipe.
 		for lines.Scan() {
 			if f := strings.Fields(lines.Text()); len(f) == 2 && f[0] == "acked" {
 				acked, _ = strconv.Atoi(f[1])
 			}
-		}
-		cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("cycle %d: child was not killed: %v\n%s", cycle, cmd.ProcessState, stderr.String())
 		}
 
 		src := filepath.Join(root, "src")

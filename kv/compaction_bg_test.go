@@ -48,16 +48,7 @@ func TestFlushRunsWhileCompactionRuns(t *testing.T) {
 	if err := d.Set([]byte("k"), []byte("v"), NoSync); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- d.Flush() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Flush waited for the running compaction")
-	}
+	returnsWithin(t, 10*time.Second, "Flush waited for the running compaction", d.Flush)
 	if n := d.Metrics().Levels[0].Tables; n != 1 {
 		t.Fatalf("%d L0 tables after the flush, want 1", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -20,6 +21,37 @@ func openMem(t *testing.T, fs vfs.FS, o *Options) *DB {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// reopen closes d and opens the DB in dir again with o, as a restart of the
+// process would, failing t if either step fails.
+func reopen(t *testing.T, d *DB, dir string, o *Options) *DB {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir, o)
+	if err != nil {
+		t.Fatalf("reopen %s: %v", dir, err)
+	}
+	return d
+}
+
+// returnsWithin runs fn in a goroutine and fails t with its error, or with
+// stuck if it has not returned within timeout: how a test shows that work
+// does not wait for something held elsewhere.
+func returnsWithin(t *testing.T, timeout time.Duration, stuck string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(timeout):
+		t.Fatal(stuck)
+	}
 }
 
 func TestSetGetDeleteAcrossFlushAndReopen(t *testing.T) {

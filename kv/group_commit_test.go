@@ -41,13 +41,7 @@ func TestMappedWALGroupCommitSharesSyncs(t *testing.T) {
 	if m.WAL.Syncs == 0 || m.WAL.Syncs >= goroutines*each {
 		t.Fatalf("%d WAL syncs for %d concurrent synced writes: group commit shared none", m.WAL.Syncs, goroutines*each)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err = Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = reopen(t, d, dir, nil)
 	defer d.Close()
 	for g := range goroutines {
 		for i := range each {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sievekv/sievekv/compaction"
+	"github.com/sievekv/sievekv/internal/humanize"
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
@@ -193,8 +194,8 @@ func (m Metrics) String() string {
 	var tables int
 	var bytes, entries, tombs, shadowed, written uint64
 	for i, l := range m.Levels {
-		fmt.Fprintf(&b, "L%-5d %6d %11s %11d %11d %11s %11s  %15.2f  %9.5f\n", i, l.Tables, humanBytes(l.Bytes), l.Entries,
-			l.Tombstones, humanBytes(l.ShadowedBytes), humanBytes(l.BytesWritten), l.FilterBitsPerKey(), l.FilterFP)
+		fmt.Fprintf(&b, "L%-5d %6d %11s %11d %11d %11s %11s  %15.2f  %9.5f\n", i, l.Tables, humanize.Bytes(l.Bytes), l.Entries,
+			l.Tombstones, humanize.Bytes(l.ShadowedBytes), humanize.Bytes(l.BytesWritten), l.FilterBitsPerKey(), l.FilterFP)
 		tables += l.Tables
 		bytes += l.Bytes
 		entries += l.Entries
@@ -202,12 +203,12 @@ func (m Metrics) String() string {
 		shadowed += l.ShadowedBytes
 		written += l.BytesWritten
 	}
-	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanBytes(bytes), entries, tombs, humanBytes(shadowed), humanBytes(written))
+	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanize.Bytes(bytes), entries, tombs, humanize.Bytes(shadowed), humanize.Bytes(written))
 	if rl := rangeTombstoneLine(m.Levels); rl != "" {
 		b.WriteString(rl)
 	}
-	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanBytes(m.MemTable.Size))
-	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanBytes(m.WAL.Bytes), m.WAL.Syncs)
+	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanize.Bytes(m.MemTable.Size))
+	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanize.Bytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
 	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
@@ -218,21 +219,21 @@ func (m Metrics) String() string {
 		peak = fmt.Sprintf("; peak %d entries at %.1f B per tombstone", ti.PeakEntries, ti.PeakBytesPerTombstone)
 	}
 	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone%s), %d checks, %d negatives\n",
-		m.TombstoneIndex.Entries, humanBytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone, peak,
+		m.TombstoneIndex.Entries, humanize.Bytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone, peak,
 		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
 	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
-		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanBytes(m.DiskReads.Bytes))
+		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanize.Bytes(m.DiskReads.Bytes))
 	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
 		m.BlockCache.Hits, m.BlockCache.Misses, percent(m.BlockCache.Hits, m.BlockCache.Hits+m.BlockCache.Misses),
-		humanBytes(uint64(max(m.BlockCache.Size, 0))), humanBytes(uint64(max(m.BlockCache.Capacity, 0))))
+		humanize.Bytes(uint64(max(m.BlockCache.Size, 0))), humanize.Bytes(uint64(max(m.BlockCache.Capacity, 0))))
 	filterPerKey := 0.0
 	if entries > 0 {
 		filterPerKey = float64(m.Filter.Bytes) * 8 / float64(entries)
 	}
-	fmt.Fprintf(&b, "filters: %s (%.2f bits per entry)\n", humanBytes(m.Filter.Bytes), filterPerKey)
+	fmt.Fprintf(&b, "filters: %s (%.2f bits per entry)\n", humanize.Bytes(m.Filter.Bytes), filterPerKey)
 	fmt.Fprintf(&b, "reads avoided by filters: %d of %d table checks (%.1f%%), false positives: %d\n",
 		m.Filter.Negatives, m.Filter.Checks, percent(m.Filter.Negatives, m.Filter.Checks), m.Filter.FalsePositives)
 	if m.Filter.RangeBytes > 0 || m.Filter.RangeChecks > 0 {
@@ -241,7 +242,7 @@ func (m Metrics) String() string {
 			rangePerKey = float64(m.Filter.RangeBytes) * 8 / float64(entries)
 		}
 		fmt.Fprintf(&b, "range filters: %s (%.2f bits per entry), tables skipped by scans: %d of %d checks (%.1f%%)\n",
-			humanBytes(m.Filter.RangeBytes), rangePerKey, m.Filter.RangeNegatives, m.Filter.RangeChecks,
+			humanize.Bytes(m.Filter.RangeBytes), rangePerKey, m.Filter.RangeNegatives, m.Filter.RangeChecks,
 			percent(m.Filter.RangeNegatives, m.Filter.RangeChecks))
 	}
 	return b.String()
@@ -252,19 +253,6 @@ func percent(part, whole uint64) float64 {
 		return 0
 	}
 	return 100 * float64(part) / float64(whole)
-}
-
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for q := n / unit; q >= unit; q /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // levelFilterFP fills each level's FilterFP from its tables' filters,

@@ -258,6 +258,44 @@ func (d *DB) flushRecoveredLocked() error {
 // other damage is corruption.
 // REQUIRES: d.mu held (during Open, no other goroutine exists).
 func (d *DB) replayWALLocked(num fileNum, newest func() bool) error {
+	torn := func(name string, end int64, err error) {
+		d.opts.Logger("kv: WAL %s: ignoring torn tail after offset %d: %v", name, end, err)
+	}
+	return d.walBatches(num, newest, torn, func(b walBatch) error {
+		if err := applyToMemTable(d.mem, b.rec); err != nil {
+			return err
+		}
+		// The manifest's last sequence may already cover these writes (it
+		// is recorded at every edit), so take the larger.
+		if b.count > 0 {
+			d.lastSeq = max(d.lastSeq, b.first+base.SeqNum(b.count)-1)
+		}
+		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
+			if err := d.flushRecoveredLocked(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// walBatch is one record of a WAL as walBatches hands it on: the batch
+// encoding, its first sequence number and count, and where it ends.
+type walBatch struct {
+	name  string // the WAL's file name, for messages
+	rec   []byte
+	first base.SeqNum
+	count uint32
+	end   int64 // offset just past the record
+}
+
+// walBatches reads WAL num and calls fn with each record, in log order,
+// after decoding its batch header. The damaged tail of the newest log
+// holding records (newest reports it; asked only on damage) ends the log:
+// torn is told and walBatches returns nil, since a crash leaves one and
+// the writes in it were never acknowledged as synced. Any other damage is
+// corruption. Open's replay and Check read WALs through it alike.
+func (d *DB) walBatches(num fileNum, newest func() bool, torn func(name string, end int64, err error), fn func(walBatch) error) error {
 	name := fileName(fileKindLog, num)
 	f, err := d.fs.Open(d.path(fileKindLog, num))
 	if err != nil {
@@ -272,27 +310,17 @@ func (d *DB) replayWALLocked(num fileNum, newest func() bool) error {
 		}
 		if err != nil {
 			if errors.Is(err, wal.ErrTornTail) && newest() {
-				d.opts.Logger("kv: WAL %s: ignoring torn tail after offset %d: %v", name, r.LastRecordEnd(), err)
+				torn(name, r.LastRecordEnd(), err)
 				return nil
 			}
 			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
 		}
 		first, count, err := decodeBatch(rec, nil)
 		if err != nil {
-			return base.CorruptionErrorf("kv: WAL %s: record at offset %d: %w", name, r.LastRecordEnd(), err)
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d: %w", name, r.LastRecordEnd(), err)
 		}
-		if err := applyToMemTable(d.mem, rec); err != nil {
+		if err := fn(walBatch{name: name, rec: rec, first: first, count: count, end: r.LastRecordEnd()}); err != nil {
 			return err
-		}
-		// The manifest's last sequence may already cover these writes (it
-		// is recorded at every edit), so take the larger.
-		if count > 0 {
-			d.lastSeq = max(d.lastSeq, first+base.SeqNum(count)-1)
-		}
-		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
-			if err := d.flushRecoveredLocked(); err != nil {
-				return err
-			}
 		}
 	}
 }

@@ -33,25 +33,7 @@ func BenchmarkGetRangeDeleted(b *testing.B) {
 			live = append(live, k)
 		}
 	}
-	b.Run("present", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := d.Get(live[(i*7919)%len(live)]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("absent", func(b *testing.B) {
-		b.ReportAllocs()
-		k := make([]byte, 16)
-		for i := 0; b.Loop(); i++ {
-			copy(k, live[(i*7919)%len(live)])
-			k[15] |= 1
-			if _, err := d.Get(k); err != ErrNotFound {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchGets(b, d, live)
 	b.Run("covered", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {

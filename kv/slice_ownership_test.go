@@ -88,13 +88,7 @@ func TestIteratorSlicesAreTheCallers(t *testing.T) {
 		t.Fatalf("Compact after scribbling: %v", err)
 	}
 	check("after flush and compaction")
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err = Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = reopen(t, d, dir, nil)
 	defer d.Close()
 	check("after reopen")
 }

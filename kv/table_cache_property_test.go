@@ -1,11 +1,12 @@
 package kv
 
 import (
+	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // listed counts the entries in the shards' lists, checking each shard
@@ -127,41 +128,31 @@ func TestTableCacheConcurrentEviction(t *testing.T) {
 	defer d.Close()
 	c := d.tables
 	tables := d.current.Levels[NumLevels-1]
-	var wg sync.WaitGroup
-	errs := make(chan error, 9)
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 3))
-			for range 400 {
-				tm := tables[rng.IntN(len(tables))]
-				e, err := c.acquire(tm)
-				if err != nil {
-					errs <- err
-					return
-				}
-				_, _, found, err := e.reader().Get(tm.Smallest.UserKey, 1<<50)
-				e.release()
-				if err != nil || !found {
-					errs <- err
-					return
-				}
+	var load testutil.Group
+	load.GoRandom(8, 3, func(rng *rand.Rand) error {
+		for range 400 {
+			tm := tables[rng.IntN(len(tables))]
+			e, err := c.acquire(tm)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+			_, _, found, err := e.reader().Get(tm.Smallest.UserKey, 1<<50)
+			e.release()
+			if err != nil || !found {
+				return fmt.Errorf("Get(%q) in table %d: found %v, %v", tm.Smallest.UserKey, tm.FileNum, found, err)
+			}
+		}
+		return nil
+	})
+	load.Go(func() error {
 		rng := rand.New(rand.NewPCG(99, 3))
 		for range 400 {
 			c.evict(fileNum(tables[rng.IntN(len(tables))].FileNum))
 		}
-	}()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("concurrent read: %v (nil: key not found)", err)
+		return nil
+	})
+	for _, err := range load.Wait() {
+		t.Fatalf("concurrent read: %v", err)
 	}
 	if open, listed := c.openCount(), c.listedForTest(t); open != listed {
 		t.Fatalf("all reads done, yet %d readers open and %d listed", open, listed)

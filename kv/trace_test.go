@@ -3,10 +3,10 @@ package kv
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -68,35 +68,28 @@ func TestExplainGetExactUnderLoad(t *testing.T) {
 	}
 
 	var stop atomic.Bool
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
+	var load testutil.Group
 	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		load.Go(func() error {
 			for i := 0; !stop.Load(); i++ {
 				if _, err := d.Get([]byte(fmt.Sprintf("b%04d", (i*7+g)%1500))); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	load.Go(func() error {
 		for !stop.Load() {
 			if err := d.Compact([]byte("b"), []byte("c")); err != nil {
-				errs <- err
-				return
+				return err
 			}
 		}
-	}()
+		return nil
+	})
 	defer func() {
 		stop.Store(true)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+		for _, err := range load.Wait() {
 			t.Errorf("load: %v", err)
 		}
 	}()

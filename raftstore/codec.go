@@ -141,16 +141,15 @@ func (d *logDecoder) uvarint(what string) uint64 {
 	return v
 }
 
+// varint reads a signed varint. binary.PutVarint writes the zigzag form of
+// v as a uvarint, so it is read as one (canonical, as uvarint requires) and
+// unzigzagged here, the way binary.Varint does.
 func (d *logDecoder) varint(what string) int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint(what)
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 || n != len(binary.AppendVarint(nil, v)) {
-		d.fail("bad %s varint", what)
-		return 0
-	}
-	d.b = d.b[n:]
 	return v
 }
 

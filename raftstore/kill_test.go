@@ -4,14 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // killChildDirEnv, when set, makes TestKill9KeepsAcknowledgedLogs the child:
@@ -30,20 +30,11 @@ func TestKill9KeepsAcknowledgedLogs(t *testing.T) {
 	dir := t.TempDir()
 	var acked uint64
 	for round := 0; round < 3; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9KeepsAcknowledgedLogs$", "-test.count=1")
-		cmd.Env = append(os.Environ(), killChildDirEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		child := testutil.StartChild(t, killChildDirEnv, dir, "-test.run=^TestKill9KeepsAcknowledgedLogs$", "-test.count=1")
 		// Let the child acknowledge a number of batches that varies by
 		// round, so the kill lands at different points of a commit.
 		target := 150 + 70*round
-		lines := bufio.NewScanner(out)
+		lines := bufio.NewScanner(child.Stdout)
 		for n := 0; n < target && lines.Scan(); n++ {
 			idx, err := strconv.ParseUint(strings.TrimPrefix(lines.Text(), "ack "), 10, 64)
 			if err != nil {
@@ -54,8 +45,9 @@ func TestKill9KeepsAcknowledgedLogs(t *testing.T) {
 			}
 			acked = idx
 		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		if err := child.Kill(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
 		if acked == 0 {
 			t.Fatalf("round %d: the child acknowledged nothing", round)
 		}

@@ -132,6 +132,20 @@ func BenchmarkBuild(b *testing.B) {
 	})
 }
 
+// benchGetKeys is the order both engines' Get benchmarks ask for keys in:
+// all benchN of them, strided so that successive Gets land in different
+// blocks, present ones or (present false) their absent odd neighbours.
+func benchGetKeys(present bool) [][]byte {
+	keys := make([][]byte, benchN)
+	for i := range keys {
+		keys[i] = benchKey(i * 7919 % benchN)
+		if !present {
+			keys[i][15]++ // odd: absent
+		}
+	}
+	return keys
+}
+
 // BenchmarkGet measures point Gets, present and absent keys, with a cold
 // (no) block cache and a warm one holding the whole table, and reports
 // data-block reads per Get.
@@ -143,14 +157,7 @@ func BenchmarkGet(b *testing.B) {
 	for _, warm := range []bool{false, true} {
 		for _, present := range []bool{true, false} {
 			name := fmt.Sprintf("present=%v/warm=%v", present, warm)
-			key := func(i int) []byte {
-				if present {
-					return benchKey(i % benchN)
-				}
-				k := benchKey(i % benchN)
-				k[15]++ // odd: absent
-				return k
-			}
+			keys := benchGetKeys(present)
 			b.Run(name+"/sievekv-binaryfuse8", func(b *testing.B) {
 				var c *Cache
 				if warm {
@@ -161,10 +168,6 @@ func BenchmarkGet(b *testing.B) {
 				r, err := Open(f, st.Size(), ReaderOptions{Cache: c})
 				if err != nil {
 					b.Fatal(err)
-				}
-				keys := make([][]byte, benchN)
-				for i := range keys {
-					keys[i] = key(i * 7919)
 				}
 				if warm {
 					for i := range benchN {
@@ -192,10 +195,6 @@ func BenchmarkGet(b *testing.B) {
 				r, err := ldbtable.NewReader(bytes.NewReader(ldbBytes), int64(len(ldbBytes)), storage.FileDesc{Type: storage.TypeTable, Num: 1}, ns, nil, ldbOptions())
 				if err != nil {
 					b.Fatal(err)
-				}
-				keys := make([][]byte, benchN)
-				for i := range keys {
-					keys[i] = key(i * 7919)
 				}
 				if warm {
 					for i := range benchN {

@@ -3,10 +3,10 @@ package sstable
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -72,24 +72,20 @@ func TestCacheLRUByBytes(t *testing.T) {
 // (-race) and checks the byte bound afterwards.
 func TestCacheConcurrent(t *testing.T) {
 	c := NewCache(4 << 20)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			for range 20000 {
-				f, off := rng.Uint64N(4), rng.Uint64N(2000)
-				if !cacheHas(c, f, off) {
-					cachePut(c, f, off, 4096)
-				}
-				if rng.IntN(5000) == 0 {
-					c.EvictFile(f)
-				}
+	var users testutil.Group
+	users.GoRandom(4, 1, func(rng *rand.Rand) error {
+		for range 20000 {
+			f, off := rng.Uint64N(4), rng.Uint64N(2000)
+			if !cacheHas(c, f, off) {
+				cachePut(c, f, off, 4096)
 			}
-		}()
-	}
-	wg.Wait()
+			if rng.IntN(5000) == 0 {
+				c.EvictFile(f)
+			}
+		}
+		return nil
+	})
+	users.Wait()
 	if m := c.Metrics(); m.Size > m.Capacity || m.Hits == 0 || m.Misses == 0 {
 		t.Fatalf("%+v", m)
 	}
@@ -104,36 +100,27 @@ func TestReaderConcurrent(t *testing.T) {
 	writeTable(t, fs, "/t", entries, WriterOptions{})
 	stats := &Stats{}
 	r := openTable(t, fs, "/t", ReaderOptions{Cache: NewCache(256 << 10), Stats: stats})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			for range 3000 {
-				e := entries[rng.IntN(len(entries))]
-				want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
-				v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
-				if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
-					errs <- fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
-					return
-				}
+	var readers testutil.Group
+	readers.GoRandom(4, 2, func(rng *rand.Rand) error {
+		for range 3000 {
+			e := entries[rng.IntN(len(entries))]
+			want, _ := modelGet(entries, e.key.UserKey, base.SeqNumMax)
+			v, kind, ok, err := r.Get(e.key.UserKey, base.SeqNumMax)
+			if err != nil || !ok || kind != want.key.Kind() || string(v) != string(want.value) {
+				return fmt.Errorf("Get(%q) = %v %v %v", e.key.UserKey, ok, kind, err)
 			}
-			it := r.NewIter(nil, nil)
-			i := 0
-			for ok := it.First(); ok && i < 3000; ok = it.Next() {
-				if !sameEntry(it, entries[i]) {
-					errs <- fmt.Errorf("iterator entry %d wrong", i)
-					return
-				}
-				i++
+		}
+		it := r.NewIter(nil, nil)
+		i := 0
+		for ok := it.First(); ok && i < 3000; ok = it.Next() {
+			if !sameEntry(it, entries[i]) {
+				return fmt.Errorf("iterator entry %d wrong", i)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+			i++
+		}
+		return nil
+	})
+	for _, err := range readers.Wait() {
 		t.Fatal(err)
 	}
 	if s := stats.Snapshot(); s.FilterChecks != 12000 || s.FilterTruePositives != 12000 {

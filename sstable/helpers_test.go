@@ -112,6 +112,28 @@ func openTable(t testing.TB, fs vfs.FS, name string, opts ReaderOptions) *Reader
 	return r
 }
 
+// openFlipped writes table bytes data to name in fs with one bit of byte
+// off flipped and opens the result: what one damaged byte does to Open.
+func openFlipped(t testing.TB, fs vfs.FS, name string, data []byte, off uint64) (*Reader, error) {
+	t.Helper()
+	bad := bytes.Clone(data)
+	bad[off] ^= 0x10
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(bad); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = fs.Open(name); err != nil {
+		t.Fatal(err)
+	}
+	return Open(f, int64(len(bad)), ReaderOptions{})
+}
+
 // modelGet is the reference answer for Get (base B3).
 func modelGet(entries []kv, uk []byte, seq base.SeqNum) (kv, bool) {
 	i, _ := slices.BinarySearchFunc(entries, base.MakeSearchKey(uk, seq), func(e kv, k base.InternalKey) int { return base.Compare(e.key, k) })

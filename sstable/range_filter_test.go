@@ -128,13 +128,7 @@ func TestRangeFilterTableCorruption(t *testing.T) {
 		start := r.rangeFilterStart
 		end := start + r.props.RangeFilterSize + blockTrailerLen
 		for _, off := range []uint64{start, start + 20, (start + end) / 2, end - 5, end - 1} {
-			data := slices.Clone(orig)
-			data[off] ^= 0x10
-			g, _ := fs.Create("/bad.sst")
-			g.Write(data)
-			g.Close()
-			f, _ := fs.Open("/bad.sst")
-			if _, err := Open(f, int64(len(data)), ReaderOptions{}); !errors.Is(err, base.ErrCorruption) {
+			if _, err := openFlipped(t, fs, "/bad.sst", orig, off); !errors.Is(err, base.ErrCorruption) {
 				t.Errorf("%s: flip at %d of range filter [%d, %d): Open = %v, want corruption", ft, off, start, end, err)
 			}
 		}

@@ -1,7 +1,6 @@
 package sstable
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"testing"
@@ -103,13 +102,7 @@ func TestRangeDelsCorruption(t *testing.T) {
 	f.Close()
 	p := md.Properties
 	for off := p.RangeDelOffset; off < md.Size-FooterLen; off++ {
-		bad := bytes.Clone(orig)
-		bad[off] ^= 0x10
-		g, _ := fs.Create("/bad")
-		g.Write(bad)
-		g.Close()
-		h, _ := fs.Open("/bad")
-		r, err := Open(h, int64(len(bad)), ReaderOptions{})
+		r, err := openFlipped(t, fs, "/bad", orig, off)
 		if err == nil {
 			r.Close()
 			t.Fatalf("flipping byte %d (range-deletion block at %d) went unnoticed", off, p.RangeDelOffset)

@@ -3,17 +3,14 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -163,10 +160,6 @@ func runCrashCycles(t *testing.T, cycles int, seed uint64) {
 	if testing.Short() {
 		cycles = 5
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "db")
 	cfg := crashCfg(seed)
 	model := newModel(cfg)
@@ -179,17 +172,7 @@ func runCrashCycles(t *testing.T, cycles int, seed uint64) {
 			starts[w] = strconv.Itoa(model.applied[w])
 		}
 		spec := strings.Join([]string{dir, ackPath, strconv.FormatUint(seed, 10), strings.Join(starts, ",")}, "|")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, exe)
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+spec)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		child := testutil.StartChild(t, crashChildEnv, spec)
 
 		// One kill in five lands at a random moment of start-up (recovery,
 		// often); the others a random time after the child reports Open.
@@ -201,9 +184,8 @@ func runCrashCycles(t *testing.T, cycles int, seed uint64) {
 					break
 				}
 				select {
-				case err := <-exited:
-					cancel()
-					t.Fatalf("cycle %d: child exited before opening: %v\n%s", cycle, err, stderr.String())
+				case <-child.Exited():
+					t.Fatalf("cycle %d: child exited before opening: %v\n%s", cycle, child.Wait(), child.Stderr())
 				case <-time.After(2 * time.Millisecond):
 				}
 				if time.Now().After(deadline) {
@@ -216,24 +198,19 @@ func runCrashCycles(t *testing.T, cycles int, seed uint64) {
 			delay = time.Duration(r.IntN(60)) * time.Millisecond
 		}
 		select {
-		case err := <-exited:
-			cancel()
-			t.Fatalf("cycle %d: child exited on its own: %v\n%s", cycle, err, stderr.String())
+		case <-child.Exited():
+			t.Fatalf("cycle %d: child exited on its own: %v\n%s", cycle, child.Wait(), child.Stderr())
 		case <-time.After(delay):
 		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatalf("cycle %d: kill: %v", cycle, err)
+		if err := child.Kill(); err != nil {
+			t.Fatalf("cycle %d: %v", cycle, err)
 		}
-		werr := <-exited
-		cancel()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("cycle %d: child was not killed but ended with %v\n%s", cycle, werr, stderr.String())
-		}
+		child.Stdout.Close() // its acknowledgements are in ackPath, and hundreds of cycles should not hold a pipe each
 
 		// The child never exits normally, so a race it detected would
 		// otherwise go unreported.
-		if strings.Contains(stderr.String(), "DATA RACE") || strings.Contains(stderr.String(), "panic:") {
-			t.Fatalf("cycle %d: the child reported:\n%s", cycle, stderr.String())
+		if stderr := child.Stderr(); strings.Contains(stderr, "DATA RACE") || strings.Contains(stderr, "panic:") {
+			t.Fatalf("cycle %d: the child reported:\n%s", cycle, stderr)
 		}
 		last, opened := readAcks(t, ackPath, cfg.writers)
 		if !opened {

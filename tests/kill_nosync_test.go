@@ -5,15 +5,14 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 )
 
@@ -74,22 +73,12 @@ func killNoSyncChild(dir string) int {
 func TestKillNoSyncWriters(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	for cycle := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), killNoSyncChildEnv+"="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		child := testutil.StartChild(t, killNoSyncChildEnv, dir, "-test.run=^$")
 		acked := make(chan []string, 1)
 		var count atomic.Int64
 		go func() {
 			var keys []string
-			sc := bufio.NewScanner(out)
+			sc := bufio.NewScanner(child.Stdout)
 			for sc.Scan() {
 				keys = append(keys, sc.Text())
 				count.Add(1)
@@ -103,13 +92,12 @@ func TestKillNoSyncWriters(t *testing.T) {
 		for deadline := time.Now().Add(time.Minute); count.Load() < want && time.Now().Before(deadline); {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
+		if err := child.Kill(); err != nil {
+			t.Fatalf("cycle %d: %v", cycle, err)
 		}
 		keys := <-acked
-		cmd.Wait()
-		if strings.TrimSpace(stderr.String()) != "" {
-			t.Fatalf("cycle %d: child failed: %s", cycle, stderr.String())
+		if stderr := child.Stderr(); strings.TrimSpace(stderr) != "" {
+			t.Fatalf("cycle %d: child failed: %s", cycle, stderr)
 		}
 		if int64(len(keys)) < want {
 			t.Fatalf("cycle %d: child acknowledged only %d writes", cycle, len(keys))

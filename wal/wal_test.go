@@ -78,6 +78,16 @@ func randRecord(rng *rand.Rand, n int) []byte {
 	return p[:n:n]
 }
 
+// randRecords is count random records, each of a random length below
+// maxLen.
+func randRecords(rng *rand.Rand, count, maxLen int) [][]byte {
+	recs := make([][]byte, count)
+	for i := range recs {
+		recs[i] = randRecord(rng, rng.IntN(maxLen))
+	}
+	return recs
+}
+
 // checkPrefix fails unless got is exactly want[:len(got)] (W5).
 func checkPrefix(t *testing.T, got, want [][]byte, ctx string) {
 	t.Helper()
@@ -498,10 +508,7 @@ func TestSyncOnlyWhenNeeded(t *testing.T) {
 // TestSyncedMarkMonotone checks W4 on a written log by walking its chunks.
 func TestSyncedMarkMonotone(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	var recs [][]byte
-	for i := 0; i < 100; i++ {
-		recs = append(recs, randRecord(rng, rng.IntN(5000)))
-	}
+	recs := randRecords(rng, 100, 5000)
 	lg := writeLog(t, 1, recs, true)
 	var prev uint64
 	chunks := 0
@@ -528,10 +535,7 @@ func TestSyncedMarkMonotone(t *testing.T) {
 // of a recycled file (io.EOF), not damage.
 func TestRecycledFileAlignedEnd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
-	var recs [][]byte
-	for i := 0; i < 30; i++ {
-		recs = append(recs, randRecord(rng, rng.IntN(4000)))
-	}
+	recs := randRecords(rng, 30, 4000)
 	old := writeLog(t, 8, recs, true)
 	cur := writeLog(t, 9, recs[:12], true) // same sizes: chunk boundaries line up
 	file := append([]byte(nil), old.data...)

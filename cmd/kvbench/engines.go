@@ -81,6 +81,30 @@ func (c *ioCounters) snapshot() ioSnapshot {
 	return ioSnapshot{c.reads.Load(), c.readBytes.Load(), c.writeBytes.Load()}
 }
 
+// read counts one read call that returned n bytes and passes its results
+// on, so each engine's counting file is one line per method.
+func (c *ioCounters) read(n int, err error) (int, error) {
+	c.reads.Add(1)
+	c.readBytes.Add(int64(n))
+	return n, err
+}
+
+// countTable passes on what an Open or Create returned, the file wrapped
+// to count its I/O when it opened and name is a table file: kvbench counts
+// table I/O only, the same way for every engine.
+func countTable[F any](name string, f F, err error, wrap func(F) F) (F, error) {
+	if err != nil || !isTableFile(name) {
+		return f, err
+	}
+	return wrap(f), nil
+}
+
+// wrote counts the n bytes a write call wrote and passes its results on.
+func (c *ioCounters) wrote(n int, err error) (int, error) {
+	c.writeBytes.Add(int64(n))
+	return n, err
+}
+
 // config is what every engine is configured alike with.
 type config struct {
 	dir          string
@@ -193,19 +217,15 @@ type countingFS struct {
 
 func (fs *countingFS) Create(name string) (vfs.File, error) {
 	f, err := fs.FS.Create(name)
-	if err != nil || !isTableFile(name) {
-		return f, err
-	}
-	return &countingFile{File: f, io: fs.io}, nil
+	return countTable(name, f, err, fs.wrap)
 }
 
 func (fs *countingFS) Open(name string) (vfs.File, error) {
 	f, err := fs.FS.Open(name)
-	if err != nil || !isTableFile(name) {
-		return f, err
-	}
-	return &countingFile{File: f, io: fs.io}, nil
+	return countTable(name, f, err, fs.wrap)
 }
+
+func (fs *countingFS) wrap(f vfs.File) vfs.File { return &countingFile{File: f, io: fs.io} }
 
 type countingFile struct {
 	vfs.File
@@ -213,16 +233,11 @@ type countingFile struct {
 }
 
 func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.io.reads.Add(1)
-	f.io.readBytes.Add(int64(n))
-	return n, err
+	return f.io.read(f.File.ReadAt(p, off))
 }
 
 func (f *countingFile) Write(p []byte) (int, error) {
-	n, err := f.File.Write(p)
-	f.io.writeBytes.Add(int64(n))
-	return n, err
+	return f.io.wrote(f.File.Write(p))
 }
 
 // ---- pebble ----
@@ -381,18 +396,16 @@ type countingPebbleFS struct {
 
 func (fs *countingPebbleFS) Open(name string, opts ...pebblevfs.OpenOption) (pebblevfs.File, error) {
 	f, err := fs.FS.Open(name, opts...)
-	if err != nil || !isTableFile(name) {
-		return f, err
-	}
-	return &countingPebbleFile{File: f, io: fs.io}, nil
+	return countTable(name, f, err, fs.wrap)
 }
 
 func (fs *countingPebbleFS) Create(name string, cat pebblevfs.DiskWriteCategory) (pebblevfs.File, error) {
 	f, err := fs.FS.Create(name, cat)
-	if err != nil || !isTableFile(name) {
-		return f, err
-	}
-	return &countingPebbleFile{File: f, io: fs.io}, nil
+	return countTable(name, f, err, fs.wrap)
+}
+
+func (fs *countingPebbleFS) wrap(f pebblevfs.File) pebblevfs.File {
+	return &countingPebbleFile{File: f, io: fs.io}
 }
 
 type countingPebbleFile struct {
@@ -401,22 +414,15 @@ type countingPebbleFile struct {
 }
 
 func (f *countingPebbleFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.io.reads.Add(1)
-	f.io.readBytes.Add(int64(n))
-	return n, err
+	return f.io.read(f.File.ReadAt(p, off))
 }
 
 func (f *countingPebbleFile) Write(p []byte) (int, error) {
-	n, err := f.File.Write(p)
-	f.io.writeBytes.Add(int64(n))
-	return n, err
+	return f.io.wrote(f.File.Write(p))
 }
 
 func (f *countingPebbleFile) WriteAt(p []byte, off int64) (int, error) {
-	n, err := f.File.WriteAt(p, off)
-	f.io.writeBytes.Add(int64(n))
-	return n, err
+	return f.io.wrote(f.File.WriteAt(p, off))
 }
 
 type quietLogger struct{}
@@ -552,17 +558,11 @@ type countingReader struct {
 }
 
 func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.Reader.ReadAt(p, off)
-	r.io.reads.Add(1)
-	r.io.readBytes.Add(int64(n))
-	return n, err
+	return r.io.read(r.Reader.ReadAt(p, off))
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
-	n, err := r.Reader.Read(p)
-	r.io.reads.Add(1)
-	r.io.readBytes.Add(int64(n))
-	return n, err
+	return r.io.read(r.Reader.Read(p))
 }
 
 type countingWriter struct {
@@ -571,9 +571,7 @@ type countingWriter struct {
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
-	n, err := w.Writer.Write(p)
-	w.io.writeBytes.Add(int64(n))
-	return n, err
+	return w.io.wrote(w.Writer.Write(p))
 }
 
 // discardWriter keeps the journal file (goleveldb expects it) empty.

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/sievekv/sievekv/internal/humanize"
 	"github.com/sievekv/sievekv/kv"
 )
 
@@ -474,7 +475,7 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 		return in.emitJSON(loadRecord{"load", n, valueSize, bytes, elapsed.Seconds(), rate})
 	}
 	in.printf("loaded %d %s (%s) in %s: %.0f keys/s, %s/s\n", n, plural(n, "key", "keys"),
-		humanBytes(uint64(bytes)), elapsed.Round(time.Millisecond), rate, humanBytes(uint64(float64(bytes)/max(elapsed.Seconds(), 1e-9))))
+		humanize.Bytes(uint64(bytes)), elapsed.Round(time.Millisecond), rate, humanize.Bytes(uint64(float64(bytes)/max(elapsed.Seconds(), 1e-9))))
 	return nil
 }
 
@@ -678,7 +679,7 @@ func (in *Interp) cmdTables(context.Context, []token) error {
 	}
 	in.printf("%-5s %-6s %8s %10s  %-24s %8s %9s  %s\n", "level", "table", "entries", "size", "filter", "bits/key", "FP", "keys")
 	for _, t := range ts {
-		in.printf("L%-4d %06d %8d %10s  %-24s %8.2f %9.5f  %s .. %s\n", t.Level, t.FileNum, t.Entries, humanBytes(t.Size),
+		in.printf("L%-4d %06d %8d %10s  %-24s %8.2f %9.5f  %s .. %s\n", t.Level, t.FileNum, t.Entries, humanize.Bytes(t.Size),
 			t.FilterKind, t.FilterBitsPerKey(), t.FilterFP, formatBytes(t.Smallest), formatBytes(t.Largest))
 	}
 	return nil
@@ -741,18 +742,5 @@ const syntaxHelp = `keys and values: plain words (abc), "double quoted" with Go 
 several commands on one line: separate them with ';'. A word starting with # starts a comment.
 output shows a key or value bare when it reads back as itself, else double quoted with escapes.
 `
-
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for q := n / unit; q >= unit; q /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
 
 func isUTF8(b []byte) bool { return utf8.Valid(b) }

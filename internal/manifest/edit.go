@@ -75,16 +75,9 @@ func corruptf(format string, args ...any) error {
 func (e *VersionEdit) Validate() error {
 	deleted := make(map[uint64]bool, len(e.DeletedTables))
 	for _, d := range e.DeletedTables {
-		if d.Level < 0 || d.Level >= NumLevels {
-			return corruptf("deleted table %d at level %d, want 0..%d", d.FileNum, d.Level, NumLevels-1)
+		if err := checkTableRef(deleted, "deleted", "deleted", d.Level, d.FileNum); err != nil {
+			return err
 		}
-		if d.FileNum == 0 {
-			return corruptf("deleted table with file number 0")
-		}
-		if deleted[d.FileNum] {
-			return corruptf("table %d deleted twice", d.FileNum)
-		}
-		deleted[d.FileNum] = true
 	}
 	added := make(map[uint64]bool, len(e.NewTables))
 	for _, n := range e.NewTables {
@@ -92,20 +85,31 @@ func (e *VersionEdit) Validate() error {
 		if m == nil {
 			return corruptf("new table at level %d without metadata", n.Level)
 		}
-		if n.Level < 0 || n.Level >= NumLevels {
-			return corruptf("new table %d at level %d, want 0..%d", m.FileNum, n.Level, NumLevels-1)
+		if err := checkTableRef(added, "new", "added", n.Level, m.FileNum); err != nil {
+			return err
 		}
-		if m.FileNum == 0 {
-			return corruptf("new table with file number 0")
-		}
-		if added[m.FileNum] {
-			return corruptf("table %d added twice", m.FileNum)
-		}
-		added[m.FileNum] = true
 		if m.SmallestSeq > m.LargestSeq {
 			return corruptf("table %d: smallest sequence %d > largest %d", m.FileNum, m.SmallestSeq, m.LargestSeq)
 		}
 	}
+	return nil
+}
+
+// checkTableRef reports a deleted or new table (side names which, and
+// twice what the edit does to it) whose level is out of range, whose file
+// number is 0, or that the edit already names on that side (seen, which it
+// then marks).
+func checkTableRef(seen map[uint64]bool, side, twice string, level int, fileNum uint64) error {
+	if level < 0 || level >= NumLevels {
+		return corruptf("%s table %d at level %d, want 0..%d", side, fileNum, level, NumLevels-1)
+	}
+	if fileNum == 0 {
+		return corruptf("%s table with file number 0", side)
+	}
+	if seen[fileNum] {
+		return corruptf("table %d %s twice", fileNum, twice)
+	}
+	seen[fileNum] = true
 	return nil
 }
 

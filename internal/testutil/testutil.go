@@ -1,5 +1,6 @@
-// Package testutil holds the small checks several packages' tests share.
-// Only tests import it; golden/ beside it is the golden-file mechanism.
+// Package testutil holds the small checks several packages' tests share,
+// and the kill harness (Child) of their crash tests. Only tests import it;
+// golden/ beside it is the golden-file mechanism.
 package testutil
 
 import (

@@ -121,40 +121,33 @@ func (fs *FS) maybeFail(op Op, name string) error {
 	return fmt.Errorf("%w: %s", ErrInjected, desc)
 }
 
-// Create implements vfs.FS.
-func (fs *FS) Create(name string) (vfs.File, error) {
-	if err := fs.maybeFail(OpCreate, name); err != nil {
+// openFile is Create, Open and OpenDir: op on name may be failed (E2);
+// otherwise open, the inner FS's method, opens the file, whose operations
+// may then be failed in turn.
+func (fs *FS) openFile(op Op, name string, open func(string) (vfs.File, error)) (vfs.File, error) {
+	if err := fs.maybeFail(op, name); err != nil {
 		return nil, err
 	}
-	f, err := fs.inner.Create(name)
+	f, err := open(name)
 	if err != nil {
 		return nil, err
 	}
 	return &file{File: f, fs: fs, name: name}, nil
+}
+
+// Create implements vfs.FS.
+func (fs *FS) Create(name string) (vfs.File, error) {
+	return fs.openFile(OpCreate, name, fs.inner.Create)
 }
 
 // Open implements vfs.FS.
 func (fs *FS) Open(name string) (vfs.File, error) {
-	if err := fs.maybeFail(OpOpen, name); err != nil {
-		return nil, err
-	}
-	f, err := fs.inner.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return &file{File: f, fs: fs, name: name}, nil
+	return fs.openFile(OpOpen, name, fs.inner.Open)
 }
 
 // OpenDir implements vfs.FS.
 func (fs *FS) OpenDir(name string) (vfs.File, error) {
-	if err := fs.maybeFail(OpOpen, name); err != nil {
-		return nil, err
-	}
-	f, err := fs.inner.OpenDir(name)
-	if err != nil {
-		return nil, err
-	}
-	return &file{File: f, fs: fs, name: name}, nil
+	return fs.openFile(OpOpen, name, fs.inner.OpenDir)
 }
 
 // Remove implements vfs.FS.
