@@ -19,7 +19,9 @@ type Iter struct {
 	err          error
 	// rangePending says the positioning call in progress has put off
 	// asking the range filter about [rangeLo, rangeHi), the user keys it
-	// may land on, to its first data-block read (rangeEmpty).
+	// may land on, to its first data-block read (rangeEmpty). The bounds
+	// may alias the caller's seek key, so they serve that call only: Next
+	// and Prev clear rangePending before they load anything.
 	rangePending     bool
 	rangeLo, rangeHi []byte
 }

@@ -221,8 +221,8 @@ func (u *rangeFilterUse) worthAsking() bool {
 		return true
 	}
 	// A load and a store, not an atomic add: concurrent scans may lose a
-	// count, which only shifts the sampling, and a locked add on a line
-	// every reader of the table writes was the dearer part of the call.
+	// count, which only shifts the sampling, where a locked add would
+	// have every reader of the table contend on one cache line.
 	skipped := u.skipped.Load() + 1
 	u.skipped.Store(skipped)
 	return skipped%rangeSampleEvery == 0
