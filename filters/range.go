@@ -121,7 +121,10 @@ func (b *RangeBuilder) Reset() {
 	b.sorted = true
 }
 
-// Add records key.
+// Add records key. It is on every table build's per-key path, so it
+// looks at each byte of the key once past the bytes it shares with the
+// last key: one fused loop stores the new bytes (keys.add) and, while
+// input is sorted, records their symbols (shape.observe).
 func (b *RangeBuilder) Add(key []byte) {
 	b.minLen = min(b.minLen, len(key))
 	k := key[:min(len(key), maxRangeKeyBytes)]
@@ -136,10 +139,41 @@ func (b *RangeBuilder) Add(key []byte) {
 			b.sorted = false
 		}
 	}
-	b.keys.add(k, shared)
-	if b.sorted {
-		b.shape.observe(k, shared)
+	if !b.sorted {
+		b.keys.add(k, shared)
+		return
 	}
+	b.addSorted(k, shared)
+}
+
+// addSorted stores k, which sorts after the last key and shares its first
+// shared bytes, and learns its shape. The new bytes are copied into the
+// arena and the last key, and their symbols recorded, in one loop: the
+// suffixes are a few bytes long, where two copies and a third loop cost
+// more than the work.
+func (b *RangeBuilder) addSorted(k []byte, shared int) {
+	end := b.shape.observeLengths(k, shared)
+	suffix := k[shared:]
+	l := &b.keys
+	var dst []byte
+	if n, arena := len(suffix), l.arena; shared < 0x80 && n < 0x80 && cap(arena)-len(arena) >= n+2 {
+		start := len(arena) + 2
+		l.arena = append(arena, byte(shared), byte(n))[:start+n]
+		dst = l.arena[start:]
+	} else {
+		dst = l.grow(shared, n)
+	}
+	last := l.lastBuf[shared:len(k)]
+	alpha := b.shape.alpha[shared:max(end, shared)]
+	for j, c := range suffix {
+		dst[j] = c
+		last[j] = c
+		if j < len(alpha) {
+			alpha[j].add(int(c) + 1)
+		}
+	}
+	l.lastLen = len(k)
+	l.n++
 }
 
 // Len is the number of keys recorded (adjacent repeats count once).
@@ -205,8 +239,20 @@ func (b *RangeBuilder) build() *RangeFilter {
 	f.r = max(uint64(target), 1)
 	f.blockShift = uint(bits.Len64(f.r) - 1)
 	f.seed = rangeSeed
+	// hash(c) for ascending codes: a table's codes fall in few blocks, so
+	// the block's offset is computed once per block, not per code.
+	mask := uint64(1)<<f.blockShift - 1
+	block, offset := uint64(0), f.blockOffset(0)
 	for i, c := range codes {
-		codes[i] = f.hash(c)
+		if c>>f.blockShift != block {
+			block = c >> f.blockShift
+			offset = f.blockOffset(block)
+		}
+		h := offset + c&mask
+		if h >= f.r {
+			h -= f.r
+		}
+		codes[i] = h
 	}
 	b.sortScratch = sortRuns(codes, b.sortScratch)
 	codes = slices.Compact(codes)

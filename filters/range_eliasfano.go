@@ -80,21 +80,28 @@ func (ef *eliasFano) getLow(i uint64) uint64 {
 
 func (ef *eliasFano) bit(p uint64) bool { return ef.high[p/64]&(1<<(p%64)) != 0 }
 
+// buildSamples finds every zeroSampleStep-th zero of high. It counts a
+// word's zeros at once and visits bits only in words holding a sample, so
+// it costs a popcount per word, not a step per zero: every table build
+// runs it.
 func (ef *eliasFano) buildSamples() {
 	ef.zeroSample = ef.zeroSample[:0]
-	var zeros uint64
+	var zeros uint64  // zeros before word wi
+	next := uint64(0) // the index of the next zero to sample
 	for wi, w := range ef.high {
 		inv := ^w
 		if end := ef.highLen - uint64(wi)*64; end < 64 {
 			inv &= 1<<end - 1
 		}
-		for c := uint64(bits.OnesCount64(inv)); c > 0; c-- {
-			if zeros%zeroSampleStep == 0 {
-				ef.zeroSample = append(ef.zeroSample, uint64(wi)*64+uint64(bits.TrailingZeros64(inv)))
+		c := uint64(bits.OnesCount64(inv))
+		for ; next < zeros+c; next += zeroSampleStep {
+			v := inv
+			for skip := next - zeros; skip > 0; skip-- {
+				v &= v - 1
 			}
-			inv &= inv - 1
-			zeros++
+			ef.zeroSample = append(ef.zeroSample, uint64(wi)*64+uint64(bits.TrailingZeros64(v)))
 		}
+		zeros += c
 	}
 }
 

@@ -155,13 +155,13 @@ func commonPrefixLen(a, b []byte) int {
 	return n
 }
 
-// codeTable is codes' lookup table: entry [i*257+sym] is the rank of sym
-// at position i times weight[i], so a digit is one load.
-func (c *keyCoder) codeTable() []uint64 {
-	t := make([]uint64, len(c.alpha)*257)
+// codeTable is codes' lookup table: entry [i][sym] is the rank of sym at
+// position i times weight[i], so a digit is one load.
+func (c *keyCoder) codeTable() [][257]uint64 {
+	t := make([][257]uint64, len(c.alpha))
 	for i := range c.alpha {
-		for sym := 0; sym < 257; sym++ {
-			t[i*257+sym] = c.alpha[i].less(sym) * c.weight[i]
+		for sym := range t[i] {
+			t[i][sym] = c.alpha[i].less(sym) * c.weight[i]
 		}
 	}
 	return t
@@ -172,27 +172,38 @@ func (c *keyCoder) codeTable() []uint64 {
 // at the bytes it shares with its predecessor are the predecessor's, so
 // each key costs a load and add per position from its first new byte, and
 // those positions are its stored suffix: the key itself is never rebuilt.
+// It runs once per key of every table built, so the arena's common entry
+// (one-byte lengths) is read inline.
 func (c *keyCoder) codes(keys *frontCodedKeys, out []uint64) []uint64 {
 	t := c.codeTable()
-	depth := len(c.alpha)
+	depth := len(t)
 	prefixLen := len(c.prefix)
 	// partial[i] is the sum of the current key's digits below position i.
-	partial := make([]uint64, depth+1)
+	var partial [maxCodeDepth + 1]uint64
 	rest := keys.arena
 	for range keys.n {
-		shared, suffix := nextFrontCoded(&rest)
+		var shared int
+		var suffix []byte
+		if len(rest) >= 2 && rest[0] < 0x80 && rest[1] < 0x80 {
+			end := 2 + int(rest[1])
+			shared, suffix, rest = int(rest[0]), rest[2:end], rest[end:]
+		} else {
+			shared, suffix = nextFrontCoded(&rest)
+		}
 		// Keys after the first share at least the prefix.
 		from := min(max(shared-prefixLen, 0), depth)
 		acc := partial[from]
-		// Position i after the prefix is byte skip+i of the stored suffix.
+		// Position i after the prefix is byte skip+i of the stored suffix:
+		// the suffix's bytes first, then "end" (symbol 0) past it.
 		skip := prefixLen - shared
-		for i := from; i < depth; i++ {
+		i := from
+		for ; i < depth && skip+i < len(suffix); i++ {
 			partial[i] = acc
-			sym := 0
-			if j := skip + i; j < len(suffix) {
-				sym = int(suffix[j]) + 1
-			}
-			acc += t[i*257+sym]
+			acc += t[i][int(suffix[skip+i])+1]
+		}
+		for ; i < depth; i++ {
+			partial[i] = acc
+			acc += t[i][0]
 		}
 		partial[depth] = acc
 		if len(out) == 0 || out[len(out)-1] != acc {

@@ -1,6 +1,9 @@
 package filters
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // frontCodedKeys is the keys a RangeBuilder holds until Finish, front
 // coded in one arena: each key is uvarint(bytes shared with the previous
@@ -26,37 +29,36 @@ func (l *frontCodedKeys) reset() {
 func (l *frontCodedKeys) last() []byte { return l.lastBuf[:l.lastLen] }
 
 // add appends k, which shares its first shared bytes with the last key.
-// Both lengths are at most maxRangeKeyBytes; below 128 (almost always)
-// a uvarint is the byte itself.
 func (l *frontCodedKeys) add(k []byte, shared int) {
-	arena := l.arena
-	if suffix := len(k) - shared; shared < 0x80 && suffix < 0x80 {
-		arena = append(arena, byte(shared), byte(suffix))
-	} else {
-		arena = binary.AppendUvarint(arena, uint64(shared))
-		arena = binary.AppendUvarint(arena, uint64(suffix))
-	}
-	l.arena = append(arena, k[shared:]...)
+	copy(l.grow(shared, len(k)-shared), k[shared:])
 	copy(l.lastBuf[shared:], k[shared:])
 	l.lastLen = len(k)
 	l.n++
 }
 
+// grow appends the header of an entry of shared and suffix bytes and room
+// for the suffix, which it returns for the caller to fill; the caller then
+// updates lastBuf, lastLen and n. Both lengths are at most
+// maxRangeKeyBytes; below 128 (almost always) a uvarint is the byte
+// itself. RangeBuilder.addSorted writes that case itself, inline.
+func (l *frontCodedKeys) grow(shared, suffix int) []byte {
+	arena := slices.Grow(l.arena, suffix+2*binary.MaxVarintLen16)
+	arena = binary.AppendUvarint(arena, uint64(shared))
+	arena = binary.AppendUvarint(arena, uint64(suffix))
+	start := len(arena)
+	l.arena = arena[:start+suffix]
+	return l.arena[start:]
+}
+
 // nextFrontCoded reads one key's entry off the front of *rest: how many
 // leading bytes it shares with the key before it, and the bytes after.
-// The arena is the builder's own, so it is well formed.
+// The arena is the builder's own, so it is well formed. keyCoder.codes
+// reads the one-byte lengths case itself, inline.
 func nextFrontCoded(rest *[]byte) (shared int, suffix []byte) {
 	buf := *rest
-	var s, l uint64
-	start := 2
-	if buf[0] < 0x80 && buf[1] < 0x80 {
-		s, l = uint64(buf[0]), uint64(buf[1])
-	} else {
-		var n1, n2 int
-		s, n1 = binary.Uvarint(buf)
-		l, n2 = binary.Uvarint(buf[n1:])
-		start = n1 + n2
-	}
+	s, n1 := binary.Uvarint(buf)
+	l, n2 := binary.Uvarint(buf[n1:])
+	start := n1 + n2
 	end := start + int(l)
 	*rest = buf[end:]
 	return int(s), buf[start:end]
@@ -105,10 +107,12 @@ func (s *keyShape) reset() {
 	s.n, s.first, s.prefixLen, s.maxLen, s.maxShared, s.alphaEnd = 0, s.first[:0], 0, 0, 0, 0
 }
 
-// observe records k, the next of sorted distinct keys, which shares its
-// first shared bytes with the key before it. Bytes below shared are the
-// previous key's, already recorded.
-func (s *keyShape) observe(k []byte, shared int) {
+// observeLengths records k, the next of sorted distinct keys, which
+// shares its first shared bytes with the key before it, except its bytes'
+// symbols: it returns the end of the positions whose symbols the caller
+// must add to alpha, from shared on. Bytes below shared are the previous
+// key's, already recorded.
+func (s *keyShape) observeLengths(k []byte, shared int) (end int) {
 	if s.n == 0 {
 		s.first = append(s.first[:0], k...)
 		s.prefixLen = len(k)
@@ -118,9 +122,7 @@ func (s *keyShape) observe(k []byte, shared int) {
 	}
 	s.n++
 	s.maxLen = max(s.maxLen, len(k))
-	end := min(len(k), s.prefixLen+maxCodeDepth)
-	for j := shared; j < end; j++ {
-		s.alpha[j].add(int(k[j]) + 1)
-	}
+	end = min(len(k), s.prefixLen+maxCodeDepth)
 	s.alphaEnd = max(s.alphaEnd, end)
+	return end
 }

@@ -435,3 +435,45 @@ func TestRangeSortRuns(t *testing.T) {
 		t.Error("scratch never used: no trial merged runs")
 	}
 }
+
+// TestRangeEliasFanoSelect checks select0, through the zero samples
+// buildSamples derives, against a scan of the high bits, and anyIn against
+// the values themselves, for sequences dense (one-bit buckets) and sparse
+// (many empty buckets) and of sizes around the sample step.
+func TestRangeEliasFanoSelect(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 31))
+	for trial := 0; trial < 200; trial++ {
+		n := r.IntN(3 * zeroSampleStep)
+		universe := uint64(n) + 1 + r.Uint64N(uint64(n)*uint64(1+r.IntN(40))+1)
+		set := map[uint64]bool{}
+		for len(set) < n {
+			set[r.Uint64N(universe)] = true
+		}
+		values := make([]uint64, 0, n)
+		for v := range set {
+			values = append(values, v)
+		}
+		slices.Sort(values)
+		ef := newEliasFano(values, universe)
+		var zeros []uint64
+		for p := uint64(0); p < ef.highLen; p++ {
+			if !ef.bit(p) {
+				zeros = append(zeros, p)
+			}
+		}
+		for j, want := range zeros {
+			if got := ef.select0(uint64(j)); got != want {
+				t.Fatalf("trial %d (n %d, universe %d): select0(%d) = %d, want %d", trial, n, universe, j, got, want)
+			}
+		}
+		for q := 0; q < 50; q++ {
+			x := r.Uint64N(universe)
+			y := x + r.Uint64N(universe-x)
+			i, _ := slices.BinarySearch(values, x)
+			want := i < len(values) && values[i] <= y
+			if got := ef.anyIn(x, y); got != want {
+				t.Fatalf("trial %d: anyIn(%d, %d) = %v, want %v", trial, x, y, got, want)
+			}
+		}
+	}
+}

@@ -85,16 +85,30 @@ func (r *Reader) readRaw(h blockHandle, kind blockKind, gs *GetStats) ([]byte, e
 // ra, when not nil, is the calling iterator's readahead window. gs, when
 // not nil, counts this call's cache lookup and file read.
 func (r *Reader) readDataBlock(h blockHandle, gs *GetStats, ra *readahead) (*blockBuf, error) {
+	if b := r.cachedDataBlock(h, gs, ra); b != nil {
+		return b, nil
+	}
+	return r.readUncachedDataBlock(h, gs, ra)
+}
+
+// cachedDataBlock is readDataBlock's first half: data block h from the
+// cache with a reference the caller must release, or nil. An iterator
+// calls the halves apart to ask its range filter only before a real read
+// (range_filter.go).
+func (r *Reader) cachedDataBlock(h blockHandle, gs *GetStats, ra *readahead) *blockBuf {
 	if ra != nil {
 		ra.note(h)
 	}
-	if r.cache != nil {
-		b := r.cache.get(r.fileNum, h.offset)
-		r.countCacheLookup(b != nil, gs)
-		if b != nil {
-			return b, nil
-		}
+	if r.cache == nil {
+		return nil
 	}
+	b := r.cache.get(r.fileNum, h.offset)
+	r.countCacheLookup(b != nil, gs)
+	return b
+}
+
+// readUncachedDataBlock is readDataBlock's second half, after a cache miss.
+func (r *Reader) readUncachedDataBlock(h blockHandle, gs *GetStats, ra *readahead) (*blockBuf, error) {
 	if err := r.checkHandle(h, dataBlock); err != nil {
 		return nil, err
 	}

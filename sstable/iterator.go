@@ -17,6 +17,13 @@ type Iter struct {
 	ra           readahead
 	valid        bool
 	err          error
+	// rangePending says the positioning call in progress has put off
+	// asking the range filter about [rangeLo, rangeHi), the user keys it
+	// may land on, to its first data-block read (rangeEmpty). The bounds
+	// may alias the caller's seek key, so they serve that call only: Next
+	// and Prev clear rangePending before they load anything.
+	rangePending     bool
+	rangeLo, rangeHi []byte
 }
 
 var _ base.InternalIterator = (*Iter)(nil)
@@ -34,12 +41,21 @@ func (it *Iter) load(i int) bool {
 		it.bi.init(&it.buf.blk) // a seek within the loaded block
 		return true
 	}
-	b, err := it.r.readDataBlock(it.r.index[i].handle, nil, &it.ra)
-	it.releaseBlock()
-	if err != nil {
-		it.err = err
-		return false
+	h := it.r.index[i].handle
+	b := it.r.cachedDataBlock(h, nil, &it.ra)
+	if b == nil {
+		// A read is due: the one thing a range filter can save.
+		if it.rangePending && it.rangeEmptyBeforeRead() {
+			return false
+		}
+		var err error
+		if b, err = it.r.readUncachedDataBlock(h, nil, &it.ra); err != nil {
+			it.releaseBlock()
+			it.err = err
+			return false
+		}
 	}
+	it.releaseBlock()
 	it.blk, it.buf = i, b
 	it.bi.init(&b.blk)
 	return true
@@ -199,6 +215,7 @@ func (it *Iter) Next() bool {
 	if !it.valid {
 		return false
 	}
+	it.rangePending = false // positioned on a key: the range holds one
 	if it.bi.nextEntry() {
 		return it.settle(true)
 	}
@@ -213,6 +230,7 @@ func (it *Iter) Prev() bool {
 	if !it.valid {
 		return false
 	}
+	it.rangePending = false
 	if it.bi.prevEntry() {
 		return it.settle(true)
 	}

@@ -155,15 +155,37 @@ func (r *Reader) MayContainRange(lo, hi []byte) bool {
 	return false
 }
 
-// rangeEmpty reports whether a bounded iterator may skip a positioning
-// call because the range filter proves [lo, hi) empty. Unbounded
-// iterators never ask: a whole-table scan has nothing to skip. Nor do
-// iterators of a table whose filter has lately not paid (rangeFilterUse).
+// rangeEmpty starts a positioning call that may land on user keys in
+// [lo, hi) (nil bounds open) and reports whether the call may stop at
+// once because the range filter proves the range empty. Unbounded
+// iterators never ask: a whole-table scan has nothing to skip. A filter
+// that pays (rangeFilterUse) is asked here, before any work: a check costs
+// less than a seek into a cached block, let alone a read. One that has
+// lately not paid is asked only before the call's first data-block read,
+// on a cache miss (rangeEmptyBeforeRead): then it costs a small fraction
+// of the read it may save, and never anything on cached blocks.
 func (it *Iter) rangeEmpty(lo, hi []byte) bool {
-	if (it.lower == nil && it.upper == nil) || it.r.rangeFilter == nil || !it.r.rangeUse.worthAsking() {
+	it.rangePending = false
+	if it.r.rangeFilter == nil || (it.lower == nil && it.upper == nil) {
 		return false
 	}
-	empty := !it.r.MayContainRange(lo, hi)
+	it.rangeLo, it.rangeHi = lo, hi
+	if !it.r.rangeUse.worthAsking() {
+		it.rangePending = true
+		return false
+	}
+	return it.askRangeFilter()
+}
+
+// rangeEmptyBeforeRead is the deferred check of rangeEmpty: load calls it
+// on a cache miss while the positioning call has not asked.
+func (it *Iter) rangeEmptyBeforeRead() bool {
+	it.rangePending = false
+	return it.askRangeFilter()
+}
+
+func (it *Iter) askRangeFilter() bool {
+	empty := !it.r.MayContainRange(it.rangeLo, it.rangeHi)
 	it.r.rangeUse.record(empty)
 	if empty {
 		it.valid = false
@@ -178,9 +200,10 @@ func (it *Iter) rangeEmpty(lo, hi []byte) bool {
 // keys, the checks were 5% of a short scan and more with several tables per
 // scan (docs/design.md, "Range filters"). So a table whose filter ruled
 // out fewer than one in rangePayback of its recent checks is asked only one
-// time in rangeSampleEvery, which keeps its counts current; any other is
-// always asked. Skipping a check is always safe: the iterator reads as if
-// the table had no range filter.
+// time in rangeSampleEvery up front, which keeps its counts current, and
+// otherwise just before a data-block read (Iter.rangeEmpty); any other is
+// always asked up front. Skipping a check is always safe: the iterator
+// reads as if the table had no range filter.
 type rangeFilterUse struct {
 	asked, empty, skipped atomic.Uint32
 }
@@ -197,7 +220,12 @@ func (u *rangeFilterUse) worthAsking() bool {
 	if asked < rangeWarmup || empty*rangePayback >= asked {
 		return true
 	}
-	return u.skipped.Add(1)%rangeSampleEvery == 0
+	// A load and a store, not an atomic add: concurrent scans may lose a
+	// count, which only shifts the sampling, where a locked add would
+	// have every reader of the table contend on one cache line.
+	skipped := u.skipped.Load() + 1
+	u.skipped.Store(skipped)
+	return skipped%rangeSampleEvery == 0
 }
 
 // record notes one answer. Concurrent iterators may race on the halving;

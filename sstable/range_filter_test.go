@@ -150,52 +150,86 @@ func TestRangeFilterWriterRejectsBadBudget(t *testing.T) {
 	}
 }
 
-// TestRangeFilterAskedWhenItPays checks rangeFilterUse: a table whose range
-// filter keeps answering "may hold keys" is asked about one time in
-// rangeSampleEvery after its warm-up, one whose filter rules ranges out is
-// asked every time, and a table goes back to asking every time once its
-// ranges turn empty. Answers are exact throughout (TestRangeFilterTableIdentical).
+// TestRangeFilterAskedWhenItPays checks rangeFilterUse and where a
+// positioning call asks. A table whose filter keeps answering "may hold
+// keys" is asked up front about one time in rangeSampleEvery after its
+// warm-up; with its blocks in the cache that is all it is asked, and with
+// them out of it the filter is asked once more before each call's first
+// data-block read. A table whose filter rules ranges out is asked up front
+// every time, and a table goes back to that once its ranges turn empty.
+// Answers are exact throughout (TestRangeFilterTableIdentical).
 func TestRangeFilterAskedWhenItPays(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 13))
 	entries := holeyIDEntries(rng, 3000)
 	fs := vfs.NewMem()
 	writeTable(t, fs, "/t.sst", entries, WriterOptions{BlockSize: 512, RangeFilterBitsPerKey: 16})
-	stats := &Stats{}
-	r := openTable(t, fs, "/t.sst", ReaderOptions{Stats: stats})
-	scan := func(lower, upper []byte) bool {
-		it := r.NewIter(lower, upper)
-		defer it.Close()
-		return it.First()
-	}
-	checks := func() int64 { return stats.RangeFilterChecks.Load() }
-	// Ranges that start at a key: the filter never pays.
-	const n int64 = 4000
-	for i := int64(0); i < n; i++ {
-		if k := entries[rng.IntN(len(entries))].key.UserKey; !scan(k, nil) {
-			t.Fatalf("no key at or after %s", k)
-		}
-	}
-	if c := checks(); c < rangeWarmup || c > rangeWarmup+n/rangeSampleEvery+1 {
-		t.Errorf("%d ranges holding keys: filter asked %d times, want about %d", n, c, rangeWarmup+n/rangeSampleEvery)
-	}
-	// Ranges in a hole: every sampled answer is "empty", so the table
-	// returns to asking every time.
-	empty := func(i int) ([]byte, []byte) {
-		lo := 100 + 800*(i%50) // in a hole: holeyIDEntries keeps ids 800j to 800j+98
-		return fmt.Appendf(nil, "user%08d", lo), fmt.Appendf(nil, "user%08d", lo+1+i%300)
-	}
-	for i := 0; i < 3000; i++ {
-		if scan(empty(i)) {
-			t.Fatalf("key in empty range %d", i)
-		}
-	}
-	before := checks()
-	for i := 0; i < 200; i++ {
-		if scan(empty(i)) {
-			t.Fatalf("key in empty range %d", i)
-		}
-	}
-	if c := checks() - before; c != 200 {
-		t.Errorf("after the ranges turned empty: filter asked %d times of 200", c)
+	for _, cached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cached=%v", cached), func(t *testing.T) {
+			stats := &Stats{}
+			opts := ReaderOptions{Stats: stats}
+			if cached {
+				opts.Cache = NewCache(64 << 20)
+			}
+			r := openTable(t, fs, "/t.sst", opts)
+			scan := func(lower, upper []byte) bool {
+				it := r.NewIter(lower, upper)
+				defer it.Close()
+				return it.First()
+			}
+			if cached { // every block into the cache
+				it := r.NewIter(nil, nil)
+				for ok := it.First(); ok; ok = it.Next() {
+				}
+				it.Close()
+			}
+			checks := func() int64 { return stats.RangeFilterChecks.Load() }
+			// Ranges that start at a key: the filter never pays.
+			const n int64 = 4000
+			reads := stats.Snapshot().DataBlockReads
+			for i := int64(0); i < n; i++ {
+				if k := entries[rng.IntN(len(entries))].key.UserKey; !scan(k, nil) {
+					t.Fatalf("no key at or after %s", k)
+				}
+			}
+			sampled := rangeWarmup + (n-rangeWarmup)/rangeSampleEvery
+			want := sampled
+			if !cached {
+				// Every scan reads a block: the unsampled ones ask first.
+				want = n
+			}
+			if c := checks(); c < want-1 || c > want+1 {
+				t.Errorf("%d ranges holding keys: filter asked %d times, want about %d", n, c, want)
+			}
+			if d := stats.Snapshot().DataBlockReads - reads; cached != (d == 0) {
+				t.Errorf("%d ranges holding keys: %d data-block reads (cached %v)", n, d, cached)
+			}
+			// Ranges in a hole: every sampled answer is "empty", so the
+			// table returns to asking up front every time.
+			empty := func(i int) ([]byte, []byte) {
+				lo := 100 + 800*(i%50) // in a hole: holeyIDEntries keeps ids 800j to 800j+98
+				return fmt.Appendf(nil, "user%08d", lo), fmt.Appendf(nil, "user%08d", lo+1+i%300)
+			}
+			reads = stats.Snapshot().DataBlockReads
+			for i := 0; i < 3000; i++ {
+				if scan(empty(i)) {
+					t.Fatalf("key in empty range %d", i)
+				}
+			}
+			// Not one read, even while the table relearnt: a call that did
+			// not ask up front asked before its read.
+			if d := stats.Snapshot().DataBlockReads - reads; d != 0 {
+				t.Errorf("3000 empty ranges: %d data-block reads", d)
+			}
+			before := checks()
+			negatives := stats.RangeFilterNegatives.Load()
+			for i := 0; i < 200; i++ {
+				if scan(empty(i)) {
+					t.Fatalf("key in empty range %d", i)
+				}
+			}
+			if c, neg := checks()-before, stats.RangeFilterNegatives.Load()-negatives; c != 200 || neg != 200 {
+				t.Errorf("after the ranges turned empty: filter asked %d times of 200, %d negative", c, neg)
+			}
+		})
 	}
 }
