@@ -93,6 +93,14 @@ const (
 	// tombstoneIndexMaxGrowths bounds the sizes a rebuild tries: each
 	// doubles the last, so the final one has 64x room for the keys.
 	tombstoneIndexMaxGrowths = 6
+	// tombstoneIndexFirstFillRoom sizes the filter an empty index grows
+	// to, in multiples of the flush's tombstones: a delete-heavy phase
+	// brings as many with every flush, and each later growth reads every
+	// table holding tombstones (at 1M keys in kvbench's deleterandom, the
+	// growth left after a first fill of 5/4 the flush's tombstones cost
+	// 160-200 B of garbage per delete, docs/design.md). Four flushes' room
+	// skips it, for up to 4x the memory while fewer tombstones exist.
+	tombstoneIndexFirstFillRoom = 4
 	// overflowEntryBytes estimates the memory of one overflow entry: an
 	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
 	overflowEntryBytes = 24
@@ -167,7 +175,7 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 			// reads every tombstone table) at the price of a load of
 			// 24-95% (docs/design.md, "The tombstone index").
 			if wasEmpty {
-				return ti.fillLocked(hs, 2*ti.f.Cap())
+				return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
 			}
 			// The rebuild reads every tombstone from the tables, which
 			// the caller's edit has already made current, so h and the
