@@ -169,17 +169,18 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 			if !errors.Is(err, filters.ErrFull) {
 				return err
 			}
-			// The failed Add changed nothing. Twice the slots as the key
-			// count: NewCuckoo's rounding to a power of two at 95% load
-			// makes that four times the slots, so growths are rare (each
-			// reads every tombstone table) at the price of a load of
-			// 24-95% (docs/design.md, "The tombstone index").
+			// The failed Add changed nothing, and either way the filter
+			// is replaced by a larger one holding every tombstone.
 			if wasEmpty {
 				return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
 			}
 			// The rebuild reads every tombstone from the tables, which
 			// the caller's edit has already made current, so h and the
-			// rest are among them.
+			// rest are among them. Twice the slots as the key count:
+			// NewCuckoo's rounding to a power of two at 95% load makes
+			// that four times the slots, so growths are rare (each reads
+			// every tombstone table) at the price of a load of 24-95%
+			// (docs/design.md, "The tombstone index").
 			if ti.grow == nil {
 				return ti.rebuildLocked(2 * ti.f.Cap())
 			}
