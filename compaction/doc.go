@@ -24,6 +24,16 @@
 //	   dropped, together with the versions it shadows (by C1).
 //	C3 (order preserved): kept entries come out in the input's order, which
 //	   is base.Compare order.
+//	C4 (zero sequence numbers at the bottom): in an output with nothing
+//	   below it, a kept Set of the oldest stripe is written with sequence
+//	   number 0. Every open snapshot already sees it (stripe 0); no older
+//	   version of its key exists (C1 kept one per stripe, nothing lies
+//	   below); whatever was newer than it stays newer (real sequence
+//	   numbers start at 1); and a range tombstone older than it is in
+//	   stripe 0 too, which the engine never keeps at the bottom. So every
+//	   read answers as before, and C3 holds since the entry is its key's
+//	   oldest. RocksDB and Pebble do the same; the constant trailers let
+//	   snappy shrink the bottom level's data blocks.
 //	P1 (dynamic targets): level targets are derived from the data in the
 //	   tree: the bottom level is sized to hold (1 - 1/multiplier) of it;
 //	   the base level is the deepest level whose share in a tree of ratio

@@ -21,6 +21,13 @@ type Iter struct {
 	// removes them.
 	OnDropTombstone func(userKey []byte)
 
+	// ZeroSeqNums, set only when the output is the bottom of the tree for
+	// every key (nothing lies below it), writes every kept Set of the
+	// oldest stripe with sequence number 0 (C4): at the bottom no reader
+	// can tell it from its real number, and a run of equal trailers
+	// compresses to almost nothing in a data block.
+	ZeroSeqNums bool
+
 	curKey     []byte // user key of the current run of versions
 	lastStripe int    // stripe of the last version seen for curKey
 	started    bool
@@ -78,6 +85,9 @@ func (it *Iter) Next() bool {
 			it.Elided++
 			it.dropped(k)
 			continue
+		}
+		if it.ZeroSeqNums && s == 0 && k.Kind() == base.KindSet {
+			k = base.MakeInternalKey(k.UserKey, 0, base.KindSet)
 		}
 		it.currentKey, it.currentVal = k, it.src.Value()
 		return true

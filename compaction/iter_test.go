@@ -42,7 +42,7 @@ func visible(entries []base.InternalKey, vals [][]byte, userKey []byte, seq base
 	return "", false
 }
 
-// TestIterKeepsWhatEverySnapshotSees checks C1 and C2 against a model:
+// TestIterKeepsWhatEverySnapshotSees checks C1 to C4 against a model:
 // for every snapshot (and the latest state), every key reads the same
 // before and after filtering, and nothing more than needed is kept.
 func TestIterKeepsWhatEverySnapshotSees(t *testing.T) {
@@ -82,10 +82,19 @@ func TestIterKeepsWhatEverySnapshotSees(t *testing.T) {
 			elide = func([]byte) bool { return true }
 		}
 		it := NewIter(&sliceIter{keys: sk, vals: sv, i: -1}, snaps, elide)
+		it.ZeroSeqNums = bottom && rng.IntN(2) == 0
 		var outK []base.InternalKey
 		var outV [][]byte
 		for it.Next() {
-			outK = append(outK, it.Key())
+			k := it.Key()
+			if n := len(outK); n > 0 && base.Compare(outK[n-1], k) >= 0 {
+				t.Fatalf("trial %d: %s after %s: out of order (C3)", trial, k, outK[n-1])
+			}
+			oldest := len(snaps) == 0 || k.SeqNum() <= slices.Min(snaps)
+			if it.ZeroSeqNums && k.Kind() == base.KindSet && oldest && k.SeqNum() != 0 {
+				t.Fatalf("trial %d: %s kept with its sequence number at the bottom (C4)", trial, k)
+			}
+			outK = append(outK, k)
 			outV = append(outV, it.Value())
 		}
 		reads := append(slices.Clone(snaps), seq)
@@ -95,7 +104,7 @@ func TestIterKeepsWhatEverySnapshotSees(t *testing.T) {
 				v1, f1 := visible(sk, sv, uk, r)
 				v2, f2 := visible(outK, outV, uk, r)
 				if v1 != v2 || f1 != f2 {
-					t.Fatalf("trial %d: key %s at %d: before (%q,%v) after (%q,%v); snaps %v bottom %v", trial, uk, r, v1, f1, v2, f2, snaps, bottom)
+					t.Fatalf("trial %d: key %s at %d: before (%q,%v) after (%q,%v); snaps %v bottom %v zero %v", trial, uk, r, v1, f1, v2, f2, snaps, bottom, it.ZeroSeqNums)
 				}
 			}
 		}

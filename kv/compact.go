@@ -116,8 +116,14 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		return err
 	}
 	src := compaction.NewIter(rangeDels.dropCovered(merged), snaps, job.elide)
-	var droppedTombstones, keptTombstones [][]byte
-	src.OnDropTombstone = collectInto(&droppedTombstones)
+	// Nothing lies below the bottom level, and compactionRangeDels keeps
+	// no oldest-stripe range tombstone there (compaction's C4).
+	src.ZeroSeqNums = job.outputLevel == NumLevels-1
+	var keptTombstones [][]byte
+	// Hashed as the compaction drops them, outside d.mu, and not even
+	// copied with the index disabled.
+	var droppedTombstones []uint64
+	src.OnDropTombstone = d.tombstones.collectHashes(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
 	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, onTombstone: collectInto(&keptTombstones), outputLevel: job.outputLevel, inputs: job.inputs})
 	if cerr := merged.Close(); err == nil && cerr != nil {

@@ -41,9 +41,13 @@ func (d *DB) flushLoop() {
 		d.mu.Unlock()
 		var tombstones [][]byte
 		tables, elided, err := d.flushMemTables(ms, v, snaps, &tombstones)
+		var hashes []uint64
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
 			d.noteTombstones(v, 0, tables, tombstones, time.Now().UnixNano())
+			if d.tombstones.on {
+				hashes = hashesOf(tombstones) // outside d.mu: commits wait on it
+			}
 		}
 		v.Unref()
 		d.mu.Lock()
@@ -64,7 +68,7 @@ func (d *DB) flushLoop() {
 			}
 		}
 		if err == nil {
-			err = d.tombstones.addAll(tombstones)
+			err = d.tombstones.addAll(hashes)
 		}
 		if err != nil {
 			d.setBackgroundErrorLocked("kv: background flush", err)

@@ -207,6 +207,7 @@ func (d *DB) recover() error {
 		// Rebuilt from the tables rather than persisted: it is derived
 		// state, and the tables' properties let the scan skip every table
 		// without tombstones.
+		d.tombstones.on = true
 		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
 		d.tombstones.grow = d.rebuildInBackground
 		d.tombstones.mu.Lock()

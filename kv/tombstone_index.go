@@ -41,6 +41,9 @@ import (
 // edits, which it replays onto the filter built from that version: the
 // result counts the tombstones of the version current at installation.
 type tombstoneIndex struct {
+	// on is set by Open before any flush or compaction runs and never
+	// changes after, so it is read without mu.
+	on bool
 	mu sync.Mutex
 	f  *filters.Cuckoo // nil when disabled
 	// overflow counts, per alias class of f, the tombstones beyond the
@@ -90,6 +93,14 @@ const (
 	// tombstoneIndexMaxGrowths bounds the sizes a rebuild tries: each
 	// doubles the last, so the final one has 64x room for the keys.
 	tombstoneIndexMaxGrowths = 6
+	// tombstoneIndexFirstFillRoom sizes the filter an empty index grows
+	// to, in multiples of the flush's tombstones: a delete-heavy phase
+	// brings as many with every flush, and each later growth reads every
+	// table holding tombstones (at 1M keys in kvbench's deleterandom, the
+	// growth left after a first fill of 5/4 the flush's tombstones cost
+	// 160-200 B of garbage per delete, docs/design.md). Four flushes' room
+	// skips it, for up to 4x the memory while fewer tombstones exist.
+	tombstoneIndexFirstFillRoom = 4
 	// overflowEntryBytes estimates the memory of one overflow entry: an
 	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
 	overflowEntryBytes = 24
@@ -132,35 +143,44 @@ func (ti *tombstoneIndex) removeLocked(h uint64) {
 	ti.f.RemoveHash(h)
 }
 
-// addAll records one tombstone per element of keys. A full filter starts
-// a growth. REQUIRES: DB.mu held, keys are the tombstones of an edit just
-// installed.
-func (ti *tombstoneIndex) addAll(keys [][]byte) error {
+// addAll records the tombstones whose key hashes (filters.Hash) are hs.
+// The caller hashes them before it takes DB.mu, so the flush's critical
+// section only inserts. A full filter grows: in place when the index held
+// no tombstone before hs (the version's tombstones are then exactly hs, so
+// nothing needs reading: the first flush of deletes after a load), else
+// in the background. REQUIRES: DB.mu held, hs are the tombstones of an
+// edit just installed.
+func (ti *tombstoneIndex) addAll(hs []uint64) error {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.f == nil || ti.saturated {
 		return nil
 	}
 	if ti.rebuilding {
-		for _, k := range keys {
-			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k), add: true})
+		for _, h := range hs {
+			ti.pending = append(ti.pending, pendingTombstone{h: h, add: true})
 		}
 		return nil
 	}
 	defer ti.notePeakLocked()
-	for _, k := range keys {
-		if err := ti.addLocked(filters.Hash(k)); err != nil {
+	wasEmpty := ti.f.Len()+ti.overflowTotal == 0
+	for _, h := range hs {
+		if err := ti.addLocked(h); err != nil {
 			if !errors.Is(err, filters.ErrFull) {
 				return err
 			}
-			// The failed Add changed nothing; the rebuild reads every
-			// tombstone from the tables, which the caller's edit has
-			// already made current, so k and the rest are among them.
-			// Twice the slots as the key count: NewCuckoo's rounding to a
-			// power of two at 95% load makes that four times the slots,
-			// so growths are rare (each reads every tombstone table) at
-			// the price of a load of 24-95% (measured: 5.2 B per tombstone
-			// at 300k, docs/design.md).
+			// The failed Add changed nothing, and either way the filter
+			// is replaced by a larger one holding every tombstone.
+			if wasEmpty {
+				return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
+			}
+			// The rebuild reads every tombstone from the tables, which
+			// the caller's edit has already made current, so h and the
+			// rest are among them. Twice the slots as the key count:
+			// NewCuckoo's rounding to a power of two at 95% load makes
+			// that four times the slots, so growths are rare (each reads
+			// every tombstone table) at the price of a load of 24-95%
+			// (docs/design.md, "The tombstone index").
 			if ti.grow == nil {
 				return ti.rebuildLocked(2 * ti.f.Cap())
 			}
@@ -172,21 +192,30 @@ func (ti *tombstoneIndex) addAll(keys [][]byte) error {
 	return nil
 }
 
-// removeAll forgets one tombstone per element of keys: each is a
-// tombstone a compaction dropped, so it is a member. REQUIRES: DB.mu held.
-func (ti *tombstoneIndex) removeAll(keys [][]byte) {
+// removeAll forgets one tombstone per element of hs, the key hashes of
+// tombstones a compaction dropped: each is a member. REQUIRES: DB.mu held.
+func (ti *tombstoneIndex) removeAll(hs []uint64) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if ti.f == nil || ti.saturated {
 		return
 	}
-	for _, k := range keys {
+	for _, h := range hs {
 		if ti.rebuilding {
-			ti.pending = append(ti.pending, pendingTombstone{h: filters.Hash(k)})
+			ti.pending = append(ti.pending, pendingTombstone{h: h})
 			continue
 		}
-		ti.removeLocked(filters.Hash(k))
+		ti.removeLocked(h)
 	}
+}
+
+// collectHashes returns a callback appending the hash of each key it sees
+// to dst, or nil when the index is disabled (nothing to collect).
+func (ti *tombstoneIndex) collectHashes(dst *[]uint64) func([]byte) {
+	if !ti.on {
+		return nil
+	}
+	return func(k []byte) { *dst = append(*dst, filters.Hash(k)) }
 }
 
 // rebuildLocked builds the index anew from the tables' tombstones (Open,

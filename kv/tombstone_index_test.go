@@ -252,6 +252,12 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	// One tombstone in a table first: an index holding none grows in
+	// place from the flush's tombstones alone, with nothing to read.
+	d.Delete(key(3999), NoSync)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	// In a table now, so their tombstones are kept: more than the index's
 	// initial 1024-key capacity holds, so the flush starts a growth.
 	for i := 0; i < 2000; i++ {
@@ -293,7 +299,7 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	close(hold)
 	released = true
 	checkTombstoneIndex(t, d, "after the growth")
-	// The compaction to the bottom dropped the first 3000 tombstones (the
+	// The compaction to the bottom dropped the first 3001 tombstones (the
 	// logged removes cancel the version's and the first logged adds); the
 	// last flush's 500 remain.
 	if m := d.Metrics(); m.TombstoneIndex.Entries != 500 || m.TombstoneIndex.Rebuilds < 2 {
@@ -330,5 +336,34 @@ func TestTombstoneIndexReportsPeak(t *testing.T) {
 	}
 	if want := fmt.Sprintf("peak 500 entries at %.1f B per tombstone", at.BytesPerTombstone); !strings.Contains(m.String(), want) {
 		t.Fatalf("stats lack %q:\n%s", want, m.String())
+	}
+}
+
+// TestTombstoneIndexGrowsFromEmptyWithoutReading: the first flush of
+// deletes after a load (kvbench's deleterandom) used to outgrow the empty
+// index and start a growth that read every table holding tombstones, on a
+// delete-heavy phase's critical resource, the CPU. An index that held no
+// tombstone knows the version's tombstones are exactly the flush's, so it
+// grows from them in place: no rebuild, and still no false negative (K7).
+func TestTombstoneIndexGrowsFromEmptyWithoutReading(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	for i := 0; i < 4000; i++ {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3*tombstoneIndexMinCapacity; i++ {
+		d.Delete(key(i), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkTombstoneIndex(t, d, "after the first flush of deletes")
+	if ti := d.Metrics().TombstoneIndex; ti.Rebuilds != 1 || ti.Entries != uint64(3*tombstoneIndexMinCapacity) {
+		t.Fatalf("the index grew past %d slots by reading tables (rebuilds %d, Open's included) or lost count: %+v",
+			tombstoneIndexMinCapacity, ti.Rebuilds, ti)
 	}
 }

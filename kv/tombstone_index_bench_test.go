@@ -1,0 +1,106 @@
+package kv
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// BenchmarkTombstoneIndexDeleteCPU is kvbench's deleterandom phase with
+// the tombstone index on and off, charged by process CPU time so that both
+// sides see the same machine load: each iteration loads two identical,
+// compacted DBs (uncharged), then deletes 30% of the keys in random order
+// on one and then the other, alternating which goes first, each phase
+// ending when its flush, the compactions it made due and any index growth
+// are done. It reports each side's CPU time per delete and their ratio
+// (on / off: the index pays its way on the delete path at <= 1).
+var benchDeleteKeys = 100_000
+
+func BenchmarkTombstoneIndexDeleteCPU(b *testing.B) {
+	n := benchDeleteKeys
+	rng := rand.New(rand.NewPCG(19, 3))
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rng.Uint64()), uint64(i))
+	}
+	// Half random, half zeros: values compress to about half, as kvbench's.
+	val := make([]byte, 100)
+	for i := range val[:50] {
+		val[i] = byte(rng.Uint32())
+	}
+	deleted := keys[:n*3/10]
+	load := func(disabled bool) *DB {
+		d, err := Open("db", &Options{FS: vfs.NewMem(), DisableWAL: true, DisableTombstoneIndex: disabled,
+			MemTableSize: 1 << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range keys {
+			if err := d.Set(k, val, NoSync); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := d.Compact(nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	deletePhase := func(d *DB) {
+		for _, k := range deleted {
+			if err := d.Delete(k, NoSync); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		// Quiet twice in a row: a compaction may start just after
+		// another ends.
+		for quiet := 0; quiet < 2; {
+			time.Sleep(2 * time.Millisecond)
+			if d.Metrics().Compaction.InProgress || d.tombstones.isRebuilding() {
+				quiet = 0
+				continue
+			}
+			quiet++
+		}
+	}
+	var spent [2]time.Duration // [0] index on, [1] off
+	var peakBytesPerTombstone float64
+	var rebuilds uint64
+	var rebuildTime time.Duration
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		dbs := [2]*DB{load(false), load(true)}
+		b.StartTimer()
+		for k := range 2 {
+			side := (i + k) % 2
+			// Neither side pays for collecting the other's garbage.
+			runtime.GC()
+			start := testutil.ProcessCPUTime(b)
+			deletePhase(dbs[side])
+			spent[side] += testutil.ProcessCPUTime(b) - start
+		}
+		m := dbs[0].Metrics()
+		peakBytesPerTombstone = m.TombstoneIndex.PeakBytesPerTombstone
+		rebuilds += m.TombstoneIndex.Rebuilds
+		rebuildTime += m.TombstoneIndex.RebuildTime
+		for _, d := range dbs {
+			if err := d.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	dels := float64(b.N * len(deleted))
+	b.ReportMetric(float64(spent[0].Nanoseconds())/dels, "on-cpu-ns/delete")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/dels, "off-cpu-ns/delete")
+	b.ReportMetric(float64(spent[0])/float64(spent[1]), "ratio")
+	b.ReportMetric(peakBytesPerTombstone, "index-B/tombstone")
+	b.ReportMetric(float64(rebuilds)/float64(b.N), "index-rebuilds/phase")
+	b.ReportMetric(float64(rebuildTime.Nanoseconds())/dels, "index-rebuild-ns/delete")
+}
