@@ -205,3 +205,32 @@ func (c TableChoice) String() string {
 func MarginalBitValue(bitsPerKey, bitsPerHalving float64) float64 {
 	return falseReadNanos * math.Ln2 / bitsPerHalving * math.Exp2(-bitsPerKey/bitsPerHalving)
 }
+
+// MaxTableFingerprintBits is the widest fingerprint ChooseTableFilter
+// builds (a 32-bit binary fuse).
+const MaxTableFingerprintBits = 32
+
+// FingerprintBitsPerKey returns the payload bits per key of the smallest
+// filter ChooseTableFilter can build for n keys with a w-bit fingerprint,
+// FP rate 2^-w: a 3- or 4-wise binary fuse, Xor8 at w = 8, or a Ribbon of
+// w result bits (w <= 16); +Inf for n < 1 or w outside
+// [1, MaxTableFingerprintBits]. An allocator that spreads a budget over
+// tables needs these steps: a width costs what its layout costs at the
+// table's size (a 9-bit Ribbon is 9.3 bits per key at 26k keys, 9.9 at
+// 1k), not w times a constant, and bits between two steps buy nothing.
+func FingerprintBitsPerKey(n, w int) float64 {
+	if n < 1 || w < 1 || w > MaxTableFingerprintBits {
+		return math.Inf(1)
+	}
+	slots := min(fuse3Layout(n).size, fuse4Layout(n).size)
+	if w == 8 {
+		slots = min(slots, xorLayout(n).size)
+	}
+	if w <= 16 {
+		slots = min(slots, 64*ribbonBlocks(n, ribbonDefaultBandWidth))
+	}
+	// Half a bit over the payload, so that a budget of this many bits per
+	// key, multiplied back by n and floored as ChooseTableFilter does, is
+	// the payload despite rounding.
+	return (float64(slots)*float64(w) + 0.5) / float64(n)
+}

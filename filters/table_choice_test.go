@@ -99,3 +99,36 @@ func TestChooseTableFilterFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintBitsPerKeyIsTheStep: FingerprintBitsPerKey(n, w) is the
+// exact step at which a w-bit filter becomes buildable for n keys: at it
+// ChooseTableFilter has a filter of FP <= 2^-w (or one with a lower
+// expected cost) within the budget, and one bit of payload less leaves
+// only wider-FP filters. An allocator budgeting whole widths relies on
+// both: bits above the step buy nothing until the next one.
+func TestFingerprintBitsPerKeyIsTheStep(t *testing.T) {
+	for _, n := range []int{700, 1040, 4500, 26000, 200000} {
+		for w := 1; w <= 16; w++ {
+			bits := FingerprintBitsPerKey(n, w)
+			at, err := ChooseTableFilter(n, bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := math.Ldexp(1, -w)
+			if at.FPRate > fp && cost(at) > fp*falseReadNanos+probeNanosRibbon {
+				t.Fatalf("n=%d w=%d: at %.3f bits per key the choice is %s (FP %g)", n, w, bits, at, at.FPRate)
+			}
+			below, err := ChooseTableFilter(n, bits-1/float64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if below.FPRate <= fp {
+				t.Fatalf("n=%d w=%d: just below %.3f bits per key %s (FP %g) fits", n, w, bits, below, below.FPRate)
+			}
+		}
+	}
+	if !math.IsInf(FingerprintBitsPerKey(0, 9), 1) || !math.IsInf(FingerprintBitsPerKey(100, 0), 1) ||
+		!math.IsInf(FingerprintBitsPerKey(100, MaxTableFingerprintBits+1), 1) {
+		t.Fatal("FingerprintBitsPerKey of no keys or an unbuildable width is finite")
+	}
+}

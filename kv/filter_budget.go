@@ -17,19 +17,36 @@ const (
 	monkeyMaxBitsPerKey = 36
 )
 
-// monkeyReserveBitsPerKey is the share of the budget, in bits per live
-// key, that runs Monkey favours beyond the budget (L0 tables, upper
-// levels) leave unspent. The levels below them are written at less than
-// the budget, and their bits are what those runs spend; but a level table
-// keeps its filter, so a bottom-level rewrite can need more than the
-// tables it replaces (tables written when the tree was smaller, at a
-// smaller share), and with nothing left it got what remained: 1- to 5-bit
-// filters next to 9-bit ones (FP 0.5 against 0.002), which cost more
-// reads than all the favoured runs saved. In BenchmarkFilterBudgetLiveShape
-// (600k keys, L0, L5 and L6) no reserve left 6 bottom tables at 1 to 4
-// bits, half a bit per key made the favoured runs no better than uniform,
-// and a quarter kept every bottom table at 9 bits with L5 at 10 and 11.
-const monkeyReserveBitsPerKey = 0.25
+// levelDeficit is what a level's rewrites will need beyond what its live
+// tables spend: its keys at the cost of the widest filter its share buys
+// at its mean table size (filters.FingerprintBitsPerKey), less their
+// filters' payload bits; 0 where they spend that or more. A level table
+// keeps its filter, and a table written short (while the tree was
+// smaller, at a smaller share, or in a shortfall) wants its width back
+// when it is rewritten; the runs Monkey favours beyond the budget (L0
+// tables, upper levels) must leave it those bits, or a bottom rewrite
+// gets what remains: 1- to 5-bit filters next to 9-bit ones (FP 0.5
+// against 0.002), costing more reads than the favoured runs saved.
+//
+// It replaces a fixed reserve of a quarter bit per live key, which
+// measured right on small tables (BenchmarkFilterBudgetLiveShape) but on
+// kvbench's 1M-key tree, with every level at its width, held 250k bits
+// unspent that the three L0 tables needed: they got 9.3 to 10.9 bits per
+// key where their share was 14, and read 0.0034 to 0.0059 of a Get's
+// 0.0062 to 0.0082 block reads.
+func levelDeficit(keys uint64, tables int, spent uint64, share float64) float64 {
+	if keys == 0 || tables == 0 {
+		return 0
+	}
+	mean := int(keys / uint64(tables))
+	var want float64
+	for w := 1; w <= filters.MaxTableFingerprintBits; w++ {
+		if b := filters.FingerprintBitsPerKey(mean, w); b <= share {
+			want = b
+		}
+	}
+	return max(0, want*float64(keys)-float64(spent))
+}
 
 // filterBudget is FilterAuto's account of the filter memory budget (keeps
 // K10): the bits per key each new table gets, so that the filters of the
@@ -199,7 +216,11 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 		shape     monkeyShape
 		totalKeys uint64
 		spentBits uint64
-		inVersion = map[uint64]bool{}
+		// levelTables and levelSpent count each level's live tables and
+		// what their filters spend.
+		levelTables [NumLevels]int
+		levelSpent  [NumLevels]uint64
+		inVersion   = map[uint64]bool{}
 	)
 	shape.flushKeys = d.filterBudget.flushKeys
 	var levels [NumLevels][]*manifest.TableMetadata
@@ -219,6 +240,8 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 				shape.l0 = append(shape.l0, k)
 			} else {
 				shape.levels[l] += k
+				levelTables[l]++
+				levelSpent[l] += filterPayloadBits(t)
 			}
 		}
 	}
@@ -255,6 +278,7 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	outputKeys := max(target.inputKeys, target.writtenKeys+n)
 	rest := outputKeys - target.writtenKeys - n
 	totalKeys += outputKeys
+	liveLevels := shape.levels
 	if target.level == 0 {
 		shape.flushKeys = max(shape.flushKeys, n)
 	} else {
@@ -265,10 +289,20 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	avail := budget*float64(totalKeys) - float64(spentBits)
 	if bits > budget {
 		// A run favoured beyond the budget takes its extra bits only from
-		// what is left over a reserve, which the levels' rewrites draw on
-		// (monkeyReserveBitsPerKey); up to the budget itself it may always
+		// what is left over the levels' deficit, which their rewrites
+		// draw on (levelDeficit); up to the budget itself it may always
 		// go, as a uniform allocation would.
-		reserved := avail - monkeyReserveBitsPerKey*float64(totalKeys)
+		var deficit float64
+		for l := 1; l < NumLevels; l++ {
+			if l == target.level || levelTables[l] == 0 {
+				continue
+			}
+			// The share a rewrite of level l will get: a level output's.
+			levelRuns, run := shape.runs(l, 0, d.opts.L0CompactionThreshold, float64(d.picker.Opts.LevelMultiplier))
+			levelShare := monkeyBitsPerKey(levelRuns, run, budget, monkeyMinBitsPerKey, monkeyMaxBitsPerKey)
+			deficit += levelDeficit(liveLevels[l], levelTables[l], levelSpent[l], levelShare)
+		}
+		reserved := avail - deficit
 		avail = max(reserved, min(avail, budget*float64(n+rest)))
 	}
 	share, limit = budgetLimit(bits, avail, n, rest)

@@ -91,7 +91,7 @@ type monkeyShape struct {
 //     8.8 bits per key at a 10-bit budget (the L0 runs outweighed it) and
 //     kept them once the bottom held 90% of the keys, where its share is
 //     9.6. L0's tables live for one compaction; what they take beyond the
-//     budget comes out of the reserve rule in DB.monkeyBits.
+//     budget comes out of the levels' deficit rule in DB.monkeyBits.
 //   - The levels' keys are spread as the dynamic level targets settle
 //     them (settledLevels).
 func (s *monkeyShape) runs(outLevel int, n uint64, l0Trigger int, mult float64) ([]uint64, int) {
