@@ -145,13 +145,7 @@ func TestBlockedBloomLooseTargetPoissonUnderflow(t *testing.T) {
 }
 
 func TestBlockedBloomDecodeRejectsImpossibleParameters(t *testing.T) {
-	body := func(blocks uint64, k uint32, words []uint64) []byte {
-		var w bodyWriter
-		w.u64(blocks)
-		w.u32(k)
-		w.u64s(words)
-		return w.buf
-	}
+	body := bloomBody[[]uint64] // blocks, k, words
 	cases := map[string][]byte{
 		"blocks=0":         body(0, 3, nil),
 		"k=0":              body(1, 0, make([]uint64, 8)),

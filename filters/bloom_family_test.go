@@ -104,6 +104,22 @@ func bloomMustMarshal(t testing.TB, f Filter) []byte {
 	return enc
 }
 
+// bloomBody is a Bloom-family body laid out as the decoders read it: the
+// size field (m, or the block count), k, then the payload (words, or
+// counter bytes), for tests that hand-craft impossible ones.
+func bloomBody[P []uint64 | []byte](size uint64, k uint32, payload P) []byte {
+	var w bodyWriter
+	w.u64(size)
+	w.u32(k)
+	switch p := any(payload).(type) {
+	case []uint64:
+		w.u64s(p)
+	case []byte:
+		w.bytes(p)
+	}
+	return w.buf
+}
+
 // TestBloomFamilyNoFalseNegatives checks F1 over random key sets of sizes 0,
 // 1, 1k and 100k, after Add and after round trips through both Unmarshal and
 // the type's UnmarshalBinary; a round trip must also reproduce the bytes.
