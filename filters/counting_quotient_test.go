@@ -307,12 +307,8 @@ func churnCountingQuotient(r uint, home uint32) dynChurnSetup {
 // limit and checks 1M absent keys: within 1.5x of the target (F4) and
 // within ±20% of the model 1−exp(−α/2^r).
 func TestCountingQuotientFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.0045, 0.02, 0.001} {
-		f, err := NewCountingQuotient(20000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(11, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*CountingQuotient, error) { return NewCountingQuotient(20000, p) }
+	dynEachRate(t, []float64{0.0045, 0.02, 0.001}, 11, fresh, func(fpRate float64, f *CountingQuotient, rng *rand.Rand) {
 		for f.AddHash(rng.Uint64()) == nil {
 		}
 		if f.LoadFactor() < 0.949 {
@@ -320,7 +316,7 @@ func TestCountingQuotientFalsePositiveRate(t *testing.T) {
 		}
 		model := 1 - math.Exp(-f.LoadFactor()/math.Exp2(float64(f.r)))
 		dynCheckFPRate(t, fmt.Sprintf("r=%d", f.r), f, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestCountingQuotientRoundTripAndCount(t *testing.T) {

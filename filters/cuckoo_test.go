@@ -118,12 +118,8 @@ func churnCuckoo(logBuckets, w uint) dynChurnSetup {
 // fingerprint's own prediction 1-(1-1/fpMax)^(8·load): a lower rate would
 // mean the lookup is not checking both buckets' four slots.
 func TestCuckooFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.032, 0.03, 0.002, 0.0005} {
-		c, err := NewCuckoo(100000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(1, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Cuckoo, error) { return NewCuckoo(100000, p) }
+	dynEachRate(t, []float64{0.032, 0.03, 0.002, 0.0005}, 1, fresh, func(fpRate float64, c *Cuckoo, rng *rand.Rand) {
 		for c.LoadFactor() < cuckooMaxLoad {
 			if err := c.AddHash(rng.Uint64()); err != nil {
 				t.Fatal(err)
@@ -131,7 +127,7 @@ func TestCuckooFalsePositiveRate(t *testing.T) {
 		}
 		model := 1 - math.Pow(1-1/float64(c.fpMax), 8*c.LoadFactor())
 		dynCheckFPRate(t, fmt.Sprintf("%d-bit", c.FingerprintBits()), c, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestCuckooDecodeRejectsCorruption(t *testing.T) {

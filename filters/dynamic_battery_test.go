@@ -280,6 +280,20 @@ func dynCheckFPRate(t *testing.T, label string, f dynFilter, rng *rand.Rand, abs
 	}
 }
 
+// dynEachRate builds a filter with fresh for each target rate and hands it
+// to check with a generator seeded from seed and the rate, for the filters'
+// false-positive tests.
+func dynEachRate[F dynFilter](t *testing.T, rates []float64, seed uint64, fresh func(p float64) (F, error), check func(fpRate float64, f F, rng *rand.Rand)) {
+	t.Helper()
+	for _, fpRate := range rates {
+		f, err := fresh(fpRate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fpRate, f, rand.New(rand.NewPCG(seed, uint64(fpRate*1e6))))
+	}
+}
+
 // dynFailedAddRollsBack fills f, then tries more Adds: every failed one must
 // leave the marshalled bytes (table, count, generator state) unchanged, and
 // every added key must stay present (F1, F2).

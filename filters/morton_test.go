@@ -210,12 +210,8 @@ func mortonChurn(blocks uint64, w uint, target float64) dynChurnSetup {
 // fingerprints, and the secondary's when the OTA bit is set, each matching
 // with probability 2^-w.
 func TestMortonFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.03, 0.004, 0.001} {
-		m, err := NewMorton(60_000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(12, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Morton, error) { return NewMorton(60_000, p) }
+	dynEachRate(t, []float64{0.03, 0.004, 0.001}, 12, fresh, func(fpRate float64, m *Morton, rng *rand.Rand) {
 		dynFill(t, m, rng)
 		perBucket := m.LoadFactor() * float64(m.slots) / mortonBuckets
 		model := perBucket * (1 + m.OverflowFraction()) / math.Exp2(float64(m.fpBits))
@@ -223,7 +219,7 @@ func TestMortonFalsePositiveRate(t *testing.T) {
 		if m.OverflowFraction()+1 > mortonCompared {
 			t.Errorf("OTA fraction %.3f exceeds the sizing model's %.2f", m.OverflowFraction(), mortonCompared-1)
 		}
-	}
+	})
 }
 
 func TestMortonDecodeRejectsCorruption(t *testing.T) {

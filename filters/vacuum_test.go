@@ -118,19 +118,15 @@ func vacuumChurn(logChunk uint, chunks uint64, w uint, target float64) dynChurnS
 // absent keys against the target (F4) and against the model
 // 1-(1-1/(2^w-1))^(8·load).
 func TestVacuumFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.03, 0.004, 0.001} {
-		v, err := NewVacuum(60_000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(11, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Vacuum, error) { return NewVacuum(60_000, p) }
+	dynEachRate(t, []float64{0.03, 0.004, 0.001}, 11, fresh, func(fpRate float64, v *Vacuum, rng *rand.Rand) {
 		dynFill(t, v, rng)
 		if v.LoadFactor() < 0.94 {
 			t.Errorf("ε=%v: first ErrFull at load %.3f", fpRate, v.LoadFactor())
 		}
 		model := 1 - math.Pow(1-1/float64(v.fpMax), 8*v.LoadFactor())
 		dynCheckFPRate(t, fmt.Sprintf("%d-bit", v.FingerprintBits()), v, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestVacuumDecodeRejectsCorruption(t *testing.T) {
