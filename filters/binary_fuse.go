@@ -106,22 +106,30 @@ func BuildBinaryFuse8FromHashes(hashes []uint64) (*BinaryFuse8, error) {
 // BuildBinaryFuse8 is BuildBinaryFuse8FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse8(hashes []uint64) (*BinaryFuse8, error) {
+	g, fps, err := buildFuse3[uint8](b, hashes, "binary fuse8")
+	if err != nil {
+		return nil, err
+	}
+	return &BinaryFuse8{fuseGeometry: g, fps: fps}, nil
+}
+
+// buildFuse3 is the build of BinaryFuse8 and BinaryFuse16: peel on a 3-wise
+// fuse layout, then assign T-wide fingerprints in reverse peel order (see
+// Xor8's builder for why this is correct). name prefixes errors.
+func buildFuse3[T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) (fuseGeometry, []T, error) {
 	p, err := b.peel(hashes, fuse3Layout)
 	if err != nil {
-		return nil, fmt.Errorf("filters: binary fuse8: build from %d hashes: %w", len(hashes), err)
+		return fuseGeometry{}, nil, fmt.Errorf("filters: %s: build from %d hashes: %w", name, len(hashes), err)
 	}
-	f := &BinaryFuse8{fuseGeometry: newFuseGeometry(&p)}
-	fps := make([]uint8, f.size)
-	g := &f.fuseGeometry
-	// Reverse peel order; see Xor8's builder for why this is correct.
+	g := newFuseGeometry(&p)
+	fps := make([]T, g.size)
 	for k := len(p.order) - 1; k >= 0; k-- {
 		hh := p.order[k]
 		var s [3]uint32
 		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
-		fps[s[p.roles[k]%3]] ^= fingerprint8(hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
+		fps[s[p.roles[k]%3]] ^= staticFingerprint[T](hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
 	}
-	f.fps = fps
-	return f, nil
+	return g, fps, nil
 }
 
 // MayContain reports false only if key is definitely not in the set.
@@ -193,21 +201,11 @@ func BuildBinaryFuse16FromHashes(hashes []uint64) (*BinaryFuse16, error) {
 // BuildBinaryFuse16 is BuildBinaryFuse16FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse16(hashes []uint64) (*BinaryFuse16, error) {
-	p, err := b.peel(hashes, fuse3Layout)
+	g, fps, err := buildFuse3[uint16](b, hashes, "binary fuse16")
 	if err != nil {
-		return nil, fmt.Errorf("filters: binary fuse16: build from %d hashes: %w", len(hashes), err)
+		return nil, err
 	}
-	f := &BinaryFuse16{fuseGeometry: newFuseGeometry(&p)}
-	fps := make([]uint16, f.size)
-	g := &f.fuseGeometry
-	for k := len(p.order) - 1; k >= 0; k-- {
-		hh := p.order[k]
-		var s [3]uint32
-		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
-		fps[s[p.roles[k]%3]] ^= fingerprint16(hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
-	}
-	f.fps = fps
-	return f, nil
+	return &BinaryFuse16{fuseGeometry: g, fps: fps}, nil
 }
 
 // MayContain reports false only if key is definitely not in the set.

@@ -130,13 +130,10 @@ func TestBlockedBloomLooseTargetPoissonUnderflow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, 16)
-		for i := 0; i < n; i++ {
-			b.Add(bloomKey(buf, 'p', 41, uint64(i)))
-		}
+		bloomAddSet(b, 41, n)
 		// Above p = 0.77, 1.3x would allow anything; cap the slack at +0.02
 		// (over 40 standard deviations of sampling noise at q = 200k).
-		fp := float64(bloomCountFP(b, 'a', 41, q)) / q
+		fp := bloomMeasuredFP(b, 41, q)
 		t.Logf("p=%v: measured %.4f", p, fp)
 		if fp > min(1.3*p, p+0.02) {
 			t.Errorf("p=%v: measured FP %v (%.2f bits/key, k=%d)", p, fp, float64(b.Bits())/n, b.K())
@@ -145,13 +142,7 @@ func TestBlockedBloomLooseTargetPoissonUnderflow(t *testing.T) {
 }
 
 func TestBlockedBloomDecodeRejectsImpossibleParameters(t *testing.T) {
-	body := func(blocks uint64, k uint32, words []uint64) []byte {
-		var w bodyWriter
-		w.u64(blocks)
-		w.u32(k)
-		w.u64s(words)
-		return w.buf
-	}
+	body := bloomBody[[]uint64] // blocks, k, words
 	cases := map[string][]byte{
 		"blocks=0":         body(0, 3, nil),
 		"k=0":              body(1, 0, make([]uint64, 8)),

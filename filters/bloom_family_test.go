@@ -83,6 +83,20 @@ func bloomKeys(tag byte, salt uint64, n int) [][]byte {
 	return keys
 }
 
+// bloomAddSet adds keys 0..n-1 of set 'p' (salted with salt) to f.
+func bloomAddSet(f interface{ Add(key []byte) }, salt uint64, n int) {
+	buf := make([]byte, 16)
+	for i := 0; i < n; i++ {
+		f.Add(bloomKey(buf, 'p', salt, uint64(i)))
+	}
+}
+
+// bloomMeasuredFP is the fraction of q keys of set 'a' (absent from any
+// filter built by bloomAddSet) that f accepts.
+func bloomMeasuredFP(f Filter, salt uint64, q int) float64 {
+	return float64(bloomCountFP(f, 'a', salt, q)) / float64(q)
+}
+
 // bloomCountFP counts how many of q keys of set tag the filter accepts.
 func bloomCountFP(f Filter, tag byte, salt uint64, q int) int {
 	buf := make([]byte, 16)
@@ -102,6 +116,22 @@ func bloomMustMarshal(t testing.TB, f Filter) []byte {
 		t.Fatalf("MarshalBinary: %v", err)
 	}
 	return enc
+}
+
+// bloomBody is a Bloom-family body laid out as the decoders read it: the
+// size field (m, or the block count), k, then the payload (words, or
+// counter bytes), for tests that hand-craft impossible ones.
+func bloomBody[P []uint64 | []byte](size uint64, k uint32, payload P) []byte {
+	var w bodyWriter
+	w.u64(size)
+	w.u32(k)
+	switch p := any(payload).(type) {
+	case []uint64:
+		w.u64s(p)
+	case []byte:
+		w.bytes(p)
+	}
+	return w.buf
 }
 
 // TestBloomFamilyNoFalseNegatives checks F1 over random key sets of sizes 0,
@@ -176,11 +206,8 @@ func TestBloomFamilyFPRate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, 16)
-			for i := 0; i < n; i++ {
-				f.Add(bloomKey(buf, 'p', 11, uint64(i)))
-			}
-			measured := float64(bloomCountFP(f, 'a', 11, queries)) / queries
+			bloomAddSet(f, 11, n)
+			measured := bloomMeasuredFP(f, 11, queries)
 			if measured > tc.fpSlack*p {
 				t.Errorf("%s p=%v: measured FP %.5f > %.1fx target", tc.name, p, measured, tc.fpSlack)
 			}

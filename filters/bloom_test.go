@@ -259,13 +259,7 @@ func TestBloomEstimatedFPRateFormula(t *testing.T) {
 // TestBloomDecodeRejectsImpossibleParameters builds bodies with a valid
 // envelope (so the checksum passes) but fields no encoder writes.
 func TestBloomDecodeRejectsImpossibleParameters(t *testing.T) {
-	body := func(m uint64, k uint32, words []uint64) []byte {
-		var w bodyWriter
-		w.u64(m)
-		w.u32(k)
-		w.u64s(words)
-		return w.buf
-	}
+	body := bloomBody[[]uint64] // m, k, words
 	cases := map[string][]byte{
 		"m=0":                body(0, 1, nil),
 		"m=1":                body(1, 1, []uint64{0}),

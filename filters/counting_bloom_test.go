@@ -184,13 +184,7 @@ func TestCountingBloomFillRatioCountsNonZeroCounters(t *testing.T) {
 }
 
 func TestCountingBloomDecodeRejectsImpossibleParameters(t *testing.T) {
-	body := func(m uint64, k uint32, counters []byte) []byte {
-		var w bodyWriter
-		w.u64(m)
-		w.u32(k)
-		w.bytes(counters)
-		return w.buf
-	}
+	body := bloomBody[[]byte] // m, k, counters
 	cases := map[string][]byte{
 		"m composite":      body(35, 1, make([]byte, 18)),
 		"m=1":              body(1, 1, make([]byte, 1)),

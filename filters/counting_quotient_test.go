@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // cqfHash builds a key hash whose fingerprint in f is (q, x).
@@ -267,55 +265,41 @@ func TestCountingQuotientLayoutIndependentOfOrder(t *testing.T) {
 	})
 }
 
-// churnCountingQuotient runs dynChurn holding the slot load at the limit,
-// also checking after every batch that Count is exact for every member
-// whose fingerprint no other distinct key shares (and never low), and that
-// every ErrFull leaves slot use and, on small tables, the bytes unchanged.
-func churnCountingQuotient(t *testing.T, r uint, home uint32, ops, batch int, seed uint64) {
-	f := newCountingQuotientShape(r, home, uint32(cqfOverflowBlocks(uint64(home))))
-	bytesSnapshot, bytesUnchanged := dynBytesSnapshot(t, f, home <= 64)
-	var used uint64
-	dynChurn(t, fmt.Sprintf("counting quotient r=%d", r), f, dynChurnSpec{
-		stream:    0xc9f,
-		nearFull:  func(int) bool { return f.used+3 >= f.maxUsed },
-		snapshot:  func() { used = uint64(f.used); bytesSnapshot() },
-		unchanged: func() bool { return uint64(f.used) == used && bytesUnchanged() },
-		afterBatch: func(done int, members []uint64) {
-			counts := map[uint64]uint64{} // hash -> copies
-			for _, h := range members {
-				counts[h]++
-			}
-			byFP := map[[2]uint64]int{}
-			for h := range counts {
-				q, x := f.split(h)
-				byFP[[2]uint64{q, x}]++
-			}
-			for h, c := range counts {
-				got := f.CountHash(h)
-				q, x := f.split(h)
-				if got < c || (byFP[[2]uint64{q, x}] == 1 && got != c) {
-					t.Fatalf("op %d: count %d, model %d (sharing fingerprint: %d)", done, got, c, byFP[[2]uint64{q, x}])
+// churnCountingQuotient sets up a dynChurn holding the slot load at the
+// limit, also checking after every batch that Count is exact for every
+// member whose fingerprint no other distinct key shares (and never low),
+// and that every ErrFull leaves slot use and, on small tables, the bytes
+// unchanged.
+func churnCountingQuotient(r uint, home uint32) dynChurnSetup {
+	return func(t *testing.T) (string, dynFilter, dynChurnSpec) {
+		f := newCountingQuotientShape(r, home, uint32(cqfOverflowBlocks(uint64(home))))
+		bytesSnapshot, bytesUnchanged := dynBytesSnapshot(t, f, home <= 64)
+		var used uint64
+		return fmt.Sprintf("counting quotient r=%d", r), f, dynChurnSpec{
+			stream:    0xc9f,
+			nearFull:  func(int) bool { return f.used+3 >= f.maxUsed },
+			snapshot:  func() { used = uint64(f.used); bytesSnapshot() },
+			unchanged: func() bool { return uint64(f.used) == used && bytesUnchanged() },
+			afterBatch: func(done int, members []uint64) {
+				counts := map[uint64]uint64{} // hash -> copies
+				for _, h := range members {
+					counts[h]++
 				}
-			}
-		},
-		final: func() { cqfMustValid(t, f) },
-	}, ops, batch, seed)
-}
-
-func TestCountingQuotientChurn(t *testing.T) {
-	// Sized to keep the package's -race run short (each Add at the limit is
-	// also marshalled twice); TestCountingQuotientChurnSoak runs 14M
-	// operations on bigger tables.
-	churnCountingQuotient(t, 8, 16, 50_000, 5_000, 1)
-	churnCountingQuotient(t, 4, 8, 30_000, 5_000, 2)
-	churnCountingQuotient(t, 10, 96, 40_000, 10_000, 3)
-}
-
-func TestCountingQuotientChurnSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	for seed := uint64(0); seed < 2; seed++ {
-		churnCountingQuotient(t, 8, 4096, 5_000_000, 500_000, seed)
-		churnCountingQuotient(t, 4, 64, 2_000_000, 100_000, seed)
+				byFP := map[[2]uint64]int{}
+				for h := range counts {
+					q, x := f.split(h)
+					byFP[[2]uint64{q, x}]++
+				}
+				for h, c := range counts {
+					got := f.CountHash(h)
+					q, x := f.split(h)
+					if got < c || (byFP[[2]uint64{q, x}] == 1 && got != c) {
+						t.Fatalf("op %d: count %d, model %d (sharing fingerprint: %d)", done, got, c, byFP[[2]uint64{q, x}])
+					}
+				}
+			},
+			final: func() { cqfMustValid(t, f) },
+		}
 	}
 }
 
@@ -323,12 +307,8 @@ func TestCountingQuotientChurnSoak(t *testing.T) {
 // limit and checks 1M absent keys: within 1.5x of the target (F4) and
 // within ±20% of the model 1−exp(−α/2^r).
 func TestCountingQuotientFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.0045, 0.02, 0.001} {
-		f, err := NewCountingQuotient(20000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(11, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*CountingQuotient, error) { return NewCountingQuotient(20000, p) }
+	dynEachRate(t, []float64{0.0045, 0.02, 0.001}, 11, fresh, func(fpRate float64, f *CountingQuotient, rng *rand.Rand) {
 		for f.AddHash(rng.Uint64()) == nil {
 		}
 		if f.LoadFactor() < 0.949 {
@@ -336,7 +316,7 @@ func TestCountingQuotientFalsePositiveRate(t *testing.T) {
 		}
 		model := 1 - math.Exp(-f.LoadFactor()/math.Exp2(float64(f.r)))
 		dynCheckFPRate(t, fmt.Sprintf("r=%d", f.r), f, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestCountingQuotientRoundTripAndCount(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -76,6 +77,114 @@ func dynBenchOp(b *testing.B, name string, op int, keys [][]byte, add, has, remo
 		}
 	}
 	return hits
+}
+
+// dynBenchQueries times b.N lookups of keys, cycled, reporting
+// allocations; when the keys are all members, a miss fails b.
+func dynBenchQueries(b *testing.B, has func([]byte) bool, keys [][]byte, members bool) {
+	hits := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if has(keys[i%len(keys)]) {
+			hits++
+		}
+	}
+	if members && hits != b.N {
+		b.Fatalf("%d of %d present keys missing", b.N-hits, b.N)
+	}
+}
+
+// dynBenchFilter adapts one dynamic filter (ours or seiflotfy's) to the
+// fill, query and cycle benchmarks. The functions are the filter's own
+// method values, so every filter pays the same one indirect call per op.
+type dynBenchFilter struct {
+	add, remove, has func([]byte) bool
+	len              func() int
+	load             func() float64
+	slots            int     // physical capacity (0: not fixed, CountingQuotient)
+	bits             float64 // table size in bits
+}
+
+// dynBenchSide is one filter of dynBenchCycles: fresh builds it and says
+// how many present keys it is filled with (it is queried with as many
+// absent keys, at the same offsets).
+type dynBenchSide struct {
+	name  string
+	fresh func() (f dynBenchFilter, held int)
+}
+
+// dynBenchCycles times one fill/query/empty cycle per iteration on fresh
+// filters, one per side. The filters take turns in chunks of 10,000 operations, rotating who goes
+// first, each chunk timed with the thread's CPU clock, so machine noise
+// hits all alike. afterAdd, when set, checks the filters once filled. It
+// reports each phase's mean ns per key for every filter and its ratio to
+// the one named "cuckoo" (below 1 is faster); absolute times mean little
+// on a shared machine.
+func dynBenchCycles(b *testing.B, sides []dynBenchSide, present, absent [][]byte, afterAdd func(fs []dynBenchFilter)) {
+	ops := dynBenchOps
+	const chunk = 10000
+	names := make([]string, len(sides))
+	for i, s := range sides {
+		names[i] = s.name
+	}
+	total := make([][4]time.Duration, len(sides))
+	counts := make([][4]int, len(sides))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for it := 0; it < b.N; it++ {
+		fs := make([]dynBenchFilter, len(sides))
+		held := make([]int, len(sides))
+		for i, s := range sides {
+			fs[i], held[i] = s.fresh()
+		}
+		sink := 0
+		for op := range ops {
+			for c, lo := 0, 0; lo < slices.Max(held); c, lo = c+1, lo+chunk {
+				for r := range fs {
+					i := (r + c) % len(fs)
+					hi := min(lo+chunk, held[i])
+					if lo >= hi {
+						continue
+					}
+					keys := present[lo:hi]
+					if op == 2 {
+						keys = absent[lo%len(absent) : lo%len(absent)+hi-lo]
+					}
+					f := fs[i]
+					start := threadCPUTime()
+					sink += dynBenchOp(b, names[i], op, keys, f.add, f.has, f.remove)
+					total[i][op] += threadCPUTime() - start
+					counts[i][op] += len(keys)
+				}
+			}
+			if op == 0 && afterAdd != nil {
+				afterAdd(fs)
+			}
+		}
+		want := 0
+		for i, f := range fs {
+			if f.len() != 0 {
+				b.Fatalf("%s: cycle left %d keys", names[i], f.len())
+			}
+			want += held[i]
+		}
+		if sink < want {
+			b.Fatal("present keys missing")
+		}
+	}
+	ref := slices.Index(names, "cuckoo")
+	for op, name := range ops {
+		base := float64(total[ref][op]) / float64(counts[ref][op])
+		for i := range names {
+			ns := float64(total[i][op]) / float64(counts[i][op])
+			b.ReportMetric(ns, fmt.Sprintf("%s-%s-ns", name, names[i]))
+			if i != ref {
+				b.ReportMetric(ns/base, fmt.Sprintf("%s-%s/cuckoo", name, names[i]))
+			}
+		}
+	}
+	b.ReportMetric(0, "ns/op")
 }
 
 // cuckooImpl adapts both filters to one benchmark body.
@@ -158,20 +267,10 @@ func BenchmarkCuckooOps(b *testing.B) {
 						}
 					case "ContainPresent", "ContainAbsent":
 						fill()
-						keys := present
 						if op == "ContainAbsent" {
-							keys = absent
-						}
-						hits := 0
-						b.ReportAllocs()
-						b.ResetTimer()
-						for i := 0; i < b.N; i++ {
-							if has(keys[i%len(keys)]) {
-								hits++
-							}
-						}
-						if op == "ContainPresent" && hits != b.N {
-							b.Fatalf("%d of %d present keys missing", b.N-hits, b.N)
+							dynBenchQueries(b, has, absent, false)
+						} else {
+							dynBenchQueries(b, has, present, true)
 						}
 					}
 				})

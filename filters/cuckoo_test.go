@@ -2,13 +2,11 @@ package filters
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"fmt"
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 func TestCuckooSizing(t *testing.T) {
@@ -73,60 +71,44 @@ func TestCuckooDeterministic(t *testing.T) {
 	}
 }
 
-// churnCuckoo runs dynChurn hovering just above 95% load: past the sizing
-// limit, where walks are long and some fail (each failure costs 500 kicks,
-// so not too many). Small tables are compared whole around every Add; for
-// the soak's big tables a copy per Add would dominate, so a failed Add is
-// checked on the buckets its walk touched (each must hold its first logged
-// value), and on count and random state.
-func churnCuckoo(t *testing.T, logBuckets, w uint, ops, batch int, seed uint64) {
-	c := newCuckooShape(logBuckets, w)
-	fullSnap := len(c.slots.words) <= 1<<12
-	snap := make([]uint64, len(c.slots.words))
-	var count, state uint64
-	dynChurn(t, fmt.Sprintf("cuckoo w=%d", w), c, dynChurnSpec{
-		stream:   0xc0c0,
-		nearFull: dynLoadAbove(c, 0.962),
-		snapshot: func() {
-			if fullSnap {
-				copy(snap, c.slots.words)
-			}
-			count, state = uint64(c.count), uint64(c.rng)
-		},
-		unchanged: func() bool {
-			if (fullSnap && !slices.Equal(snap, c.slots.words)) || count != uint64(c.count) || state != uint64(c.rng) {
-				return false
-			}
-			first := map[uint64]uint64{}
-			for _, u := range c.undo {
-				if _, seen := first[u.bucket]; !seen {
-					first[u.bucket] = u.old
+// churnCuckoo sets up a dynChurn hovering just above 95% load: past the
+// sizing limit, where walks are long and some fail (each failure costs 500
+// kicks, so not too many). Small tables are compared whole around every
+// Add; for the soak's big tables a copy per Add would dominate, so a failed
+// Add is checked on the buckets its walk touched (each must hold its first
+// logged value), and on count and random state.
+func churnCuckoo(logBuckets, w uint) dynChurnSetup {
+	return func(t *testing.T) (string, dynFilter, dynChurnSpec) {
+		c := newCuckooShape(logBuckets, w)
+		fullSnap := len(c.slots.words) <= 1<<12
+		snap := make([]uint64, len(c.slots.words))
+		var count, state uint64
+		return fmt.Sprintf("cuckoo w=%d", w), c, dynChurnSpec{
+			stream:   0xc0c0,
+			nearFull: dynLoadAbove(c, 0.962),
+			snapshot: func() {
+				if fullSnap {
+					copy(snap, c.slots.words)
 				}
-			}
-			for b, old := range first {
-				if c.bucket(b) != old {
+				count, state = uint64(c.count), uint64(c.rng)
+			},
+			unchanged: func() bool {
+				if (fullSnap && !slices.Equal(snap, c.slots.words)) || count != uint64(c.count) || state != uint64(c.rng) {
 					return false
 				}
-			}
-			return true
-		},
-	}, ops, batch, seed)
-}
-
-func TestCuckooChurn(t *testing.T) {
-	// 1M operations in all; most on 8-bit fingerprints, which collide most.
-	churnCuckoo(t, 9, 8, 700_000, 10_000, 8)
-	churnCuckoo(t, 9, 12, 150_000, 10_000, 12)
-	churnCuckoo(t, 9, 16, 150_000, 10_000, 16)
-}
-
-func TestCuckooChurnSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	// Bigger tables and batches: checking 250k members after every 10k
-	// operations would dominate the run.
-	for seed := uint64(0); seed < 2; seed++ {
-		for _, w := range []uint{8, 12, 16} {
-			churnCuckoo(t, 16, w, 10_000_000, 500_000, seed)
+				first := map[uint64]uint64{}
+				for _, u := range c.undo {
+					if _, seen := first[u.bucket]; !seen {
+						first[u.bucket] = u.old
+					}
+				}
+				for b, old := range first {
+					if c.bucket(b) != old {
+						return false
+					}
+				}
+				return true
+			},
 		}
 	}
 }
@@ -136,12 +118,8 @@ func TestCuckooChurnSoak(t *testing.T) {
 // fingerprint's own prediction 1-(1-1/fpMax)^(8·load): a lower rate would
 // mean the lookup is not checking both buckets' four slots.
 func TestCuckooFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.032, 0.03, 0.002, 0.0005} {
-		c, err := NewCuckoo(100000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(1, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Cuckoo, error) { return NewCuckoo(100000, p) }
+	dynEachRate(t, []float64{0.032, 0.03, 0.002, 0.0005}, 1, fresh, func(fpRate float64, c *Cuckoo, rng *rand.Rand) {
 		for c.LoadFactor() < cuckooMaxLoad {
 			if err := c.AddHash(rng.Uint64()); err != nil {
 				t.Fatal(err)
@@ -149,7 +127,7 @@ func TestCuckooFalsePositiveRate(t *testing.T) {
 		}
 		model := 1 - math.Pow(1-1/float64(c.fpMax), 8*c.LoadFactor())
 		dynCheckFPRate(t, fmt.Sprintf("%d-bit", c.FingerprintBits()), c, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestCuckooDecodeRejectsCorruption(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/internal/testutil/golden"
 )
 
@@ -66,6 +67,9 @@ type dynCase struct {
 	// golden is the filter's pinned encoding, the worked example of its
 	// section in docs/format.md.
 	golden dynGolden
+	// churns are TestDynamicChurn's runs, soaks TestDynamicChurnSoak's
+	// (bigger tables, SIEVEKV_SOAK=1).
+	churns, soaks []dynChurnRun
 }
 
 // dynGolden is a small filter whose encoding is pinned: fresh(n, rate) with
@@ -96,6 +100,11 @@ var dynCases = []dynCase{
 			}
 			return fs
 		},
+		// 1M operations in all; most on 8-bit fingerprints, which collide
+		// most. The soak's bigger tables take bigger batches: checking 250k
+		// members after every 10k operations would dominate the run.
+		churns: []dynChurnRun{{churnCuckoo(9, 8), 700_000, 10_000, 8}, {churnCuckoo(9, 12), 150_000, 10_000, 12}, {churnCuckoo(9, 16), 150_000, 10_000, 16}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{churnCuckoo(16, 8), 10_000_000, 500_000, 0}, dynChurnRun{churnCuckoo(16, 12), 10_000_000, 500_000, 0}, dynChurnRun{churnCuckoo(16, 16), 10_000_000, 500_000, 0}),
 	},
 	{
 		name: "Quotient", tooPrecise: 1e-30, typ: TypeQuotient, version: quotientVersion,
@@ -105,12 +114,10 @@ var dynCases = []dynCase{
 		shapes: func() []dynFilter {
 			return []dynFilter{newQuotientShape(1, 1, 0.5), newQuotientShape(3, 4, 0.95), newQuotientShape(5, 2, 0.75), newQuotientShape(7, 8, QuotientDefaultLoad)}
 		},
-		check: func(t testing.TB, f dynFilter) {
-			t.Helper()
-			if err := f.(*Quotient).scan(nil); err != nil {
-				t.Fatalf("invariants broken: %v", err)
-			}
-		},
+		check: func(t testing.TB, f dynFilter) { t.Helper(); qfMustScan(t, f.(*Quotient)) },
+		// 1M operations in all; at load 0.95 each one moves long clusters.
+		churns: []dynChurnRun{{churnQuotient(12, 8, QuotientDefaultLoad), 900_000, 10_000, 1}, {churnQuotient(8, 6, QuotientMaxLoad), 100_000, 10_000, 2}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{churnQuotient(16, 8, QuotientDefaultLoad), 10_000_000, 500_000, 0}, dynChurnRun{churnQuotient(12, 4, QuotientMaxLoad), 2_000_000, 100_000, 0}),
 	},
 	{
 		name: "CountingQuotient", tooPrecise: 1e-12, typ: TypeCountingQuotient, version: countingQuotientVersion,
@@ -121,6 +128,11 @@ var dynCases = []dynCase{
 			return []dynFilter{newCountingQuotientShape(2, 1, 1), newCountingQuotientShape(4, 1, 1), newCountingQuotientShape(8, 3, uint32(cqfOverflowBlocks(3)))}
 		},
 		check: func(t testing.TB, f dynFilter) { t.Helper(); cqfMustValid(t, f.(*CountingQuotient)) },
+		// Sized to keep the package's -race run short (each Add at the limit
+		// is also marshalled twice); the soak runs 14M operations on bigger
+		// tables.
+		churns: []dynChurnRun{{churnCountingQuotient(8, 16), 50_000, 5_000, 1}, {churnCountingQuotient(4, 8), 30_000, 5_000, 2}, {churnCountingQuotient(10, 96), 40_000, 10_000, 3}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{churnCountingQuotient(8, 4096), 5_000_000, 500_000, 0}, dynChurnRun{churnCountingQuotient(4, 64), 2_000_000, 100_000, 0}),
 	},
 	{
 		name: "VectorQuotient", tooPrecise: 1e-6, typ: TypeVectorQuotient, version: vectorQuotientVersion,
@@ -135,6 +147,10 @@ var dynCases = []dynCase{
 			return []dynFilter{newVectorQuotientShape(8, 1), newVectorQuotientShape(16, 2), newVectorQuotientShape(8, 33), newVectorQuotientShape(16, 33)}
 		},
 		check: func(t testing.TB, f dynFilter) { t.Helper(); vqfCheck(t, f.(*VectorQuotient)) },
+		// Sized to keep the package's -race run short; the soak runs 30M
+		// operations.
+		churns: []dynChurnRun{{churnVectorQuotient(8, 61), 100_000, 5_000, 1}, {churnVectorQuotient(16, 37), 60_000, 5_000, 2}, {churnVectorQuotient(8, 500), 150_000, 25_000, 3}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{churnVectorQuotient(8, 20000), 10_000_000, 500_000, 0}, dynChurnRun{churnVectorQuotient(16, 20000), 5_000_000, 500_000, 0}),
 	},
 	{
 		name: "Morton", tooPrecise: 1e-6, typ: TypeMorton, version: mortonVersion,
@@ -153,6 +169,10 @@ var dynCases = []dynCase{
 			}
 			return fs
 		},
+		// 400k operations on 37 blocks (not a power of two); narrow
+		// fingerprints collide most.
+		churns: []dynChurnRun{{mortonChurn(37, 5, 0.97), 100_000, 10_000, 5}, {mortonChurn(37, 8, 0.97), 200_000, 10_000, 8}, {mortonChurn(37, 13, 0.97), 100_000, 10_000, 13}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{mortonChurn(3001, 8, 0.965), 5_000_000, 200_000, 0}),
 	},
 	{
 		name: "Vacuum", tooPrecise: 1e-5, typ: TypeVacuum, version: vacuumVersion,
@@ -167,6 +187,10 @@ var dynCases = []dynCase{
 			}
 			return fs
 		},
+		// 400k operations; 4- and 8-bit fingerprints collide most. The
+		// table (13 chunks of 64 buckets) is not a power of two.
+		churns: []dynChurnRun{{vacuumChurn(6, 13, 4, 0.96), 100_000, 10_000, 4}, {vacuumChurn(6, 13, 8, 0.96), 200_000, 10_000, 8}, {vacuumChurn(6, 13, 12, 0.96), 100_000, 10_000, 12}},
+		soaks:  dynSoakSeeds(2, dynChurnRun{vacuumChurn(10, 37, 8, 0.955), 5_000_000, 200_000, 0}),
 	},
 }
 
@@ -253,6 +277,20 @@ func dynCheckFPRate(t *testing.T, label string, f dynFilter, rng *rand.Rand, abs
 	}
 	if rate < 0.8*model || rate > 1.2*model {
 		t.Errorf("%s: measured %.6f, model %.6f at load %.3f", label, rate, model, f.LoadFactor())
+	}
+}
+
+// dynEachRate builds a filter with fresh for each target rate and hands it
+// to check with a generator seeded from seed and the rate, for the filters'
+// false-positive tests.
+func dynEachRate[F dynFilter](t *testing.T, rates []float64, seed uint64, fresh func(p float64) (F, error), check func(fpRate float64, f F, rng *rand.Rand)) {
+	t.Helper()
+	for _, fpRate := range rates {
+		f, err := fresh(fpRate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fpRate, f, rand.New(rand.NewPCG(seed, uint64(fpRate*1e6))))
 	}
 }
 
@@ -559,6 +597,65 @@ func dynChurn(t *testing.T, name string, f dynFilter, s dynChurnSpec, ops, batch
 		t.Fatalf("%s: no Add failed; the churn never reached the limit", name)
 	}
 	t.Logf("%s: %d ops, %d failed adds, final load %.3f", name, ops, fails, f.LoadFactor())
+}
+
+// dynChurnSetup builds one churn's filter and spec, and names it for
+// failure messages.
+type dynChurnSetup = func(t *testing.T) (name string, f dynFilter, s dynChurnSpec)
+
+// dynChurnRun is one dynChurn: ops operations in batches of batch from
+// seed, on what setup builds.
+type dynChurnRun struct {
+	setup      dynChurnSetup
+	ops, batch int
+	seed       uint64
+}
+
+// dynSoakSeeds runs each of runs once per seed 0..seeds-1, all runs of one
+// seed before the next.
+func dynSoakSeeds(seeds uint64, runs ...dynChurnRun) []dynChurnRun {
+	var out []dynChurnRun
+	for seed := uint64(0); seed < seeds; seed++ {
+		for _, r := range runs {
+			r.seed = seed
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// dynRunChurns runs each case's churns (or soaks) in a subtest per filter.
+func dynRunChurns(t *testing.T, runs func(c dynCase) []dynChurnRun) {
+	for _, c := range dynCases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, r := range runs(c) {
+				name, f, spec := r.setup(t)
+				dynChurn(t, name, f, spec, r.ops, r.batch, r.seed)
+			}
+		})
+	}
+}
+
+// TestDynamicChurn: random Add/Remove hovering at each filter's limit
+// against a model multiset (dynChurn), on tables small enough for the
+// package's -race run.
+func TestDynamicChurn(t *testing.T) {
+	dynRunChurns(t, func(c dynCase) []dynChurnRun { return c.churns })
+}
+
+// TestDynamicChurnSoak is TestDynamicChurn on bigger tables, tens of
+// millions of operations (SIEVEKV_SOAK=1).
+func TestDynamicChurnSoak(t *testing.T) {
+	testutil.SkipUnlessSoak(t)
+	dynRunChurns(t, func(c dynCase) []dynChurnRun { return c.soaks })
+}
+
+// dynRawStateChurn is the spec of a churn on a lane-table filter f (Morton,
+// Vacuum) held above target load, whose raw state (table, count, random
+// state) state appends: it is compared around every Add.
+func dynRawStateChurn(f dynCapped, target float64, state func(dst []uint64) []uint64) dynChurnSpec {
+	snapshot, unchanged := dynStateSnapshot(state)
+	return dynChurnSpec{stream: 0xc4c4, nearFull: dynLoadAbove(f, target), snapshot: snapshot, unchanged: unchanged}
 }
 
 // dynRejectsFlips checks that flipping bits mask of any one byte of enc

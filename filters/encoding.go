@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"math"
+	"unsafe"
 )
 
 // Every encoding is wrapped in one envelope (docs/format.md, "Filter envelope"):
@@ -151,35 +152,30 @@ func (r *bodyReader) bytes(n uint64, what string) []byte {
 }
 
 // u16s decodes n little-endian uint16 values.
-func (r *bodyReader) u16s(n uint64, what string) []uint16 {
-	if n > math.MaxUint64/2 {
-		r.setFail(corruptf("%s: count %d overflows", what, n))
-		return nil
-	}
-	b := r.take(2*n, what)
-	if b == nil {
-		return nil
-	}
-	out := make([]uint16, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return out
-}
+func (r *bodyReader) u16s(n uint64, what string) []uint16 { return readUints[uint16](r, n, what) }
 
 // u64s decodes n little-endian uint64 values.
-func (r *bodyReader) u64s(n uint64, what string) []uint64 {
-	if n > math.MaxUint64/8 {
+func (r *bodyReader) u64s(n uint64, what string) []uint64 { return readUints[uint64](r, n, what) }
+
+// readUints decodes n little-endian values of T's width, checking that the
+// byte count neither overflows nor exceeds what remains before allocating.
+func readUints[T uint16 | uint64](r *bodyReader, n uint64, what string) []T {
+	size := uint64(unsafe.Sizeof(T(0)))
+	if n > math.MaxUint64/size {
 		r.setFail(corruptf("%s: count %d overflows", what, n))
 		return nil
 	}
-	b := r.take(8*n, what)
+	b := r.take(size*n, what)
 	if b == nil {
 		return nil
 	}
-	out := make([]uint64, n)
+	out := make([]T, n)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+		if size == 2 {
+			out[i] = T(binary.LittleEndian.Uint16(b[2*i:]))
+		} else {
+			out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
+		}
 	}
 	return out
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	seiflotfy "github.com/seiflotfy/cuckoofilter"
 )
@@ -37,51 +35,45 @@ var newdynBenchKeys = sync.OnceValues(func() (present, absent [][]byte) {
 // newdynImpl is one filter under test, built fresh for each cycle.
 type newdynImpl struct {
 	name  string
-	build func(tb testing.TB, n int) newdynOps
-}
-
-type newdynOps struct {
-	add, remove, has func([]byte) bool
-	slots            int     // physical capacity
-	bits             float64 // table size in bits
-	len              func() int
+	build func(tb testing.TB, n int) dynBenchFilter
 }
 
 func newdynImpls(eps float64) []newdynImpl {
 	return []newdynImpl{
-		{"morton", func(tb testing.TB, n int) newdynOps {
+		{"morton", func(tb testing.TB, n int) dynBenchFilter {
 			m, err := NewMorton(n, eps)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return newdynOps{func(k []byte) bool { return m.Add(k) == nil }, m.Remove, m.MayContain, m.Cap(), float64(m.SizeBits()), m.Len}
+			return dynBenchFilter{func(k []byte) bool { return m.Add(k) == nil }, m.Remove, m.MayContain, m.Len, m.LoadFactor, m.Cap(), float64(m.SizeBits())}
 		}},
-		{"vacuum", func(tb testing.TB, n int) newdynOps {
+		{"vacuum", func(tb testing.TB, n int) dynBenchFilter {
 			v, err := NewVacuum(n, eps)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return newdynOps{func(k []byte) bool { return v.Add(k) == nil }, v.Remove, v.MayContain, v.Cap(), float64(v.Cap() * v.FingerprintBits()), v.Len}
+			return dynBenchFilter{func(k []byte) bool { return v.Add(k) == nil }, v.Remove, v.MayContain, v.Len, v.LoadFactor, v.Cap(), float64(v.Cap() * v.FingerprintBits())}
 		}},
-		{"cuckoo", func(tb testing.TB, n int) newdynOps {
+		{"cuckoo", func(tb testing.TB, n int) dynBenchFilter {
 			c, err := NewCuckoo(n, eps)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return newdynOps{func(k []byte) bool { return c.Add(k) == nil }, c.Remove, c.MayContain, c.Cap(), float64(c.Cap() * c.FingerprintBits()), c.Len}
+			return dynBenchFilter{func(k []byte) bool { return c.Add(k) == nil }, c.Remove, c.MayContain, c.Len, c.LoadFactor, c.Cap(), float64(c.Cap() * c.FingerprintBits())}
 		}},
-		{"quotient95", func(tb testing.TB, n int) newdynOps {
+		{"quotient95", func(tb testing.TB, n int) dynBenchFilter {
 			f, err := NewQuotientWithLoad(n, eps, QuotientMaxLoad)
 			if err != nil {
 				tb.Fatal(err)
 			}
 			slots := 1 << f.QuotientBits()
-			return newdynOps{func(k []byte) bool { return f.Add(k) == nil }, f.Remove, f.MayContain, slots, float64(slots * (f.RemainderBits() + 3)), f.Len}
+			return dynBenchFilter{func(k []byte) bool { return f.Add(k) == nil }, f.Remove, f.MayContain, f.Len, f.LoadFactor, slots, float64(slots * (f.RemainderBits() + 3))}
 		}},
-		{"seiflotfy", func(tb testing.TB, n int) newdynOps {
+		{"seiflotfy", func(tb testing.TB, n int) dynBenchFilter {
 			c := seiflotfy.NewFilter(uint(n))
 			slots := 4 * int(math.Exp2(math.Ceil(math.Log2(float64(n)/4))))
-			return newdynOps{c.Insert, c.Delete, c.Lookup, slots, float64(slots * 8), func() int { return int(c.Count()) }}
+			return dynBenchFilter{c.Insert, c.Delete, c.Lookup, func() int { return int(c.Count()) },
+				func() float64 { return float64(c.Count()) / float64(slots) }, slots, float64(slots * 8)}
 		}},
 	}
 }
@@ -101,72 +93,20 @@ func newdynBenchN(name string) int {
 }
 
 // BenchmarkNewDynInterleaved times one cycle per iteration on fresh
-// filters: Add keys until the filter holds 92% of its slots, query those
-// keys (present) and as many absent keys, Remove them all. The filters take
-// turns in chunks of 10,000 operations (rotating who goes first), each
-// chunk timed with the thread's CPU clock, so machine noise hits all alike;
-// compare the reported ratios to our cuckoo filter, not absolute times.
+// filters (dynBenchCycles): Add keys until the filter holds 92% of its
+// slots, query those keys (present) and as many absent keys, Remove them
+// all; compare the reported ratios to our cuckoo filter, not absolute
+// times.
 func BenchmarkNewDynInterleaved(b *testing.B) {
 	present, absent := newdynBenchKeys()
-	impls := newdynImpls(newdynEps)
-	ops := dynBenchOps
-	const chunk = 10000
-	total := make([][4]time.Duration, len(impls))
-	counts := make([][4]int, len(impls))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	sink := 0
-	for it := 0; it < b.N; it++ {
-		fs := make([]newdynOps, len(impls))
-		held := make([]int, len(impls))
-		for i, im := range impls {
-			fs[i] = im.build(b, newdynBenchN(im.name))
-			held[i] = int(newdynHold * float64(fs[i].slots))
-		}
-		for op := range ops {
-			longest := 0
-			for i := range impls {
-				longest = max(longest, held[i])
-			}
-			for c, lo := 0, 0; lo < longest; c, lo = c+1, lo+chunk {
-				for r := range impls {
-					i := (r + c) % len(impls)
-					hi := min(lo+chunk, held[i])
-					if lo >= hi {
-						continue
-					}
-					keys := present[lo:hi]
-					if op == 2 {
-						keys = absent[lo%len(absent) : lo%len(absent)+hi-lo]
-					}
-					f := fs[i]
-					start := threadCPUTime()
-					sink += dynBenchOp(b, impls[i].name, op, keys, f.add, f.has, f.remove)
-					total[i][op] += threadCPUTime() - start
-					counts[i][op] += len(keys)
-				}
-			}
-		}
-		for i, f := range fs {
-			if f.len() != 0 {
-				b.Fatalf("%s: cycle left %d keys", impls[i].name, f.len())
-			}
-		}
+	var sides []dynBenchSide
+	for _, im := range newdynImpls(newdynEps) {
+		sides = append(sides, dynBenchSide{im.name, func() (dynBenchFilter, int) {
+			f := im.build(b, newdynBenchN(im.name))
+			return f, int(newdynHold * float64(f.slots))
+		}})
 	}
-	if sink == 0 {
-		b.Fatal("no query answered true")
-	}
-	for op, name := range ops {
-		base := float64(total[2][op]) / float64(counts[2][op]) // our cuckoo
-		for i, im := range impls {
-			ns := float64(total[i][op]) / float64(counts[i][op])
-			b.ReportMetric(ns, fmt.Sprintf("%s-%s-ns", name, im.name))
-			if im.name != "cuckoo" {
-				b.ReportMetric(ns/base, fmt.Sprintf("%s-%s/cuckoo", name, im.name))
-			}
-		}
-	}
-	b.ReportMetric(0, "ns/op")
+	dynBenchCycles(b, sides, present, absent, nil)
 }
 
 // BenchmarkNewDynFill fills each filter, sized for n (1M, and the sizes
@@ -228,20 +168,10 @@ func BenchmarkNewDynQuery(b *testing.B) {
 						b.Fatal("Add failed")
 					}
 				}
-				keys := present[:held]
 				if which == "absent" {
-					keys = absent
-				}
-				hits := 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if f.has(keys[i%len(keys)]) {
-						hits++
-					}
-				}
-				if which == "present" && hits != b.N {
-					b.Fatal("present key missing")
+					dynBenchQueries(b, f.has, absent, false)
+				} else {
+					dynBenchQueries(b, f.has, present[:held], true)
 				}
 			})
 		}

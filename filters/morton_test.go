@@ -1,15 +1,12 @@
 package filters
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
-
-	"fmt"
-	"slices"
-
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 func uintptrOf(s []uint64) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
@@ -196,33 +193,14 @@ func TestMortonBlockPaths(t *testing.T) {
 	}
 }
 
-// mortonChurn runs dynChurn on m, comparing table, count and random state
-// around every Add.
-func mortonChurn(t *testing.T, m *Morton, target float64, ops, batch int, seed uint64) {
-	snapshot, unchanged := dynStateSnapshot(func(dst []uint64) []uint64 {
-		return append(append(dst, m.words...), m.count, m.rng)
-	})
-	dynChurn(t, fmt.Sprintf("morton w=%d", m.FingerprintBits()), m, dynChurnSpec{
-		stream: 0xc4c4, nearFull: dynLoadAbove(m, target), snapshot: snapshot, unchanged: unchanged,
-	}, ops, batch, seed)
-}
-
-func TestMortonChurn(t *testing.T) {
-	// 400k operations on 37 blocks (not a power of two); narrow
-	// fingerprints collide most.
-	for _, w := range []uint{5, 8, 13} {
-		ops := 100_000
-		if w == 8 {
-			ops = 200_000
-		}
-		mortonChurn(t, newMortonShape(37, w), 0.97, ops, 10_000, uint64(w))
-	}
-}
-
-func TestMortonChurnSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	for seed := uint64(0); seed < 2; seed++ {
-		mortonChurn(t, newMortonShape(3001, 8), 0.965, 5_000_000, 200_000, seed)
+// mortonChurn sets up a dynChurn on a table of blocks blocks of w-bit
+// fingerprints held above target load.
+func mortonChurn(blocks uint64, w uint, target float64) dynChurnSetup {
+	return func(*testing.T) (string, dynFilter, dynChurnSpec) {
+		m := newMortonShape(blocks, w)
+		return fmt.Sprintf("morton w=%d", w), m, dynRawStateChurn(m, target, func(dst []uint64) []uint64 {
+			return append(append(dst, m.words...), m.count, m.rng)
+		})
 	}
 }
 
@@ -232,12 +210,8 @@ func TestMortonChurnSoak(t *testing.T) {
 // fingerprints, and the secondary's when the OTA bit is set, each matching
 // with probability 2^-w.
 func TestMortonFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.03, 0.004, 0.001} {
-		m, err := NewMorton(60_000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(12, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Morton, error) { return NewMorton(60_000, p) }
+	dynEachRate(t, []float64{0.03, 0.004, 0.001}, 12, fresh, func(fpRate float64, m *Morton, rng *rand.Rand) {
 		dynFill(t, m, rng)
 		perBucket := m.LoadFactor() * float64(m.slots) / mortonBuckets
 		model := perBucket * (1 + m.OverflowFraction()) / math.Exp2(float64(m.fpBits))
@@ -245,7 +219,7 @@ func TestMortonFalsePositiveRate(t *testing.T) {
 		if m.OverflowFraction()+1 > mortonCompared {
 			t.Errorf("OTA fraction %.3f exceeds the sizing model's %.2f", m.OverflowFraction(), mortonCompared-1)
 		}
-	}
+	})
 }
 
 func TestMortonDecodeRejectsCorruption(t *testing.T) {

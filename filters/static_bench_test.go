@@ -35,62 +35,50 @@ type benchImpl struct {
 }
 
 var benchImpls = []benchImpl{
-	{"sievekv-Xor8", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := BuildXor8FromHashes(hs)
-		if err != nil {
-			panic(err)
-		}
+	{"sievekv-Xor8", staticBenchBuild(BuildXor8FromHashes, func(f *Xor8) (func(uint64) bool, float64) {
 		return f.MayContainHash, float64(len(f.fps) * 8)
-	}},
-	{"fastfilter-Xor8", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := xorfilter.Populate(hs)
-		if err != nil {
-			panic(err)
-		}
+	})},
+	{"fastfilter-Xor8", staticBenchBuild(xorfilter.Populate, func(f *xorfilter.Xor8) (func(uint64) bool, float64) {
 		return f.Contains, float64(len(f.Fingerprints) * 8)
-	}},
-	{"sievekv-BinaryFuse8", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := BuildBinaryFuse8FromHashes(hs)
-		if err != nil {
-			panic(err)
-		}
+	})},
+	{"sievekv-BinaryFuse8", staticBenchBuild(BuildBinaryFuse8FromHashes, func(f *BinaryFuse8) (func(uint64) bool, float64) {
 		return f.MayContainHash, float64(len(f.fps) * 8)
-	}},
-	{"fastfilter-BinaryFuse8", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := xorfilter.PopulateBinaryFuse8(hs)
-		if err != nil {
-			panic(err)
-		}
+	})},
+	{"fastfilter-BinaryFuse8", staticBenchBuild(xorfilter.PopulateBinaryFuse8, func(f *xorfilter.BinaryFuse8) (func(uint64) bool, float64) {
 		return f.Contains, float64(len(f.Fingerprints) * 8)
-	}},
-	{"sievekv-BinaryFuse16", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := BuildBinaryFuse16FromHashes(hs)
-		if err != nil {
-			panic(err)
-		}
+	})},
+	{"sievekv-BinaryFuse16", staticBenchBuild(BuildBinaryFuse16FromHashes, func(f *BinaryFuse16) (func(uint64) bool, float64) {
 		return f.MayContainHash, float64(len(f.fps) * 16)
-	}},
-	{"fastfilter-BinaryFuse16", func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := xorfilter.NewBinaryFuse[uint16](hs)
-		if err != nil {
-			panic(err)
-		}
+	})},
+	{"fastfilter-BinaryFuse16", staticBenchBuild(xorfilter.NewBinaryFuse[uint16], func(f *xorfilter.BinaryFuse[uint16]) (func(uint64) bool, float64) {
 		return f.Contains, float64(len(f.Fingerprints) * 16)
-	}},
+	})},
 	{"sievekv-BinaryFuse3x8", generalBenchBuild(3, 8)},
 	{"sievekv-BinaryFuse4x8", generalBenchBuild(4, 8)},
 	{"sievekv-BinaryFuse3x11", generalBenchBuild(3, 11)},
 	{"sievekv-BinaryFuse4x16", generalBenchBuild(4, 16)},
 }
 
-func generalBenchBuild(arity, bits int) func(hs []uint64) (func(uint64) bool, float64) {
+// staticBenchBuild is a benchImpl's build: build the filter (a failed
+// build panics: the benchmark's inputs always build), then describe gives
+// its query and fingerprint bits.
+func staticBenchBuild[F any](build func(hs []uint64) (F, error), describe func(F) (func(uint64) bool, float64)) func(hs []uint64) (func(uint64) bool, float64) {
 	return func(hs []uint64) (func(uint64) bool, float64) {
-		f, err := BuildBinaryFuseFromHashes(hs, FuseOptions{Arity: arity, FingerprintBits: bits})
+		f, err := build(hs)
 		if err != nil {
 			panic(err)
 		}
-		return f.MayContainHash, float64(uint64(f.size) * uint64(bits))
+		return describe(f)
 	}
+}
+
+func generalBenchBuild(arity, bits int) func(hs []uint64) (func(uint64) bool, float64) {
+	build := func(hs []uint64) (*BinaryFuse, error) {
+		return BuildBinaryFuseFromHashes(hs, FuseOptions{Arity: arity, FingerprintBits: bits})
+	}
+	return staticBenchBuild(build, func(f *BinaryFuse) (func(uint64) bool, float64) {
+		return f.MayContainHash, float64(uint64(f.size) * uint64(bits))
+	})
 }
 
 func benchImplNamed(name string) benchImpl {

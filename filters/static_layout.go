@@ -3,6 +3,7 @@ package filters
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // This file holds what the XOR and binary fuse filters share: how a key's
@@ -60,6 +61,15 @@ func staticMix(h, seed uint64) uint64 {
 
 func fingerprint8(hh uint64) uint8   { return uint8((hh * staticFPMul) >> 56) }
 func fingerprint16(hh uint64) uint16 { return uint16((hh * staticFPMul) >> 48) }
+
+// staticFingerprint is fingerprint8 or fingerprint16, by T's width, for
+// code shared by the 8- and 16-bit filters.
+func staticFingerprint[T uint8 | uint16](hh uint64) T {
+	if unsafe.Sizeof(T(0)) == 1 {
+		return T(fingerprint8(hh))
+	}
+	return T(fingerprint16(hh))
+}
 
 // fingerprintN returns the top (64-shift) bits of the product; shift is
 // 64-FingerprintBits, in [32, 63].

@@ -1,12 +1,10 @@
 package filters
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"fmt"
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 func TestVacuumSizing(t *testing.T) {
@@ -105,33 +103,14 @@ func TestVacuumHoldsN(t *testing.T) {
 	}
 }
 
-// vacuumChurn runs dynChurn on v, comparing table, count and random state
-// around every Add.
-func vacuumChurn(t *testing.T, v *Vacuum, target float64, ops, batch int, seed uint64) {
-	snapshot, unchanged := dynStateSnapshot(func(dst []uint64) []uint64 {
-		return append(append(dst, v.slots.words...), v.count, v.rng)
-	})
-	dynChurn(t, fmt.Sprintf("vacuum w=%d", v.FingerprintBits()), v, dynChurnSpec{
-		stream: 0xc4c4, nearFull: dynLoadAbove(v, target), snapshot: snapshot, unchanged: unchanged,
-	}, ops, batch, seed)
-}
-
-func TestVacuumChurn(t *testing.T) {
-	// 400k operations; 4- and 8-bit fingerprints collide most. The
-	// table (13 chunks of 64 buckets) is not a power of two.
-	for _, w := range []uint{4, 8, 12} {
-		ops := 100_000
-		if w == 8 {
-			ops = 200_000
-		}
-		vacuumChurn(t, newVacuumShape(6, 13, w), 0.96, ops, 10_000, uint64(w))
-	}
-}
-
-func TestVacuumChurnSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	for seed := uint64(0); seed < 2; seed++ {
-		vacuumChurn(t, newVacuumShape(10, 37, 8), 0.955, 5_000_000, 200_000, seed)
+// vacuumChurn sets up a dynChurn on a table of chunks chunks of 2^logChunk
+// buckets of w-bit fingerprints held above target load.
+func vacuumChurn(logChunk uint, chunks uint64, w uint, target float64) dynChurnSetup {
+	return func(*testing.T) (string, dynFilter, dynChurnSpec) {
+		v := newVacuumShape(logChunk, chunks, w)
+		return fmt.Sprintf("vacuum w=%d", w), v, dynRawStateChurn(v, target, func(dst []uint64) []uint64 {
+			return append(append(dst, v.slots.words...), v.count, v.rng)
+		})
 	}
 }
 
@@ -139,19 +118,15 @@ func TestVacuumChurnSoak(t *testing.T) {
 // absent keys against the target (F4) and against the model
 // 1-(1-1/(2^w-1))^(8·load).
 func TestVacuumFalsePositiveRate(t *testing.T) {
-	for _, fpRate := range []float64{0.03, 0.004, 0.001} {
-		v, err := NewVacuum(60_000, fpRate)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rng := rand.New(rand.NewPCG(11, uint64(fpRate*1e6)))
+	fresh := func(p float64) (*Vacuum, error) { return NewVacuum(60_000, p) }
+	dynEachRate(t, []float64{0.03, 0.004, 0.001}, 11, fresh, func(fpRate float64, v *Vacuum, rng *rand.Rand) {
 		dynFill(t, v, rng)
 		if v.LoadFactor() < 0.94 {
 			t.Errorf("ε=%v: first ErrFull at load %.3f", fpRate, v.LoadFactor())
 		}
 		model := 1 - math.Pow(1-1/float64(v.fpMax), 8*v.LoadFactor())
 		dynCheckFPRate(t, fmt.Sprintf("%d-bit", v.FingerprintBits()), v, rng, 1_000_000, fpRate, model)
-	}
+	})
 }
 
 func TestVacuumDecodeRejectsCorruption(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestSelect64 checks the broadword select against a bit-by-bit count on
@@ -254,30 +252,17 @@ func TestVectorQuotientSecondBlockInvolution(t *testing.T) {
 	}
 }
 
-// churnVectorQuotient runs dynChurn with the load held where Adds start to
-// fail, comparing the bytes around every failed Add on small tables.
-func churnVectorQuotient(t *testing.T, w uint, nb uint32, ops, batch int, seed uint64) {
-	f := newVectorQuotientShape(w, nb)
-	snapshot, unchanged := dynBytesSnapshot(t, f, nb <= 256)
-	dynChurn(t, fmt.Sprintf("vector quotient w=%d", w), f, dynChurnSpec{
-		stream: 0x7f, nearFull: dynLoadAbove(f, 0.97), snapshot: snapshot, unchanged: unchanged,
-		final: func() { vqfCheck(t, f) },
-	}, ops, batch, seed)
-}
-
-func TestVectorQuotientChurn(t *testing.T) {
-	// Sized to keep the package's -race run short; TestVectorQuotientChurnSoak
-	// runs 30M operations.
-	churnVectorQuotient(t, 8, 61, 100_000, 5_000, 1)
-	churnVectorQuotient(t, 16, 37, 60_000, 5_000, 2)
-	churnVectorQuotient(t, 8, 500, 150_000, 25_000, 3)
-}
-
-func TestVectorQuotientChurnSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	for seed := uint64(0); seed < 2; seed++ {
-		churnVectorQuotient(t, 8, 20000, 10_000_000, 500_000, seed)
-		churnVectorQuotient(t, 16, 20000, 5_000_000, 500_000, seed)
+// churnVectorQuotient sets up a dynChurn with the load held where Adds
+// start to fail, comparing the bytes around every failed Add on small
+// tables.
+func churnVectorQuotient(w uint, nb uint32) dynChurnSetup {
+	return func(t *testing.T) (string, dynFilter, dynChurnSpec) {
+		f := newVectorQuotientShape(w, nb)
+		snapshot, unchanged := dynBytesSnapshot(t, f, nb <= 256)
+		return fmt.Sprintf("vector quotient w=%d", w), f, dynChurnSpec{
+			stream: 0x7f, nearFull: dynLoadAbove(f, 0.97), snapshot: snapshot, unchanged: unchanged,
+			final: func() { vqfCheck(t, f) },
+		}
 	}
 }
 

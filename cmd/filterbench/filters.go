@@ -37,7 +37,7 @@ type spec struct {
 	target float64
 	// input is "hash" or "key": what query receives.
 	input string
-	build func(keys [][]byte, hashes []uint64) (querier, error)
+	build builder
 }
 
 func (s spec) label() string {
@@ -69,60 +69,18 @@ func specs() []spec {
 	for _, t := range tunableTargets {
 		t := t
 		out = append(out,
-			spec{"sievekv/bloom", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := filters.NewBloom(len(keys), t)
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					f.Add(k)
-				}
-				return bloomQ{f}, nil
-			}},
-			spec{"sievekv/blocked-bloom", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := filters.NewBlockedBloom(len(keys), t)
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					f.Add(k)
-				}
-				return blockedQ{f}, nil
-			}},
-			spec{"sievekv/counting-bloom", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := filters.NewCountingBloom(len(keys), t)
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					f.Add(k)
-				}
-				return countingQ{f}, nil
-			}},
+			spec{"sievekv/bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.Bloom, error) { return filters.NewBloom(n, t) },
+				func(f *filters.Bloom) querier { return bloomQ{f} })},
+			spec{"sievekv/blocked-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.BlockedBloom, error) { return filters.NewBlockedBloom(n, t) },
+				func(f *filters.BlockedBloom) querier { return blockedQ{f} })},
+			spec{"sievekv/counting-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.CountingBloom, error) { return filters.NewCountingBloom(n, t) },
+				func(f *filters.CountingBloom) querier { return countingQ{f} })},
 			// The scalable filter starts at a quarter of n so that it
 			// really grows (three stages at n).
-			spec{"sievekv/scalable-bloom", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := filters.NewScalableBloom(max(len(keys)/4, 1), t)
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					f.Add(k)
-				}
-				return scalableQ{f}, nil
-			}},
-			spec{"sievekv/quotient", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := filters.NewQuotient(len(keys), t)
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					if err := f.Add(k); err != nil {
-						return nil, err
-					}
-				}
-				return quotientQ{f}, nil
-			}},
+			spec{"sievekv/scalable-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.ScalableBloom, error) { return filters.NewScalableBloom(max(n/4, 1), t) },
+				func(f *filters.ScalableBloom) querier { return scalableQ{f} })},
+			spec{"sievekv/quotient", libSieve, t, "key", fromKeysChecked(func(n int) (*filters.Quotient, error) { return filters.NewQuotient(n, t) },
+				func(f *filters.Quotient) querier { return quotientQ{f} })},
 			spec{"bloom/v3", libBloom, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
 				f := bbloom.NewWithEstimates(uint(len(keys)), t)
 				for _, k := range keys {
@@ -134,18 +92,8 @@ func specs() []spec {
 	}
 	for _, t := range cuckooTargets {
 		t := t
-		out = append(out, spec{"sievekv/cuckoo", libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-			f, err := filters.NewCuckoo(len(keys), t)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range keys {
-				if err := f.Add(k); err != nil {
-					return nil, err
-				}
-			}
-			return cuckooQ{f}, nil
-		}})
+		out = append(out, spec{"sievekv/cuckoo", libSieve, t, "key", fromKeysChecked(func(n int) (*filters.Cuckoo, error) { return filters.NewCuckoo(n, t) },
+			func(f *filters.Cuckoo) querier { return cuckooQ{f} })})
 	}
 	out = append(out,
 		// seiflotfy sizes its table at capacity/4 buckets rounded up to a
@@ -171,50 +119,28 @@ func specs() []spec {
 				}
 			}
 		}},
-		spec{"sievekv/xor8", libSieve, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := filters.BuildXor8FromHashes(hs)
-			return xor8Q{f}, err
-		}},
-		spec{"sievekv/binary-fuse8", libSieve, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := filters.BuildBinaryFuse8FromHashes(hs)
-			return bf8Q{f}, err
-		}},
-		spec{"sievekv/binary-fuse16", libSieve, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := filters.BuildBinaryFuse16FromHashes(hs)
-			return bf16Q{f}, err
-		}},
-		spec{"xorfilter/xor8", libXor, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := xorfilter.Populate(hs)
-			return xorQ{f}, err
-		}},
-		spec{"xorfilter/binary-fuse8", libXor, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := xorfilter.PopulateBinaryFuse8(hs)
-			return fuse8Q{f}, err
-		}},
-		spec{"xorfilter/binary-fuse16", libXor, 0, "hash", func(_ [][]byte, hs []uint64) (querier, error) {
-			f, err := xorfilter.NewBinaryFuse[uint16](hs)
-			return fuse16Q{f}, err
-		}},
+		spec{"sievekv/xor8", libSieve, 0, "hash", fromHashes(filters.BuildXor8FromHashes, func(f *filters.Xor8) querier { return xor8Q{f} })},
+		spec{"sievekv/binary-fuse8", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse8FromHashes, func(f *filters.BinaryFuse8) querier { return bf8Q{f} })},
+		spec{"sievekv/binary-fuse16", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse16FromHashes, func(f *filters.BinaryFuse16) querier { return bf16Q{f} })},
+		spec{"xorfilter/xor8", libXor, 0, "hash", fromHashes(xorfilter.Populate, func(f *xorfilter.Xor8) querier { return xorQ{f} })},
+		spec{"xorfilter/binary-fuse8", libXor, 0, "hash", fromHashes(xorfilter.PopulateBinaryFuse8, func(f *xorfilter.BinaryFuse8) querier { return fuse8Q{f} })},
+		spec{"xorfilter/binary-fuse16", libXor, 0, "hash", fromHashes(xorfilter.NewBinaryFuse[uint16], func(f *xorfilter.BinaryFuse[uint16]) querier { return fuse16Q{f} })},
 	)
 	// The general binary fuse filter at the widths the fixed ones lack,
 	// and at 8 bits to compare with its specialised sibling.
 	for _, bits := range []int{4, 6, 8, 10, 12} {
 		o := filters.FuseOptions{Arity: 4, FingerprintBits: bits}
 		out = append(out, spec{fmt.Sprintf("sievekv/binary-fuse-a4-%d", bits), libSieve, 0, "hash",
-			func(_ [][]byte, hs []uint64) (querier, error) {
-				f, err := filters.BuildBinaryFuseFromHashes(hs, o)
-				return bfQ{f}, err
-			}})
+			fromHashes(func(hs []uint64) (*filters.BinaryFuse, error) { return filters.BuildBinaryFuseFromHashes(hs, o) },
+				func(f *filters.BinaryFuse) querier { return bfQ{f} })})
 	}
 	// Ribbon at 7 (the sstable default), 8 and 10 result bits, the widths
 	// docs/filters.md ("Ribbon filter") compares with binary fuse.
 	for _, bits := range []int{7, 8, 10} {
 		o := filters.RibbonOptions{ResultBits: bits}
 		out = append(out, spec{fmt.Sprintf("sievekv/ribbon-%d", bits), libSieve, 0, "hash",
-			func(_ [][]byte, hs []uint64) (querier, error) {
-				f, err := filters.BuildRibbonFromHashes(hs, o)
-				return ribbonQ{f}, err
-			}})
+			fromHashes(func(hs []uint64) (*filters.Ribbon, error) { return filters.BuildRibbonFromHashes(hs, o) },
+				func(f *filters.Ribbon) querier { return ribbonQ{f} })})
 	}
 	// The quotient and cuckoo descendants, at the cuckoo filter's rates
 	// (vacuum, like cuckoo, has at most 16-bit fingerprints).
@@ -227,22 +153,54 @@ func specs() []spec {
 			"vacuum":            func(n int) (dynamicFilter, error) { return filters.NewVacuum(n, t) },
 		}
 		for _, name := range []string{"counting-quotient", "vector-quotient", "morton", "vacuum"} {
-			mk := newDyn[name]
-			out = append(out, spec{"sievekv/" + name, libSieve, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
-				f, err := mk(len(keys))
-				if err != nil {
-					return nil, err
-				}
-				for _, k := range keys {
-					if err := f.Add(k); err != nil {
-						return nil, err
-					}
-				}
-				return dynQ{f}, nil
-			}})
+			out = append(out, spec{"sievekv/" + name, libSieve, t, "key", fromKeysChecked(newDyn[name], func(f dynamicFilter) querier { return dynQ{f} })})
 		}
 	}
 	return out
+}
+
+// builder is a spec's build function.
+type builder = func(keys [][]byte, hashes []uint64) (querier, error)
+
+// fromKeys is the builder of a filter whose Add cannot fail: fresh sizes
+// it for the keys, every key is added, and wrap makes it a querier.
+func fromKeys[F interface{ Add(key []byte) }](fresh func(n int) (F, error), wrap func(F) querier) builder {
+	return func(keys [][]byte, _ []uint64) (querier, error) {
+		f, err := fresh(len(keys))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			f.Add(k)
+		}
+		return wrap(f), nil
+	}
+}
+
+// fromKeysChecked is fromKeys for a filter whose Add can fail (a full
+// table): the first failure fails the build.
+func fromKeysChecked[F interface{ Add(key []byte) error }](fresh func(n int) (F, error), wrap func(F) querier) builder {
+	return func(keys [][]byte, _ []uint64) (querier, error) {
+		f, err := fresh(len(keys))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if err := f.Add(k); err != nil {
+				return nil, err
+			}
+		}
+		return wrap(f), nil
+	}
+}
+
+// fromHashes is the builder of a static filter, built at once from the
+// keys' hashes.
+func fromHashes[F any](build func(hashes []uint64) (F, error), wrap func(F) querier) builder {
+	return func(_ [][]byte, hs []uint64) (querier, error) {
+		f, err := build(hs)
+		return wrap(f), err
+	}
 }
 
 // dynamicFilter is what the newer dynamic filters share; one wrapper
