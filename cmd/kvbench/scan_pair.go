@@ -75,8 +75,10 @@ func runScanPair(pair [2]*runner, w string, fl *flags, root string, progress io.
 	ops := meters[0].p.ops
 	bar := newBar(progress, 2*ops, fmt.Sprintf("%-24s %-17s", w, pair[0].name+"+rf"))
 	resetPeakRSS()
+	var shapes [2]string // each DB's tree as the clock starts
 	for i, m := range meters {
 		meters[i] = newPhaseMeter(m.r, m.p)
+		shapes[i] = shapeOf(m.r)
 	}
 	err = interleave(ops, scanPairChunk, func(side, lo, hi int) error {
 		if err := meters[side].runChunk(lo, hi); err != nil {
@@ -90,17 +92,29 @@ func runScanPair(pair [2]*runner, w string, fl *flags, root string, progress io.
 	}
 	bar.Finish()
 	var out []result
-	for _, m := range meters {
+	for i, m := range meters {
 		res, err := m.finish()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.r.name, err)
 		}
-		if s, ok := m.r.eng.(*sieveEngine); ok {
-			res.EngineShape = levelShape(s.db.Metrics())
+		// The shape shows whether both scanned the same tree: background
+		// compactions of the loads may end differently in the two DBs, or
+		// one may compact during the timed loop.
+		res.EngineShape = shapes[i]
+		if end := shapeOf(m.r); end != shapes[i] {
+			res.EngineShape += " -> " + end
 		}
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// shapeOf is r's tree (levelShape) if r is a sievekv engine, else "".
+func shapeOf(r *runner) string {
+	if s, ok := r.eng.(*sieveEngine); ok {
+		return levelShape(s.db.Metrics())
+	}
+	return ""
 }
 
 // interleave splits ops [0, ops) into chunks of chunk and runs each chunk
