@@ -361,8 +361,20 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 			// owner's writes.
 			slices.SortStableFunc(order, func(a, b *runner) int { return boolInt(!a.owner) - boolInt(!b.owner) })
 		}
+		pair, paired := scanPair(order, w)
 		for _, r := range order {
 			if !r.runs(w) {
+				continue
+			}
+			if paired && (r == pair[0] || r == pair[1]) {
+				if r == pair[1] {
+					continue // measured with pair[0]
+				}
+				rs, err := runScanPair(pair, w, fl, root, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", w, err)
+				}
+				results = append(results, rs...)
 				continue
 			}
 			rs, err := runWorkload(r, w, ks, fl, root, progress)

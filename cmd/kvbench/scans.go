@@ -188,31 +188,44 @@ func runScanWorkload(r *runner, w string, fl *flags, root string, progress io.Wr
 	if r.open == nil {
 		return nil, nil // a view of another engine's DB: nothing of its own to load
 	}
+	fr, p, done, err := loadScanDB(r, w, fl, root)
+	if err != nil {
+		return nil, err
+	}
+	res, err := measure(fr, p, progress)
+	if cerr := done(); err == nil {
+		err = cerr
+	}
+	return []result{res}, err
+}
+
+// loadScanDB opens a fresh DB of r's engine for w, loads the id keys into
+// it and draws w's ranges. done closes the DB and removes it.
+func loadScanDB(r *runner, w string, fl *flags, root string) (*runner, phaseSpec, func() error, error) {
 	fr := *r
 	fr.io = &ioCounters{}
 	fr.dir = dirOf(root, r.name, w)
 	e, err := r.open(fr.dir, fr.io)
 	if err != nil {
-		return nil, err
+		return nil, phaseSpec{}, nil, err
 	}
 	fr.eng = e
-	defer os.RemoveAll(fr.dir)
+	done := func() error {
+		err := e.close()
+		os.RemoveAll(fr.dir)
+		return err
+	}
 	s := newIDSet(fl.seed, fl.n)
-	p, err := func() (phaseSpec, error) {
-		if err := loadIDs(&fr, s); err != nil {
-			return phaseSpec{}, fmt.Errorf("load: %w", err)
-		}
-		return scanPhase(w, &fr, s, fl.ops, fl.seed)
-	}()
+	if err := loadIDs(&fr, s); err != nil {
+		done()
+		return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
+	}
+	p, err := scanPhase(w, &fr, s, fl.ops, fl.seed)
 	if err != nil {
-		e.close()
-		return nil, err
+		done()
+		return nil, phaseSpec{}, nil, err
 	}
-	res, err := measure(&fr, p, progress)
-	if cerr := e.close(); err == nil {
-		err = cerr
-	}
-	return []result{res}, err
+	return &fr, p, done, nil
 }
 
 // scanKeysDescription is the header line for the scan workloads.
@@ -222,5 +235,9 @@ func scanKeysDescription(fl *flags) string {
 		"70%% compacted to the bottom, 20%% flushed then compacted by the engine, 10%% in L0; bounded iterators over ranges of %v ids, "+
 		"empty (scanempty) or starting at a key (scanshort, up to %d entries read); sievekv-rf is sievekv with RangeFilterBitsPerKey %g\n",
 		fl.n, scanWidths, scanLength, fl.rangeFilterBits)
+	if !fl.isolate {
+		fmt.Fprintf(&b, "scanempty/scanshort: sievekv and sievekv-rf are loaded side by side and measured in alternating chunks of %d scans over the same ranges "+
+			"(the first of the two in even chunks, the other in odd ones); ops/s is each one's scans over the time of its own chunks\n", scanPairChunk)
+	}
 	return b.String()
 }

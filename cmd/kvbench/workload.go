@@ -179,22 +179,12 @@ const (
 
 // measure runs one phase on one runner.
 func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
-	warm := min(p.ops/10, 20000)
-	if p.warmup != nil {
-		for i := range warm {
-			if _, _, err := p.warmup(i); err != nil {
-				return result{}, err
-			}
-		}
+	if err := warmUp(p); err != nil {
+		return result{}, err
 	}
 	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
-	io0 := r.io.snapshot()
-	var m0 kv.Metrics
-	if s, ok := r.eng.(*sieveEngine); ok {
-		m0 = s.db.Metrics()
-	}
-	lat := make([]time.Duration, p.ops)
+	m := newPhaseMeter(r, p)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := time.Now()
@@ -202,15 +192,68 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	var found int
 	var err error
 	if p.readers > 1 {
-		found, err = runParallel(p, lat, bar)
+		found, err = runParallel(p, m.lat, bar)
 	} else {
-		written, found, err = runOps(p, lat, bar)
+		written, found, err = runOps(p, m.lat, bar)
 	}
 	if err != nil {
 		return result{}, err
 	}
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&ms1)
+	m.add(elapsed, ms1.TotalAlloc-ms0.TotalAlloc, written, found)
+	bar.Finish()
+	return m.finish()
+}
+
+// warmUp runs p's untimed warm-up ops.
+func warmUp(p phaseSpec) error {
+	if p.warmup == nil {
+		return nil
+	}
+	for i := range min(p.ops/10, 20000) {
+		if _, _, err := p.warmup(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// phaseMeter is one runner's measurement of one phase: its counters at
+// the start, and the timed loop's latencies, time and allocation, which
+// may come in pieces (the paired scans run each engine's loop in chunks).
+type phaseMeter struct {
+	r       *runner
+	p       phaseSpec
+	io0     ioSnapshot
+	m0      kv.Metrics
+	lat     []time.Duration // lat[i] is op i's latency
+	elapsed time.Duration
+	alloc   uint64
+	written int64
+	found   int
+}
+
+func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
+	m := &phaseMeter{r: r, p: p, io0: r.io.snapshot(), lat: make([]time.Duration, p.ops)}
+	if s, ok := r.eng.(*sieveEngine); ok {
+		m.m0 = s.db.Metrics()
+	}
+	return m
+}
+
+// add counts a piece of the timed loop.
+func (m *phaseMeter) add(elapsed time.Duration, alloc uint64, written int64, found int) {
+	m.elapsed += elapsed
+	m.alloc += alloc
+	m.written += written
+	m.found += found
+}
+
+// finish ends the phase (a writing phase's flush and compactions are
+// counted, untimed) and makes its result.
+func (m *phaseMeter) finish() (result, error) {
+	r, p := m.r, m.p
 	if p.writes {
 		// Untimed, but its table writes count: the memtable's flush and
 		// the compactions the phase made due are the phase's write
@@ -222,29 +265,30 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 			return result{}, err
 		}
 	}
-	bar.Finish()
-	io1 := r.io.snapshot()
+	io0, io1 := m.io0, r.io.snapshot()
+	lat := m.lat
 	slices.Sort(lat)
 	n := float64(p.ops)
+	found, written := m.found, m.written
 	res := result{
 		ValueSize:           r.valueSize,
 		Workload:            p.workload,
 		Engine:              r.name,
 		Filter:              r.filter,
 		Ops:                 p.ops,
-		OpsPerSec:           n / elapsed.Seconds(),
+		OpsPerSec:           n / m.elapsed.Seconds(),
 		P50us:               pct(lat, 0.5),
 		P99us:               pct(lat, 0.99),
 		P999us:              pct(lat, 0.999),
 		DataBlockReadsPerOp: float64(io1.reads-io0.reads) / n,
 		BytesReadPerOp:      float64(io1.readBytes-io0.readBytes) / n,
 		PeakRSSMB:           peakRSSMB(),
-		AllocBytesPerOp:     float64(ms1.TotalAlloc-ms0.TotalAlloc) / n,
+		AllocBytesPerOp:     float64(m.alloc) / n,
 		Found:               found,
-		ElapsedSec:          elapsed.Seconds(),
+		ElapsedSec:          m.elapsed.Seconds(),
 	}
 	if s, ok := r.eng.(*sieveEngine); ok {
-		m1 := s.db.Metrics()
+		m0, m1 := m.m0, s.db.Metrics()
 		v := float64(m1.DiskReads.DataBlocks-m0.DiskReads.DataBlocks) / n
 		res.EngineDataBlockReadsPerOp = &v
 		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
