@@ -3,14 +3,12 @@ package kv
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
-	"github.com/sievekv/sievekv/wal"
 )
 
 // CheckReport is what Check found in a closed database directory.
@@ -154,12 +152,10 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 		}
 	}
 	slices.Sort(logs)
+	rep.WALs = len(logs)
 	lastSeq := d.lastSeq
-	for i, num := range logs {
-		rep.WALs++
-		if err := d.checkWAL(num, func() bool { return d.newestWithRecords(logs, i) }, &lastSeq, rep); err != nil {
-			problem(err)
-		}
+	if err := d.checkWALs(logs, &lastSeq, rep); err != nil {
+		problem(err)
 	}
 	rep.LastSeq = uint64(max(lastSeq, d.lastSeq))
 	return rep, nil
@@ -242,42 +238,30 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 	return probs
 }
 
-// checkWAL decodes every batch of WAL num. A torn tail of the newest log
-// holding records (newest reports it) is a note (a crash leaves one); any
-// other damage is a problem.
-func (d *DB) checkWAL(num fileNum, newest func() bool, lastSeq *base.SeqNum, rep *CheckReport) error {
-	name := fileName(fileKindLog, num)
-	f, err := d.fs.Open(d.path(fileKindLog, num))
-	if err != nil {
-		return fmt.Errorf("kv: WAL %s: %w", name, err)
-	}
-	defer f.Close()
-	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
-	var prevLast base.SeqNum
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
+// checkWALs decodes every batch of the WALs recovery would replay, as
+// recovery reads them (readLogChain, K11): where a crash or power loss
+// cut the chain of logs, a note (recovery drops the rest); any other
+// damage, or sequence numbers that do not increase within a log, a
+// problem.
+func (d *DB) checkWALs(logs []fileNum, lastSeq *base.SeqNum, rep *CheckReport) error {
+	note := func(msg string) { rep.Notes = append(rep.Notes, msg) }
+	var (
+		log      fileNum
+		prevLast base.SeqNum
+	)
+	return d.readLogChain(logs, note, func(rec walRecord) error {
+		rep.WALRecords++
+		if rec.log != log {
+			log, prevLast = rec.log, 0
+		}
+		if rec.count == 0 {
 			return nil
 		}
-		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && newest() {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, r.LastRecordEnd(), err))
-				return nil
-			}
-			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
+		if rec.first <= prevLast {
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", fileName(fileKindLog, rec.log), rec.end, rec.first, prevLast)
 		}
-		first, count, err := decodeBatch(rec, nil)
-		if err != nil {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d: %w", name, r.LastRecordEnd(), err)
-		}
-		rep.WALRecords++
-		if count == 0 {
-			continue
-		}
-		if first <= prevLast {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", name, r.LastRecordEnd(), first, prevLast)
-		}
-		prevLast = first + base.SeqNum(count) - 1
+		prevLast = rec.first + base.SeqNum(rec.count) - 1
 		*lastSeq = max(*lastSeq, prevLast)
-	}
+		return nil
+	})
 }

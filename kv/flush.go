@@ -81,6 +81,17 @@ func (d *DB) flushLoop() {
 			if m.logNum == 0 {
 				continue
 			}
+			if s := m.logSync; s != nil {
+				// Remove the file once its background sync has closed it
+				// (wal_sync.go); the sync is long done in a steady fill.
+				select {
+				case <-s.done:
+				default:
+					d.mu.Unlock()
+					<-s.done
+					d.mu.Lock()
+				}
+			}
 			// Its writes are in a table the manifest names (K6).
 			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
 				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
