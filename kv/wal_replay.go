@@ -71,7 +71,7 @@ func (d *DB) readLogChain(logs []fileNum, note func(string), apply func(walRecor
 			if proof, ok := d.syncedLogAmong(rest); ok {
 				return base.CorruptionErrorf("kv: %s, but WAL %s holds a synced record, so the logs before it were durable", broken.reason, fileName(fileKindLog, proof))
 			}
-			note(fmt.Sprintf("kv: %s: dropping the rest of the write-ahead log (%d later WALs); they hold writes acknowledged without Sync only", broken.reason, len(rest)))
+			note(fmt.Sprintf("kv: %s: keeping the records before it, dropping the rest of the write-ahead log (%d later WALs), as a crash or power loss leaves writes not yet synced", broken.reason, len(rest)))
 			return nil
 		}
 	}
