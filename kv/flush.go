@@ -81,27 +81,42 @@ func (d *DB) flushLoop() {
 			if m.logNum == 0 {
 				continue
 			}
-			if s := m.logSync; s != nil {
-				// Remove the file once its background sync has closed it
-				// (wal_sync.go); the sync is long done in a steady fill.
-				select {
-				case <-s.done:
-				default:
-					d.mu.Unlock()
-					<-s.done
-					d.mu.Lock()
-				}
-			}
 			// Its writes are in a table the manifest names (K6).
-			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
-				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
-			}
+			d.removeFlushedLog(m)
 		}
 		d.flushDone.Broadcast()
 		d.maybeScheduleCompactionLocked()
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()
+}
+
+// removeFlushedLog deletes the WAL of a flushed memtable once its
+// background sync has closed the file (wal_sync.go). A sync still running
+// gets the removal handed to a goroutine rather than holding up the next
+// flush. REQUIRES: d.mu held.
+func (d *DB) removeFlushedLog(m *memTable) {
+	remove := func() {
+		if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
+			d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
+		}
+	}
+	s := m.logSync
+	if s == nil {
+		remove()
+		return
+	}
+	select {
+	case <-s.done:
+		remove()
+	default:
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			<-s.done
+			remove()
+		}()
+	}
 }
 
 // flushMemTables writes the memtables ms, consecutive and oldest first,
