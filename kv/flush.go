@@ -39,11 +39,13 @@ func (d *DB) flushLoop() {
 		v := d.current
 		v.Ref()
 		d.mu.Unlock()
-		// Start once the newest log of ms is synced, as when the rotation
-		// synced it: the flush's table writes and fsyncs then do not
-		// compete with that log's writeback (docs/design.md, "Old logs
-		// sync in the background"). A failed sync is the DB's sticky
-		// error already; the memtables are still worth flushing.
+		// Start once the newest log of ms is synced (and with it every
+		// older one, wal_sync.go), as when the rotation synced it: the
+		// flush's table writes and fsyncs then do not compete with that
+		// log's writeback, and the logs' files are closed before they are
+		// removed below (docs/design.md, "Old logs sync in the
+		// background"). A failed sync is the DB's sticky error already;
+		// the memtables are still worth flushing.
 		ms[len(ms)-1].logSync.wait()
 		var tombstones [][]byte
 		tables, elided, err := d.flushMemTables(ms, v, snaps, &tombstones)
@@ -87,42 +89,17 @@ func (d *DB) flushLoop() {
 			if m.logNum == 0 {
 				continue
 			}
-			// Its writes are in a table the manifest names (K6).
-			d.removeFlushedLog(m)
+			// Its writes are in a table the manifest names (K6), and its
+			// background sync has closed the file (waited for above).
+			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
+				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
+			}
 		}
 		d.flushDone.Broadcast()
 		d.maybeScheduleCompactionLocked()
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()
-}
-
-// removeFlushedLog deletes the WAL of a flushed memtable once its
-// background sync has closed the file (wal_sync.go). A sync still running
-// gets the removal handed to a goroutine rather than holding up the next
-// flush. REQUIRES: d.mu held.
-func (d *DB) removeFlushedLog(m *memTable) {
-	remove := func() {
-		if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
-			d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
-		}
-	}
-	s := m.logSync
-	if s == nil {
-		remove()
-		return
-	}
-	select {
-	case <-s.done:
-		remove()
-	default:
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			<-s.done
-			remove()
-		}()
-	}
 }
 
 // flushMemTables writes the memtables ms, consecutive and oldest first,
