@@ -152,12 +152,10 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 		}
 	}
 	slices.Sort(logs)
+	rep.WALs = len(logs)
 	lastSeq := d.lastSeq
-	for i, num := range logs {
-		rep.WALs++
-		if err := d.checkWAL(num, func() bool { return d.newestWithRecords(logs, i) }, &lastSeq, rep); err != nil {
-			problem(err)
-		}
+	if err := d.checkWALs(logs, &lastSeq, rep); err != nil {
+		problem(err)
 	}
 	rep.LastSeq = uint64(max(lastSeq, d.lastSeq))
 	return rep, nil
@@ -240,23 +238,29 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 	return probs
 }
 
-// checkWAL decodes every batch of WAL num. A torn tail of the newest log
-// holding records (newest reports it) is a note (a crash leaves one); any
-// other damage is a problem.
-func (d *DB) checkWAL(num fileNum, newest func() bool, lastSeq *base.SeqNum, rep *CheckReport) error {
-	torn := func(name string, end int64, err error) {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("WAL %s: torn tail after offset %d (recovery cuts it off): %v", name, end, err))
-	}
-	var prevLast base.SeqNum
-	return d.walBatches(num, newest, torn, func(b walBatch) error {
+// checkWALs decodes every batch of the WALs recovery would replay, as
+// recovery reads them (readLogChain, K11): where a crash or power loss
+// cut the chain of logs, a note (recovery drops the rest); any other
+// damage, or sequence numbers that do not increase within a log, a
+// problem.
+func (d *DB) checkWALs(logs []fileNum, lastSeq *base.SeqNum, rep *CheckReport) error {
+	note := func(msg string) { rep.Notes = append(rep.Notes, msg) }
+	var (
+		log      fileNum
+		prevLast base.SeqNum
+	)
+	return d.readLogChain(logs, note, func(rec walRecord) error {
 		rep.WALRecords++
-		if b.count == 0 {
+		if rec.log != log {
+			log, prevLast = rec.log, 0
+		}
+		if rec.count == 0 {
 			return nil
 		}
-		if b.first <= prevLast {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", b.name, b.end, b.first, prevLast)
+		if rec.first <= prevLast {
+			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d starts at sequence %d, not after %d", fileName(fileKindLog, rec.log), rec.end, rec.first, prevLast)
 		}
-		prevLast = b.first + base.SeqNum(b.count) - 1
+		prevLast = rec.first + base.SeqNum(rec.count) - 1
 		*lastSeq = max(*lastSeq, prevLast)
 		return nil
 	})

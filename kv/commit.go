@@ -117,10 +117,11 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	}
 	last := seq - 1
 	mem := d.mem
+	olderLogs := d.lastLogSync
 	d.mu.Unlock()
 
 	if err == nil {
-		err = d.writeGroup(mem, group, syncWAL)
+		err = d.writeGroup(mem, olderLogs, group, syncWAL)
 	}
 
 	d.mu.Lock()
@@ -162,7 +163,10 @@ func isUserError(err error) bool { return err == ErrClosed || err == ErrReadOnly
 
 // writeGroup writes a commit group to the WAL and then the memtable. Only
 // the leader calls it, so the WAL writer and the memtable have one writer.
-func (d *DB) writeGroup(mem *memTable, group []*pendingWrite, syncWAL bool) error {
+// olderLogs is the background sync of the newest retired WAL: a synced
+// group's fsync waits for it, so that no chunk of mem's log carries a
+// synced mark (wal's W4) while an older log may still be torn (K11).
+func (d *DB) writeGroup(mem *memTable, olderLogs *logSync, group []*pendingWrite, syncWAL bool) error {
 	if mem.wal != nil {
 		before := mem.wal.Size()
 		for _, pw := range group {
@@ -172,7 +176,9 @@ func (d *DB) writeGroup(mem *memTable, group []*pendingWrite, syncWAL bool) erro
 		}
 		var err error
 		if syncWAL {
-			err = mem.wal.Sync()
+			if err = waitOlderLogs(olderLogs); err == nil {
+				err = mem.wal.Sync()
+			}
 			d.counters.walSyncs.Add(1)
 		} else {
 			// Hand the bytes to the OS so a process crash loses nothing.

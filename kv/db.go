@@ -64,6 +64,9 @@ type DB struct {
 	// nextLog is the next memtable's WAL, being created or created ahead
 	// by prepareLog (wal_prepare.go); nil when none is.
 	nextLog *logPrep
+	// lastLogSync is the background sync of the newest retired WAL;
+	// waiting on it waits for every older one too (wal_sync.go, K11).
+	lastLogSync *logSync
 	// flushDone is broadcast after each flush and compaction, and when
 	// either goroutine stops: what stalled writers wait for.
 	flushDone  sync.Cond
@@ -108,6 +111,9 @@ type memTable struct {
 	// returns; vfs V4), and a Sync is one fdatasync for the group (K1).
 	logOut *vfs.Appender
 	wal    *wal.Writer
+	// logSync is the background sync of this memtable's WAL once the
+	// rotation retired it (wal_sync.go); nil while it is mutable.
+	logSync *logSync
 	// rangeDels are its range tombstones, kept out of the point entries
 	// (kv/rangedel.go).
 	rangeDels memRangeDels
@@ -180,7 +186,9 @@ func (d *DB) rotateMemTableLocked() error {
 		return err
 	}
 	old := d.mem
-	if err := old.closeWAL(); err != nil {
+	// The old log syncs in the background; a Sync commit in the new one
+	// waits for it (K11).
+	if err := d.retireWALLocked(old); err != nil {
 		// The new log is not used; remove it. The old one's tail is
 		// unknown: stop taking writes.
 		next.closeWAL()
@@ -194,25 +202,16 @@ func (d *DB) rotateMemTableLocked() error {
 	return nil
 }
 
-// closeWAL syncs and closes the memtable's WAL, if it has one open. Syncing
-// here means an older WAL never has a torn tail, so recovery treats damage
-// in any WAL but the newest as corruption.
+// closeWAL syncs and closes the memtable's WAL, if it has one open, before
+// returning: Close's way out for the mutable memtable (a rotation retires
+// the log to a background sync instead, retireWALLocked).
 func (m *memTable) closeWAL() error {
 	if m.wal == nil {
 		return nil
 	}
-	err := m.wal.Close()
-	if cerr := m.logOut.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := m.logFile.Close(); err == nil {
-		err = cerr
-	}
+	err := closeLogFiles(m.logNum, m.wal, m.logOut, m.logFile)
 	m.wal, m.logOut, m.logFile = nil, nil, nil
-	if err != nil {
-		return fmt.Errorf("kv: close WAL %06d: %w", m.logNum, err)
-	}
-	return nil
+	return err
 }
 
 // Close stops new writes, waits for the commits in flight, flushes what
@@ -278,6 +277,11 @@ func (d *DB) Close() error {
 	defer d.mu.Unlock()
 	if p := d.takePreparedLog(); p != nil {
 		d.discardLog(p)
+	}
+	// bg.Wait has let every retired log's sync finish; a failed one
+	// means writes acknowledged NoSync may not survive a power loss.
+	if s := d.lastLogSync; s != nil {
+		keep(s.err)
 	}
 	keep(d.mem.closeWAL())
 	keep(d.manifest.close())

@@ -89,4 +89,14 @@
 //	   the live and pending tables stay within FilterBitsPerKey times their
 //	   keys when each is written (kv/filter_budget.go), plus
 //	   filters.TableFilterHeaderBytes per table.
+//	K11 (the WALs are one chain): the batches of the live WALs, in file
+//	   order, carry consecutive sequence numbers. A rotation retires the
+//	   old log to a background sync (kv/wal_sync.go); a Sync commit's own
+//	   fsync waits until every older log is durable, so a log holding a
+//	   synced mark (wal's W4) proves every older log whole. Recovery and
+//	   Check read the logs as one chain, stop at the first break (a torn
+//	   tail, an empty log before one with records, a sequence gap between
+//	   logs) and drop everything after it: a prefix of the acknowledged
+//	   writes, never a hole followed by later data. A break before a log
+//	   holding a synced mark is corruption (kv/wal_replay.go).
 package kv

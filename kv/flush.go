@@ -39,6 +39,14 @@ func (d *DB) flushLoop() {
 		v := d.current
 		v.Ref()
 		d.mu.Unlock()
+		// Start once the newest log of ms is synced (and with it every
+		// older one, wal_sync.go), as when the rotation synced it: the
+		// flush's table writes and fsyncs then do not compete with that
+		// log's writeback, and the logs' files are closed before they are
+		// removed below (docs/design.md, "Old logs sync in the
+		// background"). A failed sync is the DB's sticky error already;
+		// the memtables are still worth flushing.
+		ms[len(ms)-1].logSync.wait()
 		var tombstones [][]byte
 		tables, elided, err := d.flushMemTables(ms, v, snaps, &tombstones)
 		var hashes []uint64
@@ -85,7 +93,8 @@ func (d *DB) flushLoop() {
 			if m.logNum == 0 {
 				continue
 			}
-			// Its writes are in a table the manifest names (K6).
+			// Its writes are in a table the manifest names (K6), and its
+			// background sync has closed the file (waited for above).
 			if err := d.fs.Remove(d.path(fileKindLog, m.logNum)); err != nil {
 				d.opts.Logger("kv: remove flushed WAL %06d: %v", m.logNum, err)
 			}

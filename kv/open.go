@@ -15,7 +15,6 @@ import (
 	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
-	"github.com/sievekv/sievekv/wal"
 )
 
 // Open opens the database in dirname, creating it if it does not exist
@@ -184,10 +183,8 @@ func (d *DB) recover() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.mem = &memTable{MemTable: memtable.New()}
-	for i, num := range logs {
-		if err := d.replayWALLocked(num, func() bool { return d.newestWithRecords(logs, i) }); err != nil {
-			return err
-		}
+	if err := d.replayWALsLocked(logs); err != nil {
+		return err
 	}
 	d.visibleSeq.Store(uint64(d.lastSeq))
 	if d.opts.ReadOnly {
@@ -252,78 +249,27 @@ func (d *DB) flushRecoveredLocked() error {
 	return nil
 }
 
-// replayWALLocked applies every batch of WAL num to the mutable memtable,
-// flushing it to L0 whenever it fills. A damaged tail of the newest log
-// holding records (newest reports it; asked only on damage) is cut off
-// with a warning (the writes in it were never acknowledged as synced); any
-// other damage is corruption.
+// replayWALsLocked applies every batch of the WALs (sorted, oldest first)
+// to the mutable memtable, flushing it to L0 whenever it fills. The chain
+// of logs is cut at the first break a crash or power loss can leave, with
+// a warning (readLogChain, K11); any other damage is corruption.
 // REQUIRES: d.mu held (during Open, no other goroutine exists).
-func (d *DB) replayWALLocked(num fileNum, newest func() bool) error {
-	torn := func(name string, end int64, err error) {
-		d.opts.Logger("kv: WAL %s: ignoring torn tail after offset %d: %v", name, end, err)
-	}
-	return d.walBatches(num, newest, torn, func(b walBatch) error {
-		if err := applyToMemTable(d.mem, b.rec); err != nil {
+func (d *DB) replayWALsLocked(logs []fileNum) error {
+	note := func(msg string) { d.opts.Logger("%s", msg) }
+	return d.readLogChain(logs, note, func(rec walRecord) error {
+		if err := applyToMemTable(d.mem, rec.data); err != nil {
 			return err
 		}
 		// The manifest's last sequence may already cover these writes (it
 		// is recorded at every edit), so take the larger.
-		if b.count > 0 {
-			d.lastSeq = max(d.lastSeq, b.first+base.SeqNum(b.count)-1)
+		if rec.count > 0 {
+			d.lastSeq = max(d.lastSeq, rec.first+base.SeqNum(rec.count)-1)
 		}
 		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
-			if err := d.flushRecoveredLocked(); err != nil {
-				return err
-			}
+			return d.flushRecoveredLocked()
 		}
 		return nil
 	})
-}
-
-// walBatch is one record of a WAL as walBatches hands it on: the batch
-// encoding, its first sequence number and count, and where it ends.
-type walBatch struct {
-	name  string // the WAL's file name, for messages
-	rec   []byte
-	first base.SeqNum
-	count uint32
-	end   int64 // offset just past the record
-}
-
-// walBatches reads WAL num and calls fn with each record, in log order,
-// after decoding its batch header. The damaged tail of the newest log
-// holding records (newest reports it; asked only on damage) ends the log:
-// torn is told and walBatches returns nil, since a crash leaves one and
-// the writes in it were never acknowledged as synced. Any other damage is
-// corruption. Open's replay and Check read WALs through it alike.
-func (d *DB) walBatches(num fileNum, newest func() bool, torn func(name string, end int64, err error), fn func(walBatch) error) error {
-	name := fileName(fileKindLog, num)
-	f, err := d.fs.Open(d.path(fileKindLog, num))
-	if err != nil {
-		return fmt.Errorf("kv: open WAL %s: %w", name, err)
-	}
-	defer f.Close()
-	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && newest() {
-				torn(name, r.LastRecordEnd(), err)
-				return nil
-			}
-			return base.CorruptionErrorf("kv: WAL %s: %w", name, err)
-		}
-		first, count, err := decodeBatch(rec, nil)
-		if err != nil {
-			return base.CorruptionErrorf("kv: WAL %s: record ending at offset %d: %w", name, r.LastRecordEnd(), err)
-		}
-		if err := fn(walBatch{name: name, rec: rec, first: first, count: count, end: r.LastRecordEnd()}); err != nil {
-			return err
-		}
-	}
 }
 
 // checkNoCurrent decides what a directory without CURRENT is. A first

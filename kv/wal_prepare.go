@@ -1,12 +1,9 @@
 package kv
 
 import (
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/sievekv/sievekv/vfs"
-	"github.com/sievekv/sievekv/wal"
 )
 
 // A memtable rotation used to create the next WAL while holding the head
@@ -18,8 +15,8 @@ import (
 // Pebble's are", which has the measurements).
 //
 // A crash can therefore leave an empty log newer than the one being
-// written. Recovery and Check accept a torn tail in the newest log that
-// holds any record, when every log after it is empty (newestWithRecords).
+// written, which recovery reads as the end of the chain of logs
+// (readLogChain, K11).
 
 // preparedLog is a WAL file created, with its directory entry synced (K1),
 // and not yet written.
@@ -132,30 +129,4 @@ func (d *DB) discardLog(p *preparedLog) {
 	if err := d.fs.Remove(d.path(fileKindLog, p.num)); err != nil {
 		d.opts.Logger("kv: remove unused WAL %06d: %v", p.num, err)
 	}
-}
-
-// logIsEmpty reports whether WAL num holds no record at all: it reads as a
-// clean end from its first byte (a log created ahead and never written).
-// A log that cannot be opened or read counts as not empty.
-func (d *DB) logIsEmpty(num fileNum) bool {
-	f, err := d.fs.Open(d.path(fileKindLog, num))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, err = wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num)).Next()
-	return errors.Is(err, io.EOF)
-}
-
-// newestWithRecords reports whether logs[i] is the newest of the sorted
-// logs that holds any record: every later one is empty. Only that log may
-// end in a torn tail, the mark of a crash during its unsynced writes; a
-// rotation syncs a log before the next one takes a write (closeWAL).
-func (d *DB) newestWithRecords(logs []fileNum, i int) bool {
-	for _, n := range logs[i+1:] {
-		if !d.logIsEmpty(n) {
-			return false
-		}
-	}
-	return true
 }

@@ -56,66 +56,6 @@ func TestRotationTakesPreparedLog(t *testing.T) {
 	}
 }
 
-// TestTornTailOnlyBeforeEmptyLogs checks recovery's rule for the logs a
-// crash leaves: a torn tail is a crash's doing only in the newest log that
-// holds records, so it is cut off when every later log is empty (the one
-// created ahead) and is corruption when a later log holds a record.
-func TestTornTailOnlyBeforeEmptyLogs(t *testing.T) {
-	fs := vfs.NewMem()
-	d := openMem(t, fs, &Options{DisableAutomaticCompactions: true})
-	for i := range 20 {
-		if err := d.Set([]byte(fmt.Sprintf("a%02d", i)), make([]byte, 100), Sync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.mu.Lock()
-	first := d.mem.logNum
-	d.mu.Unlock()
-	if err := d.asLeader(d.rotateMemTableLocked); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Set([]byte("b"), []byte("later"), Sync); err != nil {
-		t.Fatal(err)
-	}
-	d.mu.Lock()
-	second := d.mem.logNum
-	d.mu.Unlock()
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	firstName := d.path(fileKindLog, first)
-	data := readMemFile(t, fs, firstName)
-
-	// The first log torn, the second holding a record: not a crash.
-	later := vfs.NewMem()
-	copyDir(t, fs, later, "db")
-	writeMemFile(t, later, firstName, data[:len(data)-30])
-	if rep, err := Check("db", &Options{FS: later}); err != nil || rep.OK() {
-		t.Fatalf("Check of a torn log before one holding records: %v, problems %v; want a problem", err, rep)
-	}
-	if _, err := Open("db", &Options{FS: later}); !errors.Is(err, ErrCorruption) {
-		t.Fatalf("Open with a torn log before one holding records: %v, want ErrCorruption", err)
-	}
-
-	// The same with the second log empty, as a crash leaves a log created
-	// ahead: the torn record is dropped and the rest recovered.
-	empty := vfs.NewMem()
-	copyDir(t, fs, empty, "db")
-	writeMemFile(t, empty, firstName, data[:len(data)-30])
-	writeMemFile(t, empty, d.path(fileKindLog, second), nil)
-	if rep, err := Check("db", &Options{FS: empty}); err != nil || !rep.OK() {
-		t.Fatalf("Check of a torn log before an empty one: %v, %+v; want notes only", err, rep)
-	}
-	d = openMem(t, empty, nil)
-	defer d.Close()
-	if _, err := d.Get([]byte("a18")); err != nil {
-		t.Fatalf("record before the torn tail lost: %v", err)
-	}
-	if _, err := d.Get([]byte("a19")); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("torn record read back: %v", err)
-	}
-}
-
 // TestFileNumbersFollowOperations is the regression test for file numbers
 // that depended on the scheduler: the WAL made ahead took its number in
 // the background, and a rotation that found it not yet created made

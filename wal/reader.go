@@ -23,6 +23,7 @@ type Reader struct {
 
 	rec     []byte // assembly buffer for fragmented records
 	goodEnd int64  // file offset just past the last record returned
+	synced  int64  // largest synced mark of an accepted chunk (W4)
 	err     error  // sticky: io.EOF, an *Error or a read error
 }
 
@@ -50,6 +51,13 @@ func (r *Reader) Next() ([]byte, error) {
 // LastRecordEnd returns the file offset just past the last record Next
 // returned: the size of the log's good prefix so far.
 func (r *Reader) LastRecordEnd() int64 { return r.goodEnd }
+
+// SyncedMark returns the largest synced mark (W4) of the chunks read so
+// far that passed their checks: non-zero proves the writer had completed a
+// Sync of this log before framing one of them. The engine reads it to tell
+// whether a later log proves an older one durable (docs/design.md,
+// "Old logs sync in the background").
+func (r *Reader) SyncedMark() int64 { return r.synced }
 
 // readBlock loads the next block. On return r.n == 0 means the input is
 // exhausted.
@@ -128,6 +136,7 @@ func (r *Reader) next() ([]byte, error) {
 			return nil, &Error{Err: ErrCorruption, Offset: x, BadOffset: x,
 				Reason: fmt.Sprintf("chunk claims %d bytes synced but sits at offset %d: data before it is missing", h.synced, x)}
 		}
+		r.synced = max(r.synced, int64(h.synced))
 		switch h.typ {
 		case chunkFull:
 			if inRecord {

@@ -552,3 +552,32 @@ func TestRecycledFileAlignedEnd(t *testing.T) {
 		t.Fatalf("reading a recycled file as its old log: %v, want ErrCorruption", err)
 	}
 }
+
+// TestSyncedMarkReported checks Reader.SyncedMark: zero for a log whose
+// only Sync came after its last chunk (a chunk carries the mark of the
+// Sync before it), the last completed Sync's offset once a chunk was
+// framed after it, and nothing from a chunk it did not accept.
+func TestSyncedMarkReported(t *testing.T) {
+	mark := func(data []byte) int64 {
+		r := NewReader(bytes.NewReader(data), 1)
+		for {
+			if _, err := r.Next(); err != nil {
+				return r.SyncedMark()
+			}
+		}
+	}
+	one := writeLog(t, 1, [][]byte{[]byte("a")}, true)
+	if got := mark(one.data); got != 0 {
+		t.Fatalf("one synced record: mark %d, want 0", got)
+	}
+	two := writeLog(t, 1, [][]byte{[]byte("a"), []byte("b")}, true)
+	if got := mark(two.data); got != two.ends[0] {
+		t.Fatalf("two synced records: mark %d, want %d", got, two.ends[0])
+	}
+	// The second chunk's checksum broken: its mark must not count.
+	bad := append([]byte(nil), two.data...)
+	bad[two.starts[1]] ^= 0xff
+	if got := mark(bad); got != 0 {
+		t.Fatalf("mark %d read from a chunk that failed its checksum", got)
+	}
+}
