@@ -152,7 +152,7 @@ func (b *RangeBuilder) Add(key []byte) {
 // suffixes are a few bytes long, where two copies and a third loop cost
 // more than the work.
 func (b *RangeBuilder) addSorted(k []byte, shared int) {
-	end := b.shape.observeLengths(k, shared)
+	end := b.shape.observeLengths(k, shared, &b.keys)
 	suffix := k[shared:]
 	l := &b.keys
 	var dst []byte
@@ -225,7 +225,7 @@ func NewRangeFilter(keys [][]byte, bitsPerKey float64) (*RangeFilter, error) {
 
 // build builds the filter of the builder's keys, sorted and distinct.
 func (b *RangeBuilder) build() *RangeFilter {
-	f := &RangeFilter{coder: newKeyCoder(&b.shape, b.minLen, maxRangeKeyBytes)}
+	f := &RangeFilter{coder: newKeyCoder(&b.shape, &b.keys, b.minLen, maxRangeKeyBytes)}
 	codes := f.coder.codes(&b.keys, slices.Grow(b.codes[:0], b.keys.n))
 	b.codes = codes // the sequence copies the codes: the slice is scratch
 	bitsPerKey := b.bitsPerKey
