@@ -118,28 +118,24 @@ func (s *keyShape) reset() {
 	s.learnEnd, s.catchUps = 0, 0
 }
 
-// observeLengths records k, the next of sorted distinct keys, which
-// shares its first shared bytes with the key before it, except its bytes'
-// symbols: it returns the end of the positions whose symbols the caller
-// must add to alpha, from shared on. Bytes below shared are the previous
-// key's, already recorded. keys holds the keys before k: when the
-// distinguishing depth grows past what was learnt, their bytes at the new
-// positions are learnt from it first.
-func (s *keyShape) observeLengths(k []byte, shared int, keys *frontCodedKeys) (end int) {
+// observeRare is RangeBuilder.addSorted's shape update for the first key
+// and for a key sharing more with its neighbour than learning has reached
+// (shared+2 > learnEnd): the distinguishing depth has grown, and the
+// stored keys' bytes at the new positions are learnt first (R4). It
+// updates prefixLen and maxShared; the caller counts the key and its
+// length.
+func (s *keyShape) observeRare(k []byte, shared int, keys *frontCodedKeys) {
 	if s.n == 0 {
 		s.first = append(s.first[:0], k...)
 		s.prefixLen = len(k)
-	} else {
-		s.prefixLen = min(s.prefixLen, shared)
-		s.maxShared = max(s.maxShared, shared)
-		if need := s.maxShared + 2; need > s.learnEnd {
-			s.catchUps++
-			s.learnUpTo(keys, min(need+s.catchUps/4, maxRangeKeyBytes))
-		}
+		return
 	}
-	s.n++
-	s.maxLen = max(s.maxLen, len(k))
-	return min(len(k), s.learnEnd)
+	s.prefixLen = min(s.prefixLen, shared)
+	s.maxShared = max(s.maxShared, shared)
+	if need := s.maxShared + 2; need > s.learnEnd {
+		s.catchUps++
+		s.learnUpTo(keys, min(need+s.catchUps/4, maxRangeKeyBytes))
+	}
 }
 
 // learnUpTo learns the stored keys' bytes at positions [learnEnd, end) and

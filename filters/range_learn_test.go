@@ -86,7 +86,7 @@ func buildLearningAll(t *testing.T, sorted [][]byte, bits float64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.shape.learnEnd = maxRangeKeyBytes
+	b.shape.learnEnd, b.shape.alphaEnd = maxRangeKeyBytes, maxRangeKeyBytes
 	for _, k := range sorted {
 		b.Add(k)
 	}
