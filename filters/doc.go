@@ -20,7 +20,7 @@
 //
 // RangeFilter (Grafite over an order-preserving key code) answers "might any
 // key lie in [lo, hi)?", so a bounded scan can skip a table. It keeps F1 for
-// point queries, F3 for its encoding, and three invariants of its own:
+// point queries, F3 for its encoding, and four invariants of its own:
 //
 //	R1 (no false negatives for ranges): MayContainRange(lo, hi) is true
 //	   whenever a key the filter was built from lies in [lo, hi), across
@@ -31,6 +31,12 @@
 //	R3 (FP within the Grafite bound): an empty query of code width w is a
 //	   false positive with probability at most n*w/r (w/2^(B-2) at B bits
 //	   per key); exact-mode filters (small code universes) have none.
+//	R4 (learnt alphabets are whole): while a RangeBuilder learns a sorted
+//	   key set's shape, the alphabet of every position below its learnt
+//	   end holds the byte of every key added at that position, and the
+//	   coder reads no position at or past that end; learning up to a new
+//	   end reads the stored keys again. A filter is therefore the same
+//	   whatever end learning stopped at.
 //
 // # Types and table policies
 //

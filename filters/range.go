@@ -152,7 +152,20 @@ func (b *RangeBuilder) Add(key []byte) {
 // suffixes are a few bytes long, where two copies and a third loop cost
 // more than the work.
 func (b *RangeBuilder) addSorted(k []byte, shared int) {
-	end := b.shape.observeLengths(k, shared)
+	// The key's lengths, and what to learn of its bytes: positions from
+	// shared to end. Bytes below shared are the previous key's, already
+	// learnt; at and past learnEnd the coder reads nothing (R4). The
+	// common case is written here, not called: it runs once per key.
+	s := &b.shape
+	if s.n == 0 || shared+2 > s.learnEnd {
+		s.observeRare(k, shared, &b.keys)
+	} else {
+		s.prefixLen = min(s.prefixLen, shared)
+		s.maxShared = max(s.maxShared, shared) // shared+2 <= learnEnd
+	}
+	s.n++
+	s.maxLen = max(s.maxLen, len(k))
+	end := min(len(k), s.learnEnd)
 	suffix := k[shared:]
 	l := &b.keys
 	var dst []byte
@@ -225,7 +238,7 @@ func NewRangeFilter(keys [][]byte, bitsPerKey float64) (*RangeFilter, error) {
 
 // build builds the filter of the builder's keys, sorted and distinct.
 func (b *RangeBuilder) build() *RangeFilter {
-	f := &RangeFilter{coder: newKeyCoder(&b.shape, b.minLen, maxRangeKeyBytes)}
+	f := &RangeFilter{coder: newKeyCoder(&b.shape, &b.keys, b.minLen, maxRangeKeyBytes)}
 	codes := f.coder.codes(&b.keys, slices.Grow(b.codes[:0], b.keys.n))
 	b.codes = codes // the sequence copies the codes: the slice is scratch
 	bitsPerKey := b.bitsPerKey

@@ -81,11 +81,11 @@ func symbolAt(s []byte, i int) int {
 }
 
 // newKeyCoder derives a coder from the shape of sorted distinct keys (a
-// RangeBuilder ensures both). minLen is the length of the shortest key
-// before any truncation, and truncLen the length keys were truncated to:
-// the coder reads no position at or past it, where a truncated key's bytes
-// are unknown.
-func newKeyCoder(shape *keyShape, minLen, truncLen int) keyCoder {
+// RangeBuilder ensures both), which keys holds. minLen is the length of
+// the shortest key before any truncation, and truncLen the length keys
+// were truncated to: the coder reads no position at or past it, where a
+// truncated key's bytes are unknown.
+func newKeyCoder(shape *keyShape, keys *frontCodedKeys, minLen, truncLen int) keyCoder {
 	c := keyCoder{universe: 1}
 	if shape.n == 0 {
 		return c
@@ -97,19 +97,35 @@ func newKeyCoder(shape *keyShape, minLen, truncLen int) keyCoder {
 	// every range's code width by the radices there and separate no keys.
 	limit := min(shape.maxLen-prefixLen+1, maxCodeDepth, truncLen-prefixLen)
 	depth := min(max(shape.maxShared-prefixLen+1, 1), limit)
-	alpha := make([]alphabet, limit)
-	copy(alpha, shape.alpha[prefixLen:prefixLen+limit])
-	// A key that ended at or before position i shows "end" there; the
-	// shortest key (kept whole, even when keys were truncated) is the
-	// first to end.
-	for i := max(minLen-prefixLen, 0); i < limit; i++ {
-		alpha[i].add(0)
+	// The shape learnt up to one position past the distinguishing depth
+	// (R4); a single key, or positions the loop below reaches, may need
+	// more, and then it learns every position up to the limit at once.
+	shape.learnUpTo(keys, prefixLen+min(depth+1, limit))
+	// alphaAt is position i's alphabet. A key that ended at or before
+	// position i shows "end" there; the shortest key (kept whole, even
+	// when keys were truncated) is the first to end.
+	alphaAt := func(i int) alphabet {
+		a := shape.alpha[prefixLen+i]
+		if i >= minLen-prefixLen {
+			a.add(0)
+		}
+		return a
 	}
 	// Positions past the distinguishing depth whose alphabet is one symbol
 	// cost no width, and let the coder see where keys end (so a query just
 	// past a key is not mistaken for it).
-	for depth < limit && alpha[depth].size() == 1 {
+	for depth < limit {
+		if prefixLen+depth >= shape.learnEnd {
+			shape.learnUpTo(keys, prefixLen+limit)
+		}
+		if a := alphaAt(depth); a.size() != 1 {
+			break
+		}
 		depth++
+	}
+	alpha := make([]alphabet, depth)
+	for i := range alpha {
+		alpha[i] = alphaAt(i)
 	}
 	universe := uint64(1)
 	d := 0

@@ -94,10 +94,20 @@ type keyShape struct {
 	// maxShared is the longest prefix two neighbours share.
 	maxShared int
 	// alpha[j] holds the bytes (as symbols b+1) seen at key position j;
-	// "end" is the coder's to add. Positions at or past prefixLen +
-	// maxCodeDepth at the time a key arrives are never read (prefixLen only
-	// shrinks), so a key adds only its new bytes below that.
+	// "end" is the coder's to add. Only positions below learnEnd are
+	// learnt (invariant R4): alpha[j] for j < learnEnd
+	// holds every key's byte at j, and for j >= learnEnd nothing.
 	alpha [maxRangeKeyBytes]alphabet
+	// learnEnd is where learning stops: just past the first position after
+	// the distinguishing depth (maxShared+1), which the coder reads to see
+	// whether one symbol fills it. Sparse keys bring several new low bytes
+	// each, which the coder never reads; learning them was most of a sorted
+	// key's cost. It only grows, by a catch-up pass over the stored keys.
+	learnEnd int
+	// catchUps counts those passes; each adds catchUps/4 positions of
+	// slack, so a key set whose maxShared keeps growing pays a bounded
+	// number of passes (about 45 over 256 positions), not one per byte.
+	catchUps int
 	// alphaEnd bounds the positions of alpha in use, for reset.
 	alphaEnd int
 }
@@ -105,24 +115,46 @@ type keyShape struct {
 func (s *keyShape) reset() {
 	clear(s.alpha[:s.alphaEnd])
 	s.n, s.first, s.prefixLen, s.maxLen, s.maxShared, s.alphaEnd = 0, s.first[:0], 0, 0, 0, 0
+	s.learnEnd, s.catchUps = 0, 0
 }
 
-// observeLengths records k, the next of sorted distinct keys, which
-// shares its first shared bytes with the key before it, except its bytes'
-// symbols: it returns the end of the positions whose symbols the caller
-// must add to alpha, from shared on. Bytes below shared are the previous
-// key's, already recorded.
-func (s *keyShape) observeLengths(k []byte, shared int) (end int) {
+// observeRare is RangeBuilder.addSorted's shape update for the first key
+// and for a key sharing more with its neighbour than learning has reached
+// (shared+2 > learnEnd): the distinguishing depth has grown, and the
+// stored keys' bytes at the new positions are learnt first (R4). It
+// updates prefixLen and maxShared; the caller counts the key and its
+// length.
+func (s *keyShape) observeRare(k []byte, shared int, keys *frontCodedKeys) {
 	if s.n == 0 {
 		s.first = append(s.first[:0], k...)
 		s.prefixLen = len(k)
-	} else {
-		s.prefixLen = min(s.prefixLen, shared)
-		s.maxShared = max(s.maxShared, shared)
+		return
 	}
-	s.n++
-	s.maxLen = max(s.maxLen, len(k))
-	end = min(len(k), s.prefixLen+maxCodeDepth)
+	s.prefixLen = min(s.prefixLen, shared)
+	s.maxShared = max(s.maxShared, shared)
+	if need := s.maxShared + 2; need > s.learnEnd {
+		s.catchUps++
+		s.learnUpTo(keys, min(need+s.catchUps/4, maxRangeKeyBytes))
+	}
+}
+
+// learnUpTo learns the stored keys' bytes at positions [learnEnd, end) and
+// moves learnEnd there. A key's bytes below its shared length are its
+// predecessor's, already counted, so only each entry's stored suffix is
+// read, and no key is rebuilt.
+func (s *keyShape) learnUpTo(keys *frontCodedKeys, end int) {
+	from := s.learnEnd
+	if end <= from {
+		return
+	}
+	rest := keys.arena
+	for range keys.n {
+		shared, suffix := nextFrontCoded(&rest)
+		lo, hi := max(from, shared), min(end, shared+len(suffix))
+		for j := lo; j < hi; j++ {
+			s.alpha[j].add(int(suffix[j-shared]) + 1)
+		}
+	}
+	s.learnEnd = end
 	s.alphaEnd = max(s.alphaEnd, end)
-	return end
 }
