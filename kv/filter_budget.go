@@ -152,8 +152,9 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
 		// The filter widths are steps: pricing each bit at what it saves
 		// at the share picks the width within the limit that pays, and
-		// where the limit exceeds the share (a full compaction) rounds up
-		// where that pays, as the continuous optimum would.
+		// where the limit exceeds the share (a full compaction, or a level
+		// table with bits no favoured run claims) rounds up where that
+		// pays, as the continuous optimum would.
 		var limit float64
 		var roundUp bool
 		share, limit, roundUp = c.d.monkeyBits(c.target, c.num, uint64(n))
