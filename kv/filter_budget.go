@@ -152,8 +152,9 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
 		// The filter widths are steps: pricing each bit at what it saves
 		// at the share picks the width within the limit that pays, and
-		// where the limit exceeds the share (a full compaction) rounds up
-		// where that pays, as the continuous optimum would.
+		// where the limit exceeds the share (a full compaction, or a level
+		// table with bits no favoured run claims) rounds up where that
+		// pays, as the continuous optimum would.
 		var limit float64
 		var roundUp bool
 		share, limit, roundUp = c.d.monkeyBits(c.target, c.num, uint64(n))
@@ -315,8 +316,76 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	// first of six flushes took a 16-bit fuse at 23.6 bits per key against
 	// its 17.8 for a faster probe, the last got 10). docs/design.md,
 	// "Filter budget". An output that replaces every live table (a full
-	// compaction) leaves no run to spend them on and may round up.
-	return share, limit, bits <= budget && totalKeys == outputKeys
+	// compaction) leaves no run to spend them on and may round up, and so
+	// may a level table into what the favoured runs will not claim.
+	if bits <= budget && totalKeys == outputKeys {
+		return share, limit, true
+	}
+	if target.level > 0 && bits <= budget {
+		// A level table held at its share leaves bits that only the
+		// favoured runs can use; where the budget has more than they
+		// will claim, the table may round up into the excess.
+		// Measured against what a uniform allocation would spend: the
+		// budget less what a whole width wastes at this table's size.
+		uniform := levelDeficit(n, 1, 0, budget) / float64(n)
+		claim := d.favouredClaim(&shape, uniform, n, target.level, liveLevels, levelTables, levelSpent)
+		unspendable := (budget - uniform) * float64(totalKeys)
+		if _, spare := budgetLimit(bits, avail-claim-unspendable, n, rest); spare > share {
+			return share, spare, true
+		}
+	}
+	return share, limit, false
+}
+
+// favouredClaim is what the runs Monkey favours beyond the budget, other
+// than outLevel, will still take beyond it: the L0 tables a flush will add
+// before L0 reaches its compaction trigger (each a flush's keys at the
+// widest filter the L0 share buys, less the budget their keys bring), and
+// each favoured level's deficit (levelDeficit). A level table rounding up
+// into the bits beyond this claim takes nothing those runs would use;
+// held to its share instead, a bottom table written while L0 was empty
+// left them unspent when L0 stayed empty: a tree read with no L0 table
+// spent 1.16 bits per budget bit-per-key under Monkey against uniform's
+// 1.24 and read 1.33x as often, its bottom at 8-bit Ribbons (FP 0.0038)
+// where uniform's were 9-bit.
+func (d *DB) favouredClaim(shape *monkeyShape, base float64, tableSize uint64, outLevel int, liveLevels [NumLevels]uint64, levelTables [NumLevels]int, levelSpent [NumLevels]uint64) float64 {
+	budget := d.opts.FilterBitsPerKey
+	trigger := d.opts.L0CompactionThreshold
+	mult := float64(d.picker.Opts.LevelMultiplier)
+	var claim float64
+	if shape.flushKeys > 0 {
+		runs, run := shape.runs(0, shape.flushKeys, trigger, mult)
+		if l0Share := monkeyBitsPerKey(runs, run, budget, monkeyMinBitsPerKey, monkeyMaxBitsPerKey); l0Share > budget {
+			// As many as L0 may hold before writes stop: a compaction
+			// running long, or none running, lets it grow past its
+			// trigger, and each of those tables wants its share.
+			tables := d.opts.L0StopWritesThreshold
+			keys := uint64(tables) * shape.flushKeys
+			claim += levelDeficit(keys, tables, uint64(base*float64(keys)), l0Share)
+		}
+	}
+	settled := settledLevels(shape.levels, outLevel, mult)
+	for l := 1; l < NumLevels; l++ {
+		keys := max(liveLevels[l], settled[l])
+		if l == outLevel || keys == 0 {
+			continue
+		}
+		runs, run := shape.runs(l, 0, trigger, mult)
+		levelShare := monkeyBitsPerKey(runs, run, budget, monkeyMinBitsPerKey, monkeyMaxBitsPerKey)
+		if levelShare <= budget {
+			continue
+		}
+		// The level as it settles, in tables of its live mean size (or
+		// this table's, with the level empty for the moment).
+		tableKeys := tableSize
+		if levelTables[l] > 0 {
+			tableKeys = max(1, liveLevels[l]/uint64(levelTables[l]))
+		}
+		tables := int((keys + tableKeys - 1) / tableKeys)
+		claim += levelDeficit(keys, tables, uint64(base*float64(keys)), levelShare)
+		claim += levelDeficit(liveLevels[l], max(1, levelTables[l]), levelSpent[l], levelShare)
+	}
+	return claim
 }
 
 // budgetLimit caps share, the bits per key an n-key table of an output
