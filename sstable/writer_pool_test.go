@@ -51,6 +51,9 @@ func TestWriterReusesScratchAcrossTables(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perEntry := float64(after.TotalAlloc-before.TotalAlloc) / n
 	t.Logf("%.1f heap bytes per entry for the second table", perEntry)
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops puts at random")
+	}
 	const budget = 20
 	if perEntry > budget {
 		t.Errorf("second table allocated %.1f heap bytes per entry, want <= %d (pools not reused?)", perEntry, budget)
