@@ -27,7 +27,10 @@ type arena struct {
 	cur    []byte // current chunk; cur[:fill] is handed out
 	curIdx uint32 // cur's index in the directory
 	fill   int
-	used   int64 // bytes handed out plus the abandoned tails of chunks
+	// touched is how far into cur the pages are known present (MT8): a
+	// multiple of pageSize, or len(cur).
+	touched int
+	used    int64 // bytes handed out plus the abandoned tails of chunks
 }
 
 func newArena() *arena {
@@ -50,9 +53,10 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 			a.used += int64(len(a.cur) - a.fill) // the tail is lost (MT4)
 			size = min(2*len(a.cur), maxChunk)
 		}
-		a.cur, a.fill = make([]byte, max(size, n)), 0
+		a.cur, a.fill, a.touched = make([]byte, max(size, n)), 0, 0
 		a.curIdx = a.publish(a.cur)
 	}
+	a.touch(a.fill + n)
 	off = uint32(a.fill)
 	b = a.cur[a.fill : a.fill+n : a.fill+n]
 	a.fill += n

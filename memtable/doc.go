@@ -43,4 +43,9 @@
 //	   amount to as table data, independent of the B-tree's node slack and
 //	   the arena's chunking. It is at most ApproximateSize (the memory
 //	   charge includes more per entry), and the engine flushes on it.
+//	MT8 (touched ahead): the pages of the arena's current chunk are
+//	   present through at least the bytes handed out, and are touched
+//	   touchAhead bytes at a time ahead of the fill (arena_touch.go), so
+//	   the copy of an entry does not take the page fault of a chunk the
+//	   heap got fresh from the OS.
 package memtable

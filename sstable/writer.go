@@ -150,7 +150,7 @@ type Writer struct {
 // over: Finish syncs and closes it, Abort closes it.
 func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	opts = opts.withDefaults()
-	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 256<<10), opts: opts}
+	w := &Writer{f: f, bw: getWriteBuf(f), opts: opts, hashes: getHashes()}
 	w.data.restartInterval = opts.BlockRestartInterval
 	w.index.restartInterval = 1 // index entries are binary searched one by one
 	w.rangeFilter = newRangeFilterBuilder(opts.RangeFilterBitsPerKey)
@@ -290,6 +290,7 @@ func (w *Writer) Finish() (Metadata, error) {
 		return Metadata{}, errors.New("sstable: Finish after Finish or Abort")
 	}
 	w.done = true
+	defer w.release()
 	fail := func(err error) (Metadata, error) {
 		w.err = err
 		w.f.Close()
@@ -368,6 +369,7 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.done = true
+	w.release()
 	return w.f.Close()
 }
 
