@@ -197,6 +197,14 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	return cuckooCodec.seal(w.buf), nil
 }
 
+// EncodedLen is len(MarshalBinary()), computed without encoding: a
+// caller reporting the filter's memory as it changes need not copy the
+// table twice each time.
+func (c *Cuckoo) EncodedLen() int {
+	// Four shape bytes, then count, rng and the word count (appendState).
+	return envelopeHeaderSize + 4 + 3*8 + 8*len(c.slots.words) + envelopeTrailer
+}
+
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is
 // unchanged.
 func (c *Cuckoo) UnmarshalBinary(data []byte) error {

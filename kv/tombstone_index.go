@@ -164,6 +164,11 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 	}
 	defer ti.notePeakLocked()
 	wasEmpty := ti.f.Len()+ti.overflowTotal == 0
+	if wasEmpty && len(hs) > ti.f.Cap() {
+		// More tombstones than slots: the inserts below would all be
+		// undone by the fill their failure leads to.
+		return ti.firstFillLocked(hs)
+	}
 	for _, h := range hs {
 		if err := ti.addLocked(h); err != nil {
 			if !errors.Is(err, filters.ErrFull) {
@@ -172,7 +177,7 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 			// The failed Add changed nothing, and either way the filter
 			// is replaced by a larger one holding every tombstone.
 			if wasEmpty {
-				return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
+				return ti.firstFillLocked(hs)
 			}
 			// The rebuild reads every tombstone from the tables, which
 			// the caller's edit has already made current, so h and the
@@ -190,6 +195,13 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 		}
 	}
 	return nil
+}
+
+// firstFillLocked replaces the filter of an index that held no tombstone
+// with one holding hs, the version's every tombstone, with room for
+// tombstoneIndexFirstFillRoom such batches. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) firstFillLocked(hs []uint64) error {
+	return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
 }
 
 // removeAll forgets one tombstone per element of hs, the key hashes of
@@ -251,8 +263,7 @@ func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 			return err
 		}
 		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
-		enc, _ := f.MarshalBinary()
-		ti.fBytes = len(enc)
+		ti.fBytes = f.EncodedLen()
 		full := false
 		for _, h := range hs {
 			if err := ti.addLocked(h); err != nil {
