@@ -159,11 +159,16 @@ func (c *Cuckoo) RemoveHash(h uint64) bool {
 func (c *Cuckoo) CopiesHash(h uint64) int {
 	fp, i1 := c.derive(h)
 	i2 := c.alt(i1, fp)
-	n := c.countLanes(c.bucket(i1), fp)
+	b1, b2 := c.bucket(i1), uint64(0)
 	if i2 != i1 {
-		n += c.countLanes(c.bucket(i2), fp)
+		b2 = c.bucket(i2)
 	}
-	return n
+	// Most keys have no copy: one SWAR test per bucket says so without
+	// counting lane by lane (a multiset's every add asks first).
+	if c.matchLanes(b1, fp)|c.matchLanes(b2, fp) == 0 {
+		return 0
+	}
+	return c.countLanes(b1, fp) + c.countLanes(b2, fp)
 }
 
 // AliasHash names h's alias class: the keys this filter cannot tell apart
@@ -195,6 +200,14 @@ func (c *Cuckoo) MarshalBinary() ([]byte, error) {
 	w.u8(0)
 	c.appendState(&w)
 	return cuckooCodec.seal(w.buf), nil
+}
+
+// EncodedLen is len(MarshalBinary()), computed without encoding: a
+// caller reporting the filter's memory as it changes need not copy the
+// table twice each time.
+func (c *Cuckoo) EncodedLen() int {
+	// Four shape bytes, then count, rng and the word count (appendState).
+	return envelopeHeaderSize + 4 + 3*8 + 8*len(c.slots.words) + envelopeTrailer
 }
 
 // UnmarshalBinary replaces c with the filter encoded in data. On error c is

@@ -119,13 +119,13 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	// Nothing lies below the bottom level, and compactionRangeDels keeps
 	// no oldest-stripe range tombstone there (compaction's C4).
 	src.ZeroSeqNums = job.outputLevel == NumLevels-1
-	var keptTombstones [][]byte
+	var keptTombstones tombstoneCollector // keys only: the index has them
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.
 	var droppedTombstones []uint64
 	src.OnDropTombstone = d.tombstones.collectHashes(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
-	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, onTombstone: collectInto(&keptTombstones), outputLevel: job.outputLevel, inputs: job.inputs})
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: &keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -139,7 +139,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	}
 	if job.v != nil {
 		// Before the edit publishes them (manifest's V1).
-		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones, oldestTombstoneTime(job.inputs))
+		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones.keys(), oldestTombstoneTime(job.inputs))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -47,15 +47,13 @@ func (d *DB) flushLoop() {
 		// background"). A failed sync is the DB's sticky error already;
 		// the memtables are still worth flushing.
 		ms[len(ms)-1].logSync.wait()
-		var tombstones [][]byte
-		tables, elided, err := d.flushMemTables(ms, v, snaps, &tombstones)
-		var hashes []uint64
+		// The index's hashes come from the table writers, outside d.mu
+		// (commits wait on it), so its critical section only inserts.
+		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on}
+		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
-			d.noteTombstones(v, 0, tables, tombstones, time.Now().UnixNano())
-			if d.tombstones.on {
-				hashes = hashesOf(tombstones) // outside d.mu: commits wait on it
-			}
+			d.noteTombstones(v, 0, tables, tombstones.keys(), time.Now().UnixNano())
 		}
 		v.Unref()
 		d.mu.Lock()
@@ -76,7 +74,7 @@ func (d *DB) flushLoop() {
 			}
 		}
 		if err == nil {
-			err = d.tombstones.addAll(hashes)
+			err = d.tombstones.addAll(tombstones.hashes)
 		}
 		if err != nil {
 			d.setBackgroundErrorLocked("kv: background flush", err)
@@ -112,9 +110,9 @@ func (d *DB) flushLoop() {
 // nothing and is dropped (compaction's C2 with the filters as the proof);
 // v is the version whose tables are older than ms. Versions of one key in
 // different memtables meet in the merge and collapse by C1, as in a
-// compaction. tombstones receives the keys of the tombstones written, for
-// the tombstone index.
-func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []base.SeqNum, tombstones *[][]byte) ([]*manifest.TableMetadata, uint64, error) {
+// compaction. tombstones, if not nil, collects the tombstones written, for
+// the delete-aware figures and the tombstone index.
+func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []base.SeqNum, tombstones *tombstoneCollector) ([]*manifest.TableMetadata, uint64, error) {
 	var (
 		src       base.InternalIterator
 		rangeDels []rangedel.Tombstone
@@ -136,15 +134,8 @@ func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []bas
 		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
 	}
 	filtered := compaction.NewIter(src, snapshots, elide)
-	tables, err := d.writeTables(filtered, outputSpec{onTombstone: collectInto(tombstones), rangeDels: rangeDels})
+	tables, err := d.writeTables(filtered, outputSpec{tombstones: tombstones, rangeDels: rangeDels})
 	return tables, filtered.Elided, err
-}
-
-func collectInto(dst *[][]byte) func([]byte) {
-	if dst == nil {
-		return nil
-	}
-	return func(k []byte) { *dst = append(*dst, append([]byte(nil), k...)) }
 }
 
 // logNumAfterLocked is the oldest WAL still needed once m is flushed.

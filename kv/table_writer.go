@@ -23,8 +23,8 @@ type outputSpec struct {
 	// split is asked, before each new user key, whether to finish the
 	// current table; nil writes a single table.
 	split func(userKey []byte, size uint64) bool
-	// onTombstone, if set, sees the user key of every tombstone written.
-	onTombstone func(userKey []byte)
+	// tombstones, if set, collects every point tombstone written.
+	tombstones *tombstoneCollector
 	// rangeDels are written into the outputs with the points
 	// (rangedel_output.go); they also constrain where split may cut.
 	rangeDels []rangedel.Tombstone
@@ -109,8 +109,8 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		if err := w.Add(k, src.Value()); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 		}
-		if k.Kind() == base.KindDelete && spec.onTombstone != nil {
-			spec.onTombstone(k.UserKey)
+		if k.Kind() == base.KindDelete && spec.tombstones != nil {
+			spec.tombstones.add(k.UserKey, w)
 		}
 		if newUserKey {
 			lastKey = append(lastKey[:0], k.UserKey...)

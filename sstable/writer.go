@@ -220,6 +220,18 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	return nil
 }
 
+// LastUserKeyHash returns filters.Hash of the user key of the last entry
+// added, and true, when the writer hashes its keys for a filter; false when
+// it does not (no filter), and the caller hashes the key itself. A caller
+// needing the hash of each key it writes (kv's tombstone index) thus pays
+// for one xxhash per key, not two.
+func (w *Writer) LastUserKeyHash() (uint64, bool) {
+	if !w.hashFilter || len(w.hashes) == 0 || w.props.NumEntries == 0 {
+		return 0, false
+	}
+	return w.hashes[len(w.hashes)-1], true
+}
+
 func (w *Writer) addIndexEntry(sep base.InternalKey) {
 	var hb [2 * 10]byte
 	w.index.add(sep.Encode(nil), appendHandle(hb[:0], w.pendingHandle))
