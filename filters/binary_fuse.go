@@ -92,8 +92,7 @@ func fuse4Layout(n int) staticLayout { return fuseLayout(4, n) }
 // allowed and count once; an empty set gives a filter that reports every
 // key absent.
 func BuildBinaryFuse8(keys [][]byte) (*BinaryFuse8, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse8(hashKeys(keys))
+	return BuildBinaryFuse8FromHashes(hashKeys(keys))
 }
 
 // BuildBinaryFuse8FromHashes builds a binary fuse filter from keys' Hash
@@ -187,8 +186,7 @@ func decodeBinaryFuse8Body(body []byte) (*BinaryFuse8, error) {
 // keys are allowed and count once; an empty set gives a filter that reports
 // every key absent.
 func BuildBinaryFuse16(keys [][]byte) (*BinaryFuse16, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse16(hashKeys(keys))
+	return BuildBinaryFuse16FromHashes(hashKeys(keys))
 }
 
 // BuildBinaryFuse16FromHashes builds a 16-bit binary fuse filter from keys'

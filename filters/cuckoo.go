@@ -228,9 +228,7 @@ func decodeCuckoo(body []byte) (*Cuckoo, error) {
 	slots := r.u8("slots per bucket")
 	logBuckets := uint(r.u8("log2 bucket count"))
 	reserved := r.u8("reserved")
-	count := r.u64("count")
-	rng := r.u64("random state")
-	nWords := r.u64("word count")
+	st := readLaneState(&r)
 	r.check(fpBits == 8 || fpBits == 12 || fpBits == 16, "cuckoo: fingerprint width %d is not 8, 12 or 16", fpBits)
 	r.check(slots == cuckooSlots, "cuckoo: %d slots per bucket, want %d", slots, cuckooSlots)
 	r.check(logBuckets <= cuckooMaxLogBuckets, "cuckoo: 2^%d buckets is too many", logBuckets)
@@ -238,14 +236,12 @@ func decodeCuckoo(body []byte) (*Cuckoo, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	want := packedWords(1<<logBuckets, cuckooSlots*fpBits)
-	r.check(nWords == want, "cuckoo: %d words, shape needs %d", nWords, want)
-	words := r.u64s(nWords, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	words, err := st.words(&r, "cuckoo", packedWords(1<<logBuckets, cuckooSlots*fpBits))
+	if err != nil {
+		return nil, err
 	}
 	c := newCuckooShape(logBuckets, fpBits)
-	if err := c.load("cuckoo", words, count, rng); err != nil {
+	if err := c.load("cuckoo", words, st.count, st.rng); err != nil {
 		return nil, err
 	}
 	return c, nil

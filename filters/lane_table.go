@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"fmt"
 	"math/bits"
 )
 
@@ -233,6 +234,31 @@ func (t *laneTable) appendState(w *bodyWriter) {
 	w.u64(t.rng)
 	w.u64(uint64(len(t.slots.words)))
 	w.u64s(t.slots.words)
+}
+
+// laneState is the part of a Cuckoo or Vacuum body that appendState
+// writes after the filter's shape header: the key count, the generator
+// state and the number of table words that follow.
+type laneState struct{ count, rng, nWords uint64 }
+
+// readLaneState reads the three counts appendState writes first.
+func readLaneState(r *bodyReader) laneState {
+	return laneState{count: r.u64("count"), rng: r.u64("random state"), nWords: r.u64("word count")}
+}
+
+// words reads the table appendState writes last, once the caller has
+// checked the shape header: the stored word count must be want, the count
+// the decoded shape needs, and nothing may follow the words. The caller
+// allocates its table only after this succeeds, so a header claiming a
+// large table over a short body allocates nothing (F3). name prefixes
+// errors.
+func (st laneState) words(r *bodyReader, name string, want uint64) ([]uint64, error) {
+	r.check(st.nWords == want, "%s: %d words, shape needs %d", name, st.nWords, want)
+	words := r.u64s(st.nWords, "table")
+	if err := r.finish(); err != nil {
+		return nil, fmt.Errorf("filters: %w", err)
+	}
+	return words, nil
 }
 
 // load fills an empty table of the decoded shape from words and checks that

@@ -172,8 +172,7 @@ type RibbonBuilder struct {
 // BuildRibbon builds a Ribbon filter from keys. Duplicate keys are allowed
 // and count once; an empty set gives a filter that reports every key absent.
 func BuildRibbon(keys [][]byte, opts RibbonOptions) (*Ribbon, error) {
-	var b RibbonBuilder
-	return b.Build(hashKeys(keys), opts)
+	return BuildRibbonFromHashes(hashKeys(keys), opts)
 }
 
 // BuildRibbonFromHashes builds a Ribbon filter from keys' Hash values, which

@@ -111,24 +111,9 @@ func BenchmarkRibbonQuery(b *testing.B) {
 	hs, absent := benchKeys()
 	present := benchPresent(hs)
 	built := benchBuild(ribbonBenchImpls, hs)
-	for r := 1; r <= benchRounds(); r++ {
-		for _, kind := range []string{"present", "absent"} {
-			keys := present
-			if kind == "absent" {
-				keys = absent
-			}
-			for _, im := range ribbonBenchImpls {
-				q := built[im.name]
-				b.Run(fmt.Sprintf("round%d/%s/%s", r, kind, im.name), func(b *testing.B) {
-					c := 0
-					for i := 0; i < b.N; i++ {
-						if q(keys[i&(1<<20-1)]) {
-							c++
-						}
-					}
-					benchSink += c
-				})
-			}
-		}
+	var order []string
+	for _, im := range ribbonBenchImpls {
+		order = append(order, im.name)
 	}
+	benchQueryRounds(b, present, absent, order, built)
 }

@@ -179,6 +179,13 @@ func BenchmarkStaticQuery(b *testing.B) {
 		order = append(order, p[0], p[1])
 	}
 	order = append(order, "sievekv-BinaryFuse3x8", "sievekv-BinaryFuse4x8", "sievekv-BinaryFuse3x11", "sievekv-BinaryFuse4x16")
+	benchQueryRounds(b, present, absent, order, queries)
+}
+
+// benchQueryRounds runs every named query over present, then absent, keys
+// (2^20 of each, cycled), all of them once per round, so that each round
+// sees every implementation under the same machine conditions.
+func benchQueryRounds(b *testing.B, present, absent []uint64, order []string, queries map[string]func(uint64) bool) {
 	for r := 1; r <= benchRounds(); r++ {
 		for _, kind := range []string{"present", "absent"} {
 			keys := present

@@ -205,9 +205,7 @@ func decodeVacuum(body []byte) (*Vacuum, error) {
 	logChunk := uint(r.u8("log2 chunk buckets"))
 	reserved := r.u8("reserved")
 	chunks := r.u64("chunk count")
-	count := r.u64("count")
-	rng := r.u64("random state")
-	nWords := r.u64("word count")
+	st := readLaneState(&r)
 	r.check(fpBits >= 4 && fpBits <= 16, "vacuum: fingerprint width %d outside 4..16", fpBits)
 	r.check(slots == vacuumSlots, "vacuum: %d slots per bucket, want %d", slots, vacuumSlots)
 	r.check(logChunk <= vacuumMaxLogChunk, "vacuum: chunks of 2^%d buckets is too many", logChunk)
@@ -217,17 +215,12 @@ func decodeVacuum(body []byte) (*Vacuum, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	want := packedWords(chunks<<logChunk, vacuumSlots*fpBits)
-	r.check(nWords == want, "vacuum: %d words, shape needs %d", nWords, want)
-	if r.fail != nil {
-		return nil, fmt.Errorf("filters: %w", r.fail)
-	}
-	words := r.u64s(nWords, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	words, err := st.words(&r, "vacuum", packedWords(chunks<<logChunk, vacuumSlots*fpBits))
+	if err != nil {
+		return nil, err
 	}
 	v := newVacuumShape(logChunk, chunks, fpBits)
-	if err := v.load("vacuum", words, count, rng); err != nil {
+	if err := v.load("vacuum", words, st.count, st.rng); err != nil {
 		return nil, err
 	}
 	return v, nil

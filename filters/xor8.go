@@ -23,8 +23,7 @@ const xor8Version = 1
 // BuildXor8 builds an XOR filter from keys. Duplicate keys are allowed and
 // count once; an empty set gives a filter that reports every key absent.
 func BuildXor8(keys [][]byte) (*Xor8, error) {
-	var b FuseBuilder
-	return b.BuildXor8(hashKeys(keys))
+	return BuildXor8FromHashes(hashKeys(keys))
 }
 
 // BuildXor8FromHashes builds an XOR filter from keys' Hash values, which
