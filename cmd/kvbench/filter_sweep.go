@@ -62,24 +62,33 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 		}
 		meters = append(meters, &phaseMeter{r: r, p: p})
 	}
+	return measureInterleaved(meters, sweepChunk, "readmissing-sweep", progress)
+}
+
+// measureInterleaved warms up every meter's phase, then runs the phases
+// (the same ops, single-threaded reads) in interleaved chunks of chunk
+// ops, and returns each meter's result with its ChunkSeconds. The meters
+// hold loaded, settled DBs; the caller closes them.
+func measureInterleaved(meters []*phaseMeter, chunk int, label string, progress io.Writer) ([]result, error) {
 	for _, m := range meters {
 		if err := warmUp(m.p); err != nil {
-			return nil, fmt.Errorf("%s: warm-up: %w", m.r.filter, err)
+			return nil, fmt.Errorf("%s %s: warm-up: %w", m.r.name, m.r.filter, err)
 		}
 	}
 	runtime.GC() // the loads' garbage, collected before the clock starts
 	ops := meters[0].p.ops
-	bar := newBar(progress, len(meters)*ops, fmt.Sprintf("%-24s %-17s", "readmissing-sweep", "sievekv"))
+	bar := newBar(progress, len(meters)*ops, fmt.Sprintf("%-24s %-17s", label, "interleaved"))
 	resetPeakRSS()
 	chunks := make([][]float64, len(meters))
+	timed := make([]*phaseMeter, len(meters))
 	for i, m := range meters {
-		meters[i] = newPhaseMeter(m.r, m.p)
+		timed[i] = newPhaseMeter(m.r, m.p)
 	}
-	err = interleaveN(ops, sweepChunk, len(meters), func(side, lo, hi int) error {
-		m := meters[side]
+	err := interleaveN(ops, chunk, len(timed), func(side, lo, hi int) error {
+		m := timed[side]
 		before := m.elapsed
 		if err := m.runChunk(lo, hi); err != nil {
-			return fmt.Errorf("%s: %w", m.r.filter, err)
+			return fmt.Errorf("%s %s: %w", m.r.name, m.r.filter, err)
 		}
 		chunks[side] = append(chunks[side], (m.elapsed - before).Seconds())
 		bar.Add(hi - lo)
@@ -90,10 +99,10 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 	}
 	bar.Finish()
 	var out []result
-	for i, m := range meters {
+	for i, m := range timed {
 		res, err := m.finish()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.r.filter, err)
+			return nil, fmt.Errorf("%s %s: %w", m.r.name, m.r.filter, err)
 		}
 		res.ChunkSeconds = chunks[i]
 		out = append(out, res)
