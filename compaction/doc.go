@@ -35,7 +35,9 @@
 //	   oldest. RocksDB and Pebble do the same; the constant trailers let
 //	   snappy shrink the bottom level's data blocks.
 //	P1 (dynamic targets): level targets are derived from the data in the
-//	   tree: the bottom level is sized to hold (1 - 1/multiplier) of it;
+//	   tree (every size the picker weighs, here and in P2-P4, is a table's
+//	   DataSize: its file less its filter blocks, so the engine's filter
+//	   budget and allocation never move a compaction): the bottom level is sized to hold (1 - 1/multiplier) of it;
 //	   the base level is the deepest level whose share in a tree of ratio
 //	   multiplier is at most BaseBytes (so a new base level starts small
 //	   and L0 merges into little data), never deeper than the shallowest

@@ -102,7 +102,7 @@ func Targets(v *manifest.Version, o Options) (baseLevel int, maxBytes [manifest.
 	var dbSize uint64
 	firstNonEmpty := -1
 	for l := 1; l <= bottomLevel; l++ {
-		s := v.LevelSize(l)
+		s := manifest.TotalDataSize(v.Levels[l])
 		dbSize += s
 		if s > 0 && firstNonEmpty < 0 {
 			firstNonEmpty = l
@@ -113,7 +113,7 @@ func Targets(v *manifest.Version, o Options) (baseLevel int, maxBytes [manifest.
 		// Nothing below L0: it compacts straight to the bottom.
 		return bottomLevel, maxBytes
 	}
-	dbSize += v.LevelSize(0)
+	dbSize += manifest.TotalDataSize(v.Levels[0])
 	mult := float64(o.LevelMultiplier)
 	// The bottom level should hold (1 - 1/mult) of the data. Its share,
 	// divided by mult for each level up to the shallowest data, is what
@@ -201,10 +201,10 @@ func (p *Picker) l0Trigger(v *manifest.Version, baseLevel int) int {
 	var overlap uint64
 	for _, t := range v.Levels[baseLevel] {
 		if bytes.Compare(t.Largest.UserKey, lo) >= 0 && bytes.Compare(t.Smallest.UserKey, hi) <= 0 {
-			overlap += t.Size
+			overlap += t.DataSize()
 		}
 	}
-	if overlap > l0ExpensiveRatio*manifest.TotalSize(l0) {
+	if overlap > l0ExpensiveRatio*manifest.TotalDataSize(l0) {
 		return 2 * p.Opts.L0Trigger
 	}
 	return p.Opts.L0Trigger
@@ -272,7 +272,7 @@ func (p *Picker) pickL0(v *manifest.Version, baseLevel int) *Compaction {
 	// Sequential loads flush L0 tables that overlap nothing: they can
 	// move down by a manifest edit instead of being rewritten.
 	c.TrivialMove = len(c.Inputs[1]) == 0 && !anyOverlap(c.Inputs[0]) &&
-		manifest.TotalSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
+		manifest.TotalDataSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
 	return c
 }
 
@@ -302,7 +302,7 @@ func (p *Picker) pickLevel(v *manifest.Version, l int) *Compaction {
 		}
 		var overlap uint64
 		for k := j; k < len(next) && bytes.Compare(next[k].Smallest.UserKey, t.Largest.UserKey) <= 0; k++ {
-			overlap += next[k].Size
+			overlap += next[k].DataSize()
 		}
 		if r := float64(overlap) / float64(max(t.CompensatedSize(), 1)); r < bestRatio {
 			best, bestRatio = i, r
@@ -318,7 +318,7 @@ func (p *Picker) levelCompaction(v *manifest.Version, l int, t *manifest.TableMe
 	c.Inputs[0] = []*manifest.TableMetadata{t}
 	c.Inputs[1] = overlapping(v.Levels[l+1], t.Smallest.UserKey, t.Largest.UserKey)
 	p.setGrandparents(v, c)
-	c.TrivialMove = len(c.Inputs[1]) == 0 && manifest.TotalSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
+	c.TrivialMove = len(c.Inputs[1]) == 0 && manifest.TotalDataSize(c.Grandparents) <= p.Opts.MaxGrandparentOverlap
 	return c
 }
 
@@ -338,7 +338,7 @@ func (p *Picker) pickPurge(v *manifest.Version, baseLevel int) *Compaction {
 			n, _ := t.ShadowedBytes()
 			shadowed += n
 		}
-		rewrite := manifest.TotalSize(c.Inputs[0]) + manifest.TotalSize(c.Inputs[1])
+		rewrite := manifest.TotalDataSize(c.Inputs[0]) + manifest.TotalDataSize(c.Inputs[1])
 		if share := float64(shadowed) / float64(max(rewrite, 1)); share >= bestShare {
 			best, bestShare = c, share
 		}
@@ -449,7 +449,7 @@ func (s *Splitter) ShouldSplit(userKey []byte, outputSize uint64) bool {
 	// Count the grandparents wholly before userKey that the output spans.
 	for s.gi < len(s.grandparents) && bytes.Compare(s.grandparents[s.gi].Largest.UserKey, userKey) < 0 {
 		if s.seenKey {
-			s.overlap += s.grandparents[s.gi].Size
+			s.overlap += s.grandparents[s.gi].DataSize()
 		}
 		s.gi++
 	}

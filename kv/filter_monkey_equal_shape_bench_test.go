@@ -9,28 +9,6 @@ import (
 	"github.com/sievekv/sievekv/vfs"
 )
 
-// compactWhileDue runs the compactions the picker finds due, one after
-// another on the caller's goroutine, as the background loop would; with
-// DisableAutomaticCompactions it makes a fill's shape a function of its
-// keys alone, so two filter allocations can be compared on the same tree.
-func compactWhileDue(d *DB) error {
-	d.compactMu.Lock()
-	defer d.compactMu.Unlock()
-	for {
-		d.mu.Lock()
-		c := d.picker.Pick(d.current)
-		if c == nil {
-			d.mu.Unlock()
-			return nil
-		}
-		err := d.runPickedLocked(c)
-		d.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("compaction to L%d: %w", c.OutputLevel, err)
-		}
-	}
-}
-
 // equalShapeResult is what one fill of fillEqualShape measured.
 type equalShapeResult struct {
 	reads, predicted, bitsPerKey float64
@@ -86,7 +64,7 @@ func fillEqualShape(tb testing.TB, o Options, seed uint64, keys, flushKeys, l0Le
 			tb.Fatal(err)
 		}
 		if i <= keys {
-			if err := compactWhileDue(d); err != nil {
+			if err := d.CompactDue(); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -10,11 +10,13 @@ import (
 
 // budgetChart: reads per absent Get on the live shape against the filter
 // memory each configuration measured, one line per family of the budget
-// sweep.
+// sweep. A sweep of one budget (make bench's) draws none: its points are
+// in the goals table, and a chart of single points would replace a
+// fuller sweep's.
 func budgetChart(path string, rs []result) (string, error) {
 	p := readsVsBitsPlot("readmissing-live: table reads per absent Get vs filter memory (L0 + levels, no full compaction)",
 		"filter bits per key (measured, headers included)")
-	drawn := false
+	drawn, lines := false, false
 	for i, fam := range budgetSweepFamilies {
 		var pts plotter.XYs
 		for _, r := range rs {
@@ -30,6 +32,7 @@ func budgetChart(path string, rs []result) (string, error) {
 		if len(pts) == 0 {
 			continue
 		}
+		lines = lines || len(pts) > 1
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return "", err
@@ -40,7 +43,7 @@ func budgetChart(path string, rs []result) (string, error) {
 		p.Legend.Add(fam.name, line, points)
 		drawn = true
 	}
-	if !drawn {
+	if !drawn || !lines {
 		return "", nil
 	}
 	if err := p.Save(180*vg.Millimeter, 120*vg.Millimeter, path); err != nil {

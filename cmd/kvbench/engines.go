@@ -124,6 +124,11 @@ type config struct {
 	// Pebble's Bloom filters when set (10 otherwise).
 	filterBits float64
 	allocation kv.FilterAllocation
+	// scripted opens sievekv for scriptedFill: automatic compactions off,
+	// and a memtable twice memTableSize, so that only the script's
+	// flushes (at memTableSize's worth of keys) write L0 tables. Tables
+	// split and levels are sized as memTableSize sets them.
+	scripted bool
 }
 
 // lbaseBytes and targetFileSize are sievekv's defaults derived from the
@@ -165,12 +170,18 @@ type sieveEngine struct {
 }
 
 func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
-	db, err := kv.Open(c.dir, &kv.Options{
+	o := &kv.Options{
 		FS: &countingFS{FS: vfs.Default, io: io}, MemTableSize: c.memTableSize, BlockSize: c.blockSize,
 		BlockCacheSize: c.cacheSize, Filter: c.filter, BloomBitsPerKey: c.bloomBits,
 		DisableWAL: !c.wal, DisableTombstoneIndex: c.noTombIndex, RangeFilterBitsPerKey: c.rangeFilterBits,
 		FilterBitsPerKey: c.filterBits, FilterAllocation: c.allocation,
-	})
+		LBaseMaxBytes: c.lbaseBytes(), TargetFileSize: c.targetFileSize(),
+	}
+	if c.scripted {
+		o.DisableAutomaticCompactions = true
+		o.MemTableSize = 2 * c.memTableSize
+	}
+	db, err := kv.Open(c.dir, o)
 	if err != nil {
 		return nil, err
 	}

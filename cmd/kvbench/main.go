@@ -94,6 +94,7 @@ type flags struct {
 	rounds                     int
 	budgetSweep                bool
 	budgetBits                 string
+	budgetMemTable, budgetN    int
 	cpuProfile, memProfile     string
 	idle                       time.Duration
 	rangeFilterBits            float64
@@ -127,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
 	fs.BoolVar(&fl.budgetSweep, "budgetsweep", false, "also run the filter budget sweep: readmissing-live against bits per key for Bloom, binary fuse 8, auto-uniform, auto-Monkey and Pebble")
 	fs.StringVar(&fl.budgetBits, "budgetbits", "6,8,10,12,14", "the budget sweep's filter budgets in bits per key, comma-separated")
+	fs.IntVar(&fl.budgetN, "budgetn", 0, "the budget sweep's keys (default -n)")
+	fs.IntVar(&fl.budgetMemTable, "budgetmemtable", 0, "the budget sweep's memtable size in bytes (default -memtable): smaller makes its tree deeper")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
@@ -160,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
 		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8")
+	}
+	if fl.budgetN < 0 || (fl.budgetN > 0 && fl.budgetN < 100) || fl.budgetMemTable < 0 {
+		return nil, fmt.Errorf("need -budgetn 0 (as -n) or >= 100, -budgetmemtable >= 0")
 	}
 	if fl.rounds < 1 || (fl.rounds > 1 && !fl.isolate) {
 		return nil, fmt.Errorf("need -rounds >= 1, and -isolate for more than one round")
@@ -598,57 +604,6 @@ func liveOf(ks *keySet, w, p string) int {
 		return len(ks.present) - ks.numDeleted()
 	}
 	return len(ks.present)
-}
-
-// runSweep loads the keys into sievekv once per filter type and measures
-// readmissing: table reads per missing Get against filter bits per key.
-func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer) ([]result, error) {
-	var out []result
-	for _, sf := range sweepFilters {
-		c := cfg
-		c.filter, c.bloomBits = sf.f, sf.bits
-		if sf.alloc != 0 {
-			c.allocation = sf.alloc
-		}
-		c.dir = dirOf(root, "sweep", sf.name)
-		r := &runner{name: "sievekv", filter: sf.name, io: &ioCounters{}, dir: c.dir, owner: true,
-			keySize: fl.keySize, valueSize: fl.valueSize}
-		e, err := openSieve("sievekv", c, r.io)
-		if err != nil {
-			return nil, err
-		}
-		r.eng = e
-		load, err := phases("fillrandom", r, ks, fl.ops, fl.seed)
-		if err == nil {
-			for i := range load[0].ops {
-				if _, _, err = load[0].op(i); err != nil {
-					break
-				}
-			}
-		}
-		r.live = len(ks.present)
-		if err == nil {
-			err = e.compactAll()
-		}
-		var ps []phaseSpec
-		if err == nil {
-			ps, err = phases("readmissing", r, ks, fl.ops, fl.seed)
-		}
-		var res result
-		if err == nil {
-			ps[0].workload = "readmissing-sweep"
-			res, err = measure(r, ps[0], progress)
-		}
-		if cerr := e.close(); err == nil {
-			err = cerr
-		}
-		os.RemoveAll(c.dir)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sf.name, err)
-		}
-		out = append(out, res)
-	}
-	return out, nil
 }
 
 // replot redraws the charts of an earlier run from its JSON.

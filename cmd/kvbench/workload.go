@@ -93,6 +93,10 @@ type result struct {
 	// EngineDataBlockReadsPerOp is sievekv's own Metrics.DiskReads.DataBlocks
 	// per op (absent for other engines).
 	EngineDataBlockReadsPerOp *float64 `json:"engine_data_block_reads_per_op,omitempty"`
+	// EngineFilterFPPerOp is sievekv's Metrics.Filter.FalsePositives per
+	// op: the data blocks the filters let a Get read for a key the block
+	// then did not hold, whether the block cache had the block or not.
+	EngineFilterFPPerOp *float64 `json:"engine_filter_fp_per_op,omitempty"`
 	// EngineWriteStalls and EngineWriteSlowdowns are sievekv's
 	// Metrics.WriteStalls and WriteSlowdowns (1 ms delays) during the
 	// phase: where its write latency tail comes from.
@@ -123,6 +127,11 @@ type result struct {
 	ValueSize  int     `json:"value_size"`
 	Found      int     `json:"found"`
 	ElapsedSec float64 `json:"elapsed_sec"`
+	// ChunkSeconds is, for a phase measured in interleaved chunks (the
+	// filter sweep), the time of each chunk in order: chunk k of two
+	// results ran the same ops moments apart, so their per-chunk ratios
+	// compare the two without the machine's swings (pairedSpeed).
+	ChunkSeconds []float64 `json:"chunk_seconds,omitempty"`
 	// EngineShape is sievekv's tree after readmissing-live (levelShape).
 	EngineShape string `json:"engine_shape,omitempty"`
 	// Samples (deletelarge) are table bytes over time while idle, as a
@@ -291,6 +300,8 @@ func (m *phaseMeter) finish() (result, error) {
 		m0, m1 := m.m0, s.db.Metrics()
 		v := float64(m1.DiskReads.DataBlocks-m0.DiskReads.DataBlocks) / n
 		res.EngineDataBlockReadsPerOp = &v
+		fp := float64(m1.Filter.FalsePositives-m0.Filter.FalsePositives) / n
+		res.EngineFilterFPPerOp = &fp
 		res.EngineWriteStalls = m1.WriteStalls - m0.WriteStalls
 		res.EngineWriteSlowdowns = m1.WriteSlowdowns - m0.WriteSlowdowns
 		if strings.HasPrefix(p.workload, "readmissing-live") {

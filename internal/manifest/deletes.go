@@ -21,10 +21,11 @@ func (t *TableMetadata) ShadowedBytes() (n uint64, known bool) {
 	return t.shadowed.Load(), t.shadowedKnown.Load()
 }
 
-// CompensatedSize is the table's size plus the bytes its tombstones shadow:
-// what compacting it is expected to free besides rewriting it (RocksDB's and
-// Pebble's compensated size). An unknown estimate counts as zero.
-func (t *TableMetadata) CompensatedSize() uint64 { return t.Size + t.shadowed.Load() }
+// CompensatedSize is the table's DataSize plus the bytes its tombstones
+// shadow: what compacting it is expected to free besides rewriting it
+// (RocksDB's and Pebble's compensated size). An unknown estimate counts as
+// zero.
+func (t *TableMetadata) CompensatedSize() uint64 { return t.DataSize() + t.shadowed.Load() }
 
 // SetTombstoneTime records when the table's oldest tombstone was written
 // (Unix nanoseconds; 0: the table holds no tombstone).

@@ -111,3 +111,23 @@ func (t *TableMetadata) MarkObsolete() { t.obsolete.Store(true) }
 
 // Obsolete reports whether MarkObsolete was called.
 func (t *TableMetadata) Obsolete() bool { return t.obsolete.Load() }
+
+// DataSize is the table's bytes on disk less its filter blocks (point and
+// range): what the leveled policy sizes levels, overlaps and outputs by.
+// The filter memory a table carries is set by the engine's filter budget
+// and its allocation, not by the data; counted, it would let the filter
+// configuration steer compaction (a level whose tables get more bits per
+// key would look fuller), and two DBs loaded with the same writes under
+// two filter configurations would grow different trees, which is what
+// the filter benchmarks must not compare. Without properties (a Version
+// never opened) it is Size.
+func (t *TableMetadata) DataSize() uint64 {
+	if t.Props == nil {
+		return t.Size
+	}
+	f := t.Props.FilterSize + t.Props.RangeFilterSize
+	if f >= t.Size {
+		return t.Size
+	}
+	return t.Size - f
+}

@@ -114,6 +114,15 @@ func (v *Version) TableFor(l int, userKey []byte) *TableMetadata {
 // LevelSize is the bytes on disk of level l's tables.
 func (v *Version) LevelSize(l int) uint64 { return TotalSize(v.Levels[l]) }
 
+// TotalDataSize sums DataSize over ts.
+func TotalDataSize(ts []*TableMetadata) uint64 {
+	var n uint64
+	for _, t := range ts {
+		n += t.DataSize()
+	}
+	return n
+}
+
 // TotalSize is the bytes on disk of ts.
 func TotalSize(ts []*TableMetadata) uint64 {
 	var n uint64
