@@ -123,8 +123,13 @@ type result struct {
 	ValueSize  int     `json:"value_size"`
 	Found      int     `json:"found"`
 	ElapsedSec float64 `json:"elapsed_sec"`
-	// EngineShape is sievekv's tree after readmissing-live (levelShape).
+	// EngineShape is sievekv's tree after readmissing-live (levelShape),
+	// or in a paired phase as the clock started (and as it stopped, if
+	// that differs).
 	EngineShape string `json:"engine_shape,omitempty"`
+	// PairedWith names the engine this one was measured against in
+	// alternating chunks (pair.go), if it was.
+	PairedWith string `json:"paired_with,omitempty"`
 	// Samples (deletelarge) are table bytes over time while idle, as a
 	// share of the pre-delete bytes; TableBytesRatio is the last one.
 	Samples         []sample `json:"samples,omitempty"`
