@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +17,18 @@ import (
 // than miss the flushed tombstones (K7), and once let go the index holds
 // exactly the tables' tombstones.
 func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	key := func(i int) []byte { return fmt.Appendf(nil, "held%05d", i) }
+	for i := range 2000 {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	letGo := sync.OnceFunc(func() { close(hold) })
+	defer letGo() // before Close, which waits for the held flush
 	testIndexEditPause = func() {
 		select {
 		case entered <- struct{}{}:
@@ -25,21 +37,6 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 		}
 	}
 	defer func() { testIndexEditPause = nil }()
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
-	defer d.Close()
-	released := false
-	defer func() {
-		if !released {
-			close(hold)
-		}
-	}()
-	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
-	for i := 0; i < 2000; i++ {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 1000; i++ {
 		d.Delete(key(i), NoSync)
 	}
@@ -66,8 +63,7 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 		t.Fatal("a lookup answered while the flush's tombstones were not yet in the index")
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(hold)
-	released = true
+	letGo()
 	if !<-looked {
 		t.Fatal("the index misses a flushed tombstone")
 	}

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestKVBenchDeletePair runs deleterandom paired end to end: both engines
@@ -14,16 +10,7 @@ import (
 // engines with their own ops, marked as paired, and the header and the
 // goal row say how the two were measured.
 func TestKVBenchDeletePair(t *testing.T) {
-	dir := t.TempDir()
-	jsonOut := filepath.Join(dir, "out.json")
-	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-cache", "65536", "-progress=false",
-		"-engines", "sievekv,sievekv-notsi", "-workloads", "fillrandom,deleterandom",
-		"-dir", filepath.Join(dir, "db"), "-json", jsonOut}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
-	}
-	out := stdout.String()
+	out, rs := runPairTiny(t, "sievekv,sievekv-notsi", "fillrandom,deleterandom")
 	if !strings.Contains(out, "deleterandom: sievekv and sievekv-notsi run it on their main DBs") ||
 		!strings.Contains(out, "measured in alternating chunks") || strings.Contains(out, "scanempty/scanshort: sievekv and sievekv-rf") {
 		t.Errorf("header does not say (only) the deletes were paired:\n%s", out)
@@ -31,7 +18,6 @@ func TestKVBenchDeletePair(t *testing.T) {
 	if !strings.Contains(out, "ops/s with the tombstone index >= without (sievekv-notsi, paired: alternating chunks)") {
 		t.Errorf("the goal row does not say its figure is paired:\n%s", out)
 	}
-	rs := testutil.ReadJSON[[]result](t, jsonOut)
 	nd := int(3000 * deleteFraction)
 	for _, c := range []struct {
 		w   string

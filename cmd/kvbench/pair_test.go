@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestInterleaveAlternates: every op runs once on each side, chunk by
@@ -177,4 +181,19 @@ func TestPairedPhaseRejectsUnlikePhases(t *testing.T) {
 			t.Errorf("paired %+v with %+v: %v", base, p, err)
 		}
 	}
+}
+
+// runPairTiny runs kvbench on a few thousand keys with engines and
+// workloads as given, and returns its stdout and results.
+func runPairTiny(t *testing.T, engines, workloads string) (string, []result) {
+	t.Helper()
+	dir := t.TempDir()
+	jsonOut := filepath.Join(dir, "out.json")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-cache", "65536", "-progress=false",
+		"-engines", engines, "-workloads", workloads, "-dir", filepath.Join(dir, "db"), "-json", jsonOut}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
+	}
+	return stdout.String(), testutil.ReadJSON[[]result](t, jsonOut)
 }
