@@ -142,15 +142,20 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones.keys(), oldestTombstoneTime(job.inputs))
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if err := d.logAndApplyLocked(edit); err != nil {
 		d.removeFiles(outputs)
+		d.mu.Unlock()
+		return err
+	}
+	// Applied once d.mu is released.
+	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones)
+	d.mu.Unlock()
+	if err := indexEdit.apply(); err != nil {
 		return err
 	}
 	d.counters.compactions.Add(1)
 	d.counters.compactionBytesIn.Add(bytesIn)
 	d.counters.tombstonesElided.Add(src.Elided)
-	d.tombstones.removeAll(droppedTombstones)
 	d.counters.compaction.levelBytesWritten[job.outputLevel].Add(written)
 	d.countPicked(job)
 	return nil

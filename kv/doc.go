@@ -62,7 +62,10 @@
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
 //	   answering "may have" for every key; while a growth reads the tables
 //	   in the background it answers "may have" too, and it installs the
-//	   version it read plus the changes logged since (kv/tombstone_index.go).
+//	   version it read plus the changes logged since. An edit's changes
+//	   reach it after DB.mu is released, in the order the edits were
+//	   installed, and a lookup meanwhile waits for them
+//	   (kv/tombstone_index_edit.go).
 //	K8 (range tombstones before filters): a range tombstone [s, e)#t
 //	   deletes every entry of a key in [s, e) older than t. Range
 //	   tombstones are held beside the point entries of their source (a

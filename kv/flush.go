@@ -73,13 +73,12 @@ func (d *DB) flushLoop() {
 				d.removeFiles(tables)
 			}
 		}
-		if err == nil {
-			err = d.tombstones.addAll(tombstones.hashes)
-		}
 		if err != nil {
 			d.setBackgroundErrorLocked("kv: background flush", err)
 			break
 		}
+		// Applied below, once d.mu is released.
+		indexEdit := d.beginTombstoneEditLocked(tombstones.hashes, nil)
 		d.counters.tombstonesElided.Add(elided)
 		// Memtables rotated meanwhile stay queued behind the flushed ones.
 		d.imm = d.imm[len(ms):]
@@ -99,6 +98,15 @@ func (d *DB) flushLoop() {
 		}
 		d.flushDone.Broadcast()
 		d.maybeScheduleCompactionLocked()
+		if indexEdit != nil {
+			d.mu.Unlock()
+			err := indexEdit.apply()
+			d.mu.Lock()
+			if err != nil {
+				d.setBackgroundErrorLocked("kv: background flush: tombstone index", err)
+				break
+			}
+		}
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()

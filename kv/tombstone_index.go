@@ -31,15 +31,18 @@ import (
 // none fits, the index is saturated — it answers "may have" for every key,
 // which is correct — until the next rebuild.
 //
-// Growth never makes a writer wait. Flushes and compactions update the
-// index under DB.mu, in the critical section that installs their version,
-// and commits take DB.mu too; a rebuild reads every table holding
+// Updates never make a writer wait. Commits take DB.mu, so the index's
+// inserts and removes run after the flush or compaction has released it
+// (tombstoneEdit): mu is taken while DB.mu still holds the installed
+// edit, so the index sees the edits in the order they were installed and
+// no lookup sees the new version without its tombstones, and mu is never
+// held while DB.mu is taken. A rebuild reads every table holding
 // tombstones (114 ms of a 1 s, 120k-delete phase, docs/design.md), so it
-// runs in the background instead (rebuildInBackground). From the moment it
-// takes the current version until it installs its filter, the index
-// answers "may have" for every key and logs the adds and removes of later
-// edits, which it replays onto the filter built from that version: the
-// result counts the tombstones of the version current at installation.
+// runs in the background (rebuildInBackground). From the version of the
+// edit whose add found the filter full until it installs its filter, the
+// index answers "may have" for every key and logs the adds and removes of
+// later edits, which it replays onto the filter built from that version:
+// the result counts the tombstones of the version current at installation.
 type tombstoneIndex struct {
 	// on is set by Open before any flush or compaction runs and never
 	// changes after, so it is read without mu.
@@ -56,10 +59,11 @@ type tombstoneIndex struct {
 	// rebuild returns every tombstone key in the live tables, one element
 	// per tombstone (Open's rebuild, which no writer can wait on).
 	rebuild func() ([][]byte, error)
-	// grow starts a background rebuild at a capacity; REQUIRES: DB.mu
-	// and mu held (it takes the current version). nil: grow in place
-	// with rebuild (an index no DB drives, in tests).
-	grow func(capacity int)
+	// grow starts a background rebuild of v's tombstones at a capacity;
+	// REQUIRES: mu held, v the version of the edit being applied and
+	// referenced by the caller. nil: grow in place with rebuild (an index
+	// no DB drives, in tests).
+	grow func(v *manifest.Version, capacity int)
 	// rebuilding is set from a growth until its filter is installed;
 	// pending holds, in order, the hashes of the tombstones edits added
 	// (add) or dropped since the rebuild took its version.
@@ -79,8 +83,9 @@ type tombstoneIndex struct {
 	rebuilds          atomic.Uint64
 	// rebuildNanos is the time rebuilds took, reading tables included.
 	rebuildNanos atomic.Int64
-	// updateNanos is the time flushes and compactions spent in addAll and
-	// removeAll (fills from empty included, background growths not): the
+	// updateNanos is the time flushes and compactions spent in
+	// addAllLocked and removeAllLocked (fills from empty included,
+	// background growths not), none of it under DB.mu: the
 	// index's own cost on the delete path, which a whole-phase CPU ratio
 	// on a shared machine cannot resolve (BenchmarkTombstoneIndexDeleteCPU).
 	updateNanos atomic.Int64
@@ -148,16 +153,14 @@ func (ti *tombstoneIndex) removeLocked(h uint64) {
 	ti.f.RemoveHash(h)
 }
 
-// addAll records the tombstones whose key hashes (filters.Hash) are hs.
-// The caller hashes them before it takes DB.mu, so the flush's critical
-// section only inserts. A full filter grows: in place when the index held
-// no tombstone before hs (the version's tombstones are then exactly hs, so
-// nothing needs reading: the first flush of deletes after a load), else
-// in the background. REQUIRES: DB.mu held, hs are the tombstones of an
-// edit just installed.
-func (ti *tombstoneIndex) addAll(hs []uint64) error {
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
+// addAllLocked records the tombstones whose key hashes (filters.Hash) are
+// hs. A full filter grows: in place when the index held no tombstone
+// before hs (the version's tombstones are then exactly hs, so nothing
+// needs reading: the first flush of deletes after a load), else in the
+// background from v. REQUIRES: mu held, hs are the tombstones an edit
+// added and v the version it installed (nil without a DB: grow is nil),
+// every earlier edit applied (tombstoneEdit).
+func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 	if ti.f == nil || ti.saturated || len(hs) == 0 {
 		return nil
 	}
@@ -196,7 +199,7 @@ func (ti *tombstoneIndex) addAll(hs []uint64) error {
 				return ti.rebuildLocked(2 * ti.f.Cap())
 			}
 			ti.rebuilding, ti.pending = true, nil
-			ti.grow(2 * ti.f.Cap())
+			ti.grow(v, 2*ti.f.Cap())
 			return nil
 		}
 	}
@@ -210,11 +213,10 @@ func (ti *tombstoneIndex) firstFillLocked(hs []uint64) error {
 	return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
 }
 
-// removeAll forgets one tombstone per element of hs, the key hashes of
-// tombstones a compaction dropped: each is a member. REQUIRES: DB.mu held.
-func (ti *tombstoneIndex) removeAll(hs []uint64) {
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
+// removeAllLocked forgets one tombstone per element of hs, the key hashes
+// of tombstones a compaction dropped: each is a member. REQUIRES: mu held,
+// every earlier edit applied (tombstoneEdit).
+func (ti *tombstoneIndex) removeAllLocked(hs []uint64) {
 	if ti.f == nil || ti.saturated || len(hs) == 0 {
 		return
 	}

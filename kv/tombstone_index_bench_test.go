@@ -133,7 +133,10 @@ func BenchmarkTombstoneIndexFirstFlush(b *testing.B) {
 			b.Fatal(err)
 		}
 		ti.mu.Unlock()
-		if err := ti.addAll(hs); err != nil {
+		ti.mu.Lock()
+		err := ti.addAllLocked(hs, nil)
+		ti.mu.Unlock()
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,12 +2,15 @@ package kv
 
 import (
 	"time"
+
+	"github.com/sievekv/sievekv/internal/manifest"
 )
 
 // Growth of the tombstone index in the background (tombstone_index.go):
-// the flush that finds the filter full starts rebuildInBackground under
-// DB.mu; until finishGrowth installs the new filter, the index answers
-// "may have" and logs every add and remove (K7 in kv/doc.go).
+// the flush whose tombstones find the filter full starts
+// rebuildInBackground from the version it installed; until finishGrowth
+// installs the new filter, the index answers "may have" and logs every add
+// and remove of later edits (K7 in kv/doc.go).
 
 // pendingTombstone is one logged change of a rebuild in progress.
 type pendingTombstone struct {
@@ -58,11 +61,12 @@ func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int)
 	return ti.fillLocked(hs, capacity)
 }
 
-// rebuildInBackground is the index's grow: it takes the current version
-// and reads its tombstones in a goroutine the DB's Close waits for.
-// REQUIRES: d.mu and d.tombstones.mu held.
-func (d *DB) rebuildInBackground(capacity int) {
-	v := d.current
+// rebuildInBackground is the index's grow: it reads v's tombstones in a
+// goroutine the DB's Close waits for. REQUIRES: d.tombstones.mu held, v
+// the version of the edit being applied, referenced by the caller, which
+// is a flush or compaction goroutine (so d.bg counts it and Close has not
+// passed its wait).
+func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 	v.Ref()
 	d.bg.Add(1)
 	go func() {

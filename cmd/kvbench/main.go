@@ -367,7 +367,7 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 			// owner's writes.
 			slices.SortStableFunc(order, func(a, b *runner) int { return boolInt(!a.owner) - boolInt(!b.owner) })
 		}
-		pair, paired := scanPair(order, w)
+		ep, pair, paired := pickPair(order, w)
 		for _, r := range order {
 			if !r.runs(w) {
 				continue
@@ -376,7 +376,7 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 				if r == pair[1] {
 					continue // measured with pair[0]
 				}
-				rs, err := runScanPair(pair, w, fl, root, progress)
+				rs, err := runPair(ep, pair, w, ks, fl, root, progress)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", w, err)
 				}
@@ -452,6 +452,7 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
+	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction (readmissing-live before it, on the shape the fill left)\n\n")
 	return b.String()
 }

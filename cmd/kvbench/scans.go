@@ -235,9 +235,5 @@ func scanKeysDescription(fl *flags) string {
 		"70%% compacted to the bottom, 20%% flushed then compacted by the engine, 10%% in L0; bounded iterators over ranges of %v ids, "+
 		"empty (scanempty) or starting at a key (scanshort, up to %d entries read); sievekv-rf is sievekv with RangeFilterBitsPerKey %g\n",
 		fl.n, scanWidths, scanLength, fl.rangeFilterBits)
-	if !fl.isolate {
-		fmt.Fprintf(&b, "scanempty/scanshort: sievekv and sievekv-rf are loaded side by side and measured in alternating chunks of %d scans over the same ranges "+
-			"(the first of the two in even chunks, the other in odd ones); ops/s is each one's scans over the time of its own chunks\n", scanPairChunk)
-	}
 	return b.String()
 }

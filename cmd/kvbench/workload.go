@@ -132,8 +132,13 @@ type result struct {
 	// results ran the same ops moments apart, so their per-chunk ratios
 	// compare the two without the machine's swings (pairedSpeed).
 	ChunkSeconds []float64 `json:"chunk_seconds,omitempty"`
-	// EngineShape is sievekv's tree after readmissing-live (levelShape).
+	// EngineShape is sievekv's tree after readmissing-live (levelShape),
+	// or in a paired phase as the clock started (and as it stopped, if
+	// that differs).
 	EngineShape string `json:"engine_shape,omitempty"`
+	// PairedWith names the engine this one was measured against in
+	// alternating chunks (pair.go), if it was.
+	PairedWith string `json:"paired_with,omitempty"`
 	// Samples (deletelarge) are table bytes over time while idle, as a
 	// share of the pre-delete bytes; TableBytesRatio is the last one.
 	Samples         []sample `json:"samples,omitempty"`

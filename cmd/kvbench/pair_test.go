@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+)
+
+// TestInterleaveAlternates: every op runs once on each side, chunk by
+// chunk, both sides on the same ops in a chunk, and the side that goes
+// first alternates, so neither is always measured first.
+func TestInterleaveAlternates(t *testing.T) {
+	type run struct{ side, lo, hi int }
+	for _, tc := range []struct{ ops, chunk int }{{1000, 256}, {256, 256}, {1, 256}, {7, 2}} {
+		var runs []run
+		seen := [2][]int{make([]int, tc.ops), make([]int, tc.ops)}
+		err := interleave(tc.ops, tc.chunk, func(side, lo, hi int) error {
+			runs = append(runs, run{side, lo, hi})
+			for i := lo; i < hi; i++ {
+				seen[side][i]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for side := range seen {
+			for i, n := range seen[side] {
+				if n != 1 {
+					t.Fatalf("ops %d chunk %d: op %d ran %d times on side %d", tc.ops, tc.chunk, i, n, side)
+				}
+			}
+		}
+		for k := 0; 2*k < len(runs); k++ {
+			a, b := runs[2*k], runs[2*k+1]
+			if a.side != k%2 || b.side != 1-k%2 || a.lo != b.lo || a.hi != b.hi || a.hi-a.lo > tc.chunk {
+				t.Fatalf("ops %d chunk %d: chunk %d ran as %+v then %+v", tc.ops, tc.chunk, k, a, b)
+			}
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err := interleave(1000, 10, func(side, lo, hi int) error {
+		calls++
+		if calls == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 3 {
+		t.Errorf("interleave went on after an error: %v after %d calls", err, calls)
+	}
+}
+
+// TestPickPair: sievekv pairs with sievekv-rf on the scan workloads and
+// with sievekv-notsi on deleterandom, whatever the order, and only when
+// both run the workload on a DB of their own.
+func TestPickPair(t *testing.T) {
+	open := func(string, *ioCounters) (engine, error) { return nil, errors.New("not opened in this test") }
+	plain := &runner{name: "sievekv", owner: true, open: open}
+	rf := &runner{name: "sievekv-rf", owner: true, open: open, only: map[string]bool{"scanempty": true, "scanshort": true}}
+	notsi := &runner{name: "sievekv-notsi", owner: true, open: open, only: map[string]bool{"fillrandom": true, "deleterandom": true}}
+	peb := &runner{name: "pebble", owner: true, open: open}
+	view := &runner{name: "sievekv-rf", only: rf.only}
+	for _, c := range []struct {
+		order []*runner
+		w     string
+		want  *enginePair
+		other *runner
+	}{
+		{[]*runner{peb, rf, notsi, plain}, "scanshort", scanPair, rf},
+		{[]*runner{plain, rf, notsi}, "scanempty", scanPair, rf},
+		{[]*runner{notsi, peb, rf, plain}, "deleterandom", deletePair, notsi},
+		{[]*runner{plain, notsi}, "deleterandom", deletePair, notsi},
+	} {
+		ep, pair, ok := pickPair(c.order, c.w)
+		if !ok || ep != c.want || pair[0] != plain || pair[1] != c.other {
+			t.Errorf("%s: pair %v of %v, %v", c.w, pair, ep, ok)
+		}
+	}
+	for _, c := range []struct {
+		order []*runner
+		w     string
+	}{
+		{[]*runner{plain, rf, notsi, peb}, "readrandom"},
+		{[]*runner{plain, rf, notsi, peb}, "ycsb-c"}, // notsi does not run it
+		{[]*runner{plain, peb}, "scanempty"},
+		{[]*runner{plain, view}, "scanempty"},
+		{[]*runner{plain, rf, peb}, "deleterandom"},
+		{[]*runner{notsi, peb}, "deleterandom"},
+	} {
+		if ep, _, ok := pickPair(c.order, c.w); ok {
+			t.Errorf("%s paired as %v with %d runners", c.w, ep.engines, len(c.order))
+		}
+	}
+}
+
+// idleEngine is an engine with nothing in the background and no tables:
+// enough for a phase meter, whose ops are the test's own.
+type idleEngine struct{ engine }
+
+func (idleEngine) busy() bool         { return false }
+func (idleEngine) flush() error       { return nil }
+func (idleEngine) filterBytes() int64 { return -1 }
+
+// TestPairedPhaseChargesEachSideItsChunks: in a paired phase each side is
+// timed over its own chunks only, so a slow side does not slow the other
+// one's figure; every op runs once per side in alternating chunks, and
+// each result counts its own ops, finds and bytes written.
+func TestPairedPhaseChargesEachSideItsChunks(t *testing.T) {
+	const ops, chunk, slowOp = 400, 50, 500 * time.Microsecond
+	var mu sync.Mutex
+	var calls [2][]int // op indices in the order each side ran them
+	var sides [2]*runner
+	var ps [2]phaseSpec
+	for i, name := range []string{"sievekv", "sievekv-notsi"} {
+		sides[i] = &runner{name: name, eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true, live: ops}
+		ps[i] = phaseSpec{workload: "deleterandom", ops: ops, wantFound: noCheck, op: func(k int) (int64, bool, error) {
+			if i == 0 {
+				time.Sleep(slowOp)
+			}
+			mu.Lock()
+			calls[i] = append(calls[i], k)
+			mu.Unlock()
+			return int64(i + 1), k%2 == 0, nil
+		}}
+	}
+	rs, err := runPairedPhase(sides, ps, chunk, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%d results", len(rs))
+	}
+	for i, r := range rs {
+		if r.Engine != sides[i].name || r.PairedWith != sides[1-i].name || r.Ops != ops || r.Found != ops/2 || r.Workload != "deleterandom" {
+			t.Errorf("side %d: %+v", i, r)
+		}
+		for k, op := range calls[i] {
+			if op != k {
+				t.Fatalf("side %d ran op %d as its op number %d", i, op, k)
+			}
+		}
+		if len(calls[i]) != ops {
+			t.Errorf("side %d ran %d ops", i, len(calls[i]))
+		}
+	}
+	slow, fast := rs[0], rs[1]
+	if slow.ElapsedSec < ops*slowOp.Seconds() {
+		t.Errorf("the slow side's time %.4f s is less than its ops slept", slow.ElapsedSec)
+	}
+	// The fast side's ops do nothing: were it charged the slow side's
+	// chunks, it would take as long.
+	if fast.ElapsedSec > slow.ElapsedSec/5 || fast.OpsPerSec < 5*slow.OpsPerSec {
+		t.Errorf("the fast side was charged the slow side's time: %.4f s vs %.4f s", fast.ElapsedSec, slow.ElapsedSec)
+	}
+}
+
+// TestPairedPhaseRejectsUnlikePhases: the two sides of a pair must run
+// the same phase, and in one goroutine.
+func TestPairedPhaseRejectsUnlikePhases(t *testing.T) {
+	op := func(int) (int64, bool, error) { return 0, false, nil }
+	var sides [2]*runner
+	for i := range sides {
+		sides[i] = &runner{name: "sievekv", eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true}
+	}
+	base := phaseSpec{workload: "deleterandom", ops: 10, op: op, wantFound: noCheck}
+	fewer, other, parallel := base, base, base
+	fewer.ops = 9
+	other.workload = "deleterandom-getkept"
+	parallel.goroutines = 4
+	for _, p := range []phaseSpec{fewer, other, parallel} {
+		if _, err := runPairedPhase(sides, [2]phaseSpec{base, p}, 4, io.Discard); err == nil || !strings.Contains(err.Error(), p.workload) {
+			t.Errorf("paired %+v with %+v: %v", base, p, err)
+		}
+	}
+}
+
+// runPairTiny runs kvbench on a few thousand keys with engines and
+// workloads as given, and returns its stdout and results.
+func runPairTiny(t *testing.T, engines, workloads string) (string, []result) {
+	t.Helper()
+	dir := t.TempDir()
+	jsonOut := filepath.Join(dir, "out.json")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-cache", "65536", "-progress=false",
+		"-engines", engines, "-workloads", workloads, "-dir", filepath.Join(dir, "db"), "-json", jsonOut}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
+	}
+	return stdout.String(), testutil.ReadJSON[[]result](t, jsonOut)
+}

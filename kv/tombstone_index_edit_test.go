@@ -1,0 +1,74 @@
+package kv
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// TestTombstoneIndexUpdateDoesNotBlockWriters: a flush's inserts into the
+// index used to run in its critical section on DB.mu, so every commit
+// waited for them (1-2 ms for the first flush of deletes after a load).
+// Held before it changes the index, a flush's update must let the flush
+// return and later writes commit; a lookup meanwhile waits for it rather
+// than miss the flushed tombstones (K7), and once let go the index holds
+// exactly the tables' tombstones.
+func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	key := func(i int) []byte { return fmt.Appendf(nil, "held%05d", i) }
+	for i := range 2000 {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	letGo := sync.OnceFunc(func() { close(hold) })
+	defer letGo() // before Close, which waits for the held flush
+	testIndexEditPause = func() {
+		select {
+		case entered <- struct{}{}:
+			<-hold
+		default: // only the first edit is held
+		}
+	}
+	defer func() { testIndexEditPause = nil }()
+	for i := 0; i < 1000; i++ {
+		d.Delete(key(i), NoSync)
+	}
+	returnsWithin(t, 5*time.Second, "a flush or writes waited for the index's update", func() error {
+		if err := d.Flush(); err != nil {
+			return err
+		}
+		select {
+		case <-entered:
+		case <-time.After(4 * time.Second):
+			return fmt.Errorf("the flush of 1000 tombstones did not update the index")
+		}
+		for i := 1000; i < 1500; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	looked := make(chan bool, 1)
+	go func() { looked <- d.tombstones.mayHaveTombstone(key(0)) }()
+	select {
+	case <-looked:
+		t.Fatal("a lookup answered while the flush's tombstones were not yet in the index")
+	case <-time.After(50 * time.Millisecond):
+	}
+	letGo()
+	if !<-looked {
+		t.Fatal("the index misses a flushed tombstone")
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkTombstoneIndex(t, d, "after the held update")
+}
