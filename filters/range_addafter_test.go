@@ -14,13 +14,7 @@ import (
 // shuffled input.
 func TestRangeAddAfterMatchesAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 6))
-	shapes := map[string]func(r *rand.Rand) []byte{}
-	for name, gen := range rangeKeyShapes {
-		shapes[name] = gen
-	}
-	for name, gen := range learnShapes {
-		shapes[name] = gen
-	}
+	shapes := allRangeKeyShapes()
 	// Distinct keys whose first maxRangeKeyBytes bytes are one of a few.
 	shapes["truncated"] = func(r *rand.Rand) []byte {
 		k := bytes.Repeat([]byte{'a' + byte(r.IntN(3))}, maxRangeKeyBytes+r.IntN(4))
@@ -36,7 +30,7 @@ func TestRangeAddAfterMatchesAdd(t *testing.T) {
 				slices.SortFunc(keys, bytes.Compare)
 				keys = slices.CompactFunc(keys, bytes.Equal)
 			}
-			viaAdd, viaAfter := mustRangeBuilder(t), mustRangeBuilder(t)
+			viaAdd, viaAfter := mustRangeBuilder(t, 16), mustRangeBuilder(t, 16)
 			var prev []byte
 			for _, k := range keys {
 				viaAdd.Add(k)
@@ -51,9 +45,9 @@ func TestRangeAddAfterMatchesAdd(t *testing.T) {
 	}
 }
 
-func mustRangeBuilder(t *testing.T) *RangeBuilder {
+func mustRangeBuilder(t *testing.T, bits float64) *RangeBuilder {
 	t.Helper()
-	b, err := NewRangeBuilder(16)
+	b, err := NewRangeBuilder(bits)
 	if err != nil {
 		t.Fatal(err)
 	}
