@@ -126,12 +126,30 @@ func (b *RangeBuilder) Reset() {
 // last key: one fused loop stores the new bytes (keys.add) and, while
 // input is sorted, records their symbols (shape.observe).
 func (b *RangeBuilder) Add(key []byte) {
-	b.minLen = min(b.minLen, len(key))
-	k := key[:min(len(key), maxRangeKeyBytes)]
 	shared := 0
 	if b.keys.n > 0 {
+		shared = SharedPrefixLen(b.keys.last(), key)
+	}
+	b.AddAfter(key, shared)
+}
+
+// AddAfter records key, which shares its first shared bytes with the key
+// added just before it: SharedPrefixLen of the two (ignored for the first
+// key). A table writer compares each key with the previous one to find
+// repeats, so passing that length in saves the builder the same compare.
+// A shared that is not the two keys' common prefix builds a wrong filter
+// (false negatives); Add is the call for a caller without it.
+func (b *RangeBuilder) AddAfter(key []byte, shared int) {
+	b.minLen = min(b.minLen, len(key))
+	k := key[:min(len(key), maxRangeKeyBytes)]
+	if b.keys.n == 0 {
+		shared = 0
+	} else {
+		// The stored last key is the previous key truncated as k is (or
+		// an earlier key the previous one repeated once truncated): the
+		// common prefix of the truncations is the caller's, capped.
 		last := b.keys.last()
-		shared = commonPrefixLen(last, k)
+		shared = min(shared, len(k), len(last))
 		switch {
 		case shared == len(k) && shared == len(last):
 			return // a repeat of the last key

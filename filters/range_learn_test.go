@@ -27,13 +27,8 @@ var learnShapes = map[string]func(r *rand.Rand) []byte{
 	},
 }
 
-// TestRangeBuilderLearnsOnlyWhatTheCoderReads checks R4: a builder that
-// learns sorted keys' bytes only up to the depth its coder reads, catching
-// up as that depth grows, builds the same encoding as one that learns
-// every byte of every key. Key sets end with a close pair half the time,
-// so the depth grows after most keys are stored.
-func TestRangeBuilderLearnsOnlyWhatTheCoderReads(t *testing.T) {
-	r := rand.New(rand.NewPCG(22, 5))
+// allRangeKeyShapes is rangeKeyShapes and learnShapes together.
+func allRangeKeyShapes() map[string]func(r *rand.Rand) []byte {
 	shapes := map[string]func(r *rand.Rand) []byte{}
 	for name, gen := range rangeKeyShapes {
 		shapes[name] = gen
@@ -41,7 +36,17 @@ func TestRangeBuilderLearnsOnlyWhatTheCoderReads(t *testing.T) {
 	for name, gen := range learnShapes {
 		shapes[name] = gen
 	}
-	for name, gen := range shapes {
+	return shapes
+}
+
+// TestRangeBuilderLearnsOnlyWhatTheCoderReads checks R4: a builder that
+// learns sorted keys' bytes only up to the depth its coder reads, catching
+// up as that depth grows, builds the same encoding as one that learns
+// every byte of every key. Key sets end with a close pair half the time,
+// so the depth grows after most keys are stored.
+func TestRangeBuilderLearnsOnlyWhatTheCoderReads(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 5))
+	for name, gen := range allRangeKeyShapes() {
 		for trial := range 60 {
 			keys := make([][]byte, 1+r.IntN([]int{3, 40, 2000}[trial%3]))
 			for i := range keys {
@@ -82,21 +87,10 @@ func TestRangeBuilderLearnsOnlyWhatTheCoderReads(t *testing.T) {
 // as the builder did before it tracked the coder's depth.
 func buildLearningAll(t *testing.T, sorted [][]byte, bits float64) []byte {
 	t.Helper()
-	b, err := NewRangeBuilder(bits)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustRangeBuilder(t, bits)
 	b.shape.learnEnd, b.shape.alphaEnd = maxRangeKeyBytes, maxRangeKeyBytes
 	for _, k := range sorted {
 		b.Add(k)
 	}
-	f, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := f.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return enc
+	return mustRangeEncoding(t, b)
 }

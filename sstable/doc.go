@@ -60,8 +60,9 @@
 //	   carries a filters.RangeFilter over its distinct user keys in an
 //	   optional block just before the point filter (range_filter.go). A
 //	   bounded Iter may ask it once per SeekGE, SeekLT, First and Last:
-//	   up front while the filter pays, else just before the call's first
-//	   data-block read (rangeFilterUse), and, when it proves the range
+//	   up front while the filter pays, else sampled, or just before the
+//	   call's first data-block read while its last answer was "empty"
+//	   (rangeFilterUse), and, when it proves the range
 //	   empty, returns "no entry" without reading a block; since
 //	   the filter has no false negatives, and a call that does not ask
 //	   reads as without one, the iterator's answers are those of the same

@@ -58,11 +58,12 @@ func (rb *rangeFilterBuilder) release() {
 	}
 }
 
-// add records a new user key (the writer calls it once per distinct key,
-// in order).
-func (rb *rangeFilterBuilder) add(userKey []byte) {
+// add records a new user key, which shares its first shared bytes with
+// the one before it (the writer calls it once per distinct key, in order,
+// with the length its own repeat check found).
+func (rb *rangeFilterBuilder) add(userKey []byte, shared int) {
 	if rb.b != nil {
-		rb.b.Add(userKey)
+		rb.b.AddAfter(userKey, shared)
 	}
 }
 
@@ -161,9 +162,13 @@ func (r *Reader) MayContainRange(lo, hi []byte) bool {
 // iterators never ask: a whole-table scan has nothing to skip. A filter
 // that pays (rangeFilterUse) is asked here, before any work: a check costs
 // less than a seek into a cached block, let alone a read. One that has
-// lately not paid is asked only before the call's first data-block read,
-// on a cache miss (rangeEmptyBeforeRead): then it costs a small fraction
-// of the read it may save, and never anything on cached blocks.
+// lately not paid is asked up front one time in rangeSampleEvery, and
+// otherwise only if its last answer was "empty", and then just before the
+// call's first data-block read, on a cache miss (rangeEmptyBeforeRead):
+// ranges turning empty are caught from the first sampled "empty" on, while
+// ranges that hold keys pay one check in rangeSampleEvery. Asking before
+// every read cost short scans 5-15% of their time in kvbench on one-level
+// trees, where the check can never pay (docs/design.md, "Range filters").
 func (it *Iter) rangeEmpty(lo, hi []byte) bool {
 	it.rangePending = false
 	if it.r.rangeFilter == nil || (it.lower == nil && it.upper == nil) {
@@ -171,7 +176,7 @@ func (it *Iter) rangeEmpty(lo, hi []byte) bool {
 	}
 	it.rangeLo, it.rangeHi = lo, hi
 	if !it.r.rangeUse.worthAsking() {
-		it.rangePending = true
+		it.rangePending = it.r.rangeUse.lastEmpty.Load()
 		return false
 	}
 	return it.askRangeFilter()
@@ -201,11 +206,13 @@ func (it *Iter) askRangeFilter() bool {
 // scan (docs/design.md, "Range filters"). So a table whose filter ruled
 // out fewer than one in rangePayback of its recent checks is asked only one
 // time in rangeSampleEvery up front, which keeps its counts current, and
-// otherwise just before a data-block read (Iter.rangeEmpty); any other is
-// always asked up front. Skipping a check is always safe: the iterator
-// reads as if the table had no range filter.
+// otherwise, while its last answer was "empty", just before a data-block
+// read (Iter.rangeEmpty); any other is always asked up front. Skipping a
+// check is always safe: the iterator reads as if the table had no range
+// filter.
 type rangeFilterUse struct {
 	asked, empty, skipped atomic.Uint32
+	lastEmpty             atomic.Bool // the latest answer was "empty"
 }
 
 const (
@@ -231,6 +238,9 @@ func (u *rangeFilterUse) worthAsking() bool {
 // record notes one answer. Concurrent iterators may race on the halving;
 // the counts are a heuristic and any value keeps answers exact.
 func (u *rangeFilterUse) record(empty bool) {
+	if u.lastEmpty.Load() != empty {
+		u.lastEmpty.Store(empty) // stored on a change only: no shared write per check
+	}
 	if empty {
 		u.empty.Add(1)
 	}

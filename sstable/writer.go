@@ -181,12 +181,16 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		return fmt.Errorf("sstable: Add %v: invalid kind or seqnum", key)
 	}
 	newUserKey := true
+	shared := 0 // bytes key's user key shares with the last entry's
 	if w.props.NumEntries > 0 {
 		last, _ := base.DecodeInternalKey(w.lastKey)
 		if base.Compare(last, key) >= 0 {
 			return fmt.Errorf("%w: %v after %v", ErrOutOfOrder, key, last)
 		}
-		newUserKey = base.CompareUserKeys(last.UserKey, key.UserKey) != 0
+		// One compare finds both the repeat and what the range filter
+		// needs (user keys compare bytewise, base.CompareUserKeys).
+		shared = filters.SharedPrefixLen(last.UserKey, key.UserKey)
+		newUserKey = shared < len(last.UserKey) || shared < len(key.UserKey)
 		if w.pendingIndex {
 			w.addIndexEntry(separator(last, key))
 		}
@@ -198,7 +202,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.hashes = append(w.hashes, filters.Hash(key.UserKey))
 	}
 	if newUserKey {
-		w.rangeFilter.add(key.UserKey)
+		w.rangeFilter.add(key.UserKey, shared)
 	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
 	w.data.add(w.keyBuf, value)

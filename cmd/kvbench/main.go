@@ -217,6 +217,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	scanTrees = treeLog{} // this run's scan DBs only (tests call run repeatedly)
 	if fl.replot != "" {
 		return replot(fl)
 	}
@@ -239,8 +240,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-workloads: %w", err)
 	}
-	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return !isDeleteLarge(w) }) {
-		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read)")
+	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return !isDeleteLarge(w) && !isScanWorkload(w) }) {
+		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read; the delete-large and scan workloads load their own)")
 	}
 	root := fl.dir
 	if root == "" {

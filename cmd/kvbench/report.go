@@ -121,6 +121,9 @@ func printResults(w io.Writer, rs []result) {
 				fmt.Fprintf(w, "  %s %s shape: %s\n", r.Engine, r.Filter, r.EngineShape)
 			}
 		}
+		for _, l := range scanTrees.lines(wl) {
+			fmt.Fprintln(w, "  "+l)
+		}
 		fmt.Fprintln(w)
 	}
 }
@@ -334,6 +337,9 @@ func writeMarkdown(path, title string, args []string, hdr string, rs []result, g
 		fmt.Fprintf(&b, "#### %s\n\n", wl)
 		benchreport.Table(&b, columns, benchreport.Rows(rs, func(r result) bool { return r.Workload == wl }, row))
 		for _, l := range ratioLines(rs, wl) {
+			b.WriteString("- " + l + "\n")
+		}
+		for _, l := range scanTrees.lines(wl) {
 			b.WriteString("- " + l + "\n")
 		}
 		b.WriteString("\n")

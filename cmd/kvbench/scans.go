@@ -97,7 +97,16 @@ func (s *idSet) anyIn(lo, hi int) bool {
 // loadIDs writes the ids into r's engine as an LSM in use: 70% (every id
 // but those of the last three tenths by a hash) compacted to the bottom,
 // 20% flushed and left to the engine's compactions, 10% flushed into L0.
-func loadIDs(r *runner, s *idSet) error {
+//
+// The tree it leaves is a function of the data alone, so that two DBs of
+// one engine with different table options (sievekv and sievekv-rf) scan
+// the same tables: the last two parts go in flushes of at most half a
+// memtable (no memtable fills on its own), each waited on until the
+// engine is quiet, so every compaction the engine picks sees the same
+// tables whatever the machine's timing. Writes racing background
+// compactions made the two DBs end differently at 1M keys (one with 20%
+// more table reads per scan).
+func loadIDs(r *runner, s *idSet, memTableSize int) error {
 	val := make([]byte, r.valueSize)
 	part := func(id int) int {
 		switch h := (uint32(id) * 2654435761) >> 24 % 10; {
@@ -108,22 +117,29 @@ func loadIDs(r *runner, s *idSet) error {
 		}
 		return 2
 	}
+	perFlush := quietFlushKeys(memTableSize, len(idKeyOf(0)), r.valueSize)
 	for p := 0; p < 3; p++ {
+		unflushed := 0
 		for i, id := range s.ids {
-			if part(id) == p {
-				if err := r.eng.set(idKeyOf(id), valueFor(val, i)); err != nil {
+			if part(id) != p {
+				continue
+			}
+			if err := r.eng.set(idKeyOf(id), valueFor(val, i)); err != nil {
+				return err
+			}
+			if unflushed++; p > 0 && unflushed == perFlush {
+				if err := flushQuiet(r); err != nil {
 					return err
 				}
+				unflushed = 0
 			}
 		}
 		var err error
-		switch p {
-		case 0:
+		switch {
+		case p == 0:
 			err = r.eng.compactAll()
-		default:
-			if err = r.eng.flush(); err == nil {
-				err = settle(r)
-			}
+		case unflushed > 0:
+			err = flushQuiet(r)
 		}
 		if err != nil {
 			return err
@@ -131,6 +147,23 @@ func loadIDs(r *runner, s *idSet) error {
 	}
 	r.live = len(s.ids)
 	return nil
+}
+
+// quietFlushKeys is how many entries of the given sizes fill at most half
+// a memtable, even with an engine's per-entry overhead (taken as 64 bytes,
+// more than sievekv's or Pebble's), so that only explicit flushes make
+// tables.
+func quietFlushKeys(memTableSize, keySize, valueSize int) int {
+	return max(1, memTableSize/2/(keySize+valueSize+64))
+}
+
+// flushQuiet flushes r's memtable and waits until no flush or compaction
+// runs, so the next write finds the engine's tree settled.
+func flushQuiet(r *runner) error {
+	if err := r.eng.flush(); err != nil {
+		return err
+	}
+	return settle(r)
 }
 
 // scanPhase is the timed loop of scanempty or scanshort over s.
@@ -216,9 +249,13 @@ func loadScanDB(r *runner, w string, fl *flags, root string) (*runner, phaseSpec
 		return err
 	}
 	s := newIDSet(fl.seed, fl.n)
-	if err := loadIDs(&fr, s); err != nil {
+	if err := loadIDs(&fr, s, fl.memTable); err != nil {
 		done()
 		return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
+	}
+	if err := scanTrees.check(&fr, w); err != nil {
+		done()
+		return nil, phaseSpec{}, nil, err
 	}
 	p, err := scanPhase(w, &fr, s, fl.ops, fl.seed)
 	if err != nil {
@@ -232,7 +269,8 @@ func loadScanDB(r *runner, w string, fl *flags, root string) (*runner, phaseSpec
 func scanKeysDescription(fl *flags) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "scanempty/scanshort: a DB of their own per engine, %d keys user%%08d (runs of up to 500 ids, every other kept, holes up to 1000), "+
-		"70%% compacted to the bottom, 20%% flushed then compacted by the engine, 10%% in L0; bounded iterators over ranges of %v ids, "+
+		"70%% compacted to the bottom, 20%% flushed then compacted by the engine, 10%% flushed last (both in flushes of at most half a memtable, each waited on until the engine is quiet, "+
+		"so the tree is a function of the data: the sievekv DBs are checked to hold the same tables, listed under each workload); bounded iterators over ranges of %v ids, "+
 		"empty (scanempty) or starting at a key (scanshort, up to %d entries read); sievekv-rf is sievekv with RangeFilterBitsPerKey %g\n",
 		fl.n, scanWidths, scanLength, fl.rangeFilterBits)
 	return b.String()
