@@ -182,6 +182,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	if err := warmUp(p); err != nil {
 		return result{}, err
 	}
+	quiesce()
 	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
 	m := newPhaseMeter(r, p)
