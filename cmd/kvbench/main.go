@@ -447,7 +447,7 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
-	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection with the heap's free pages returned to the OS (debug.FreeOSMemory): no engine pays for the garbage of what ran before it or writes into pages it freed\n")
+	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction (readmissing-live before it, on the shape the fill left)\n\n")
 	return b.String()
 }
