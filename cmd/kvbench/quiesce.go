@@ -16,9 +16,9 @@ import "runtime"
 // an engine's allocations land in pages already present. Handing them back
 // to the OS as well (debug.FreeOSMemory) would start every loop as cold as
 // a fresh process: every span the loop takes then page-faults on its first
-// store, which in a traced quick fillseq made sievekv's ops over 5 us
-// outside collections 2.5 times as frequent (docs/design.md, "What sets a
-// sequential fill's 99th percentile").
+// store, which in traced quick fillseqs made sievekv's ops over 5 us
+// outside collections about 2.4 times as frequent (docs/design.md,
+// "What sets a sequential fill's 99th percentile").
 func quiesce() {
 	runtime.GC()
 }
