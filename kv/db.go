@@ -117,6 +117,10 @@ type memTable struct {
 	// rangeDels are its range tombstones, kept out of the point entries
 	// (kv/rangedel.go).
 	rangeDels memRangeDels
+	// refs counts its holders: the DB until a flush drops it from the
+	// queue, and each read state listing it; the last releases its arena
+	// (K12, kv/memtable_release.go).
+	refs atomic.Int32
 }
 
 func (d *DB) path(kind fileKind, num fileNum) string {
@@ -161,7 +165,7 @@ func (d *DB) allocFileNum() (fileNum, error) {
 // creates. REQUIRES: d.mu held.
 func (d *DB) newMemTableLocked() (*memTable, error) {
 	d.nextMemID++
-	m := &memTable{MemTable: memtable.New(), id: d.nextMemID}
+	m := newMemTableStruct(d.nextMemID)
 	if d.opts.DisableWAL || d.opts.ReadOnly {
 		return m, nil
 	}

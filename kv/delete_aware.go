@@ -268,6 +268,10 @@ func (d *DB) tick() {
 
 	d.mu.Lock()
 	mem := d.mem
+	if mem != nil {
+		mem.ref() // read below without d.mu; a flush may drop it (K12)
+		defer mem.unref()
+	}
 	idle := mem != nil && !mem.Empty() && mem.id == d.ticker.idleMemID && mem.ApproximateSize() == d.ticker.idleMemSize
 	if mem != nil {
 		d.ticker.idleMemID, d.ticker.idleMemSize = mem.id, mem.ApproximateSize()

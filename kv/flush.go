@@ -83,6 +83,9 @@ func (d *DB) flushLoop() {
 		// Memtables rotated meanwhile stay queued behind the flushed ones.
 		d.imm = d.imm[len(ms):]
 		d.publishReadStateLocked()
+		for _, m := range ms {
+			m.unref() // the DB's hold; pinned reads keep theirs (K12)
+		}
 		d.flushedMemID = last.id
 		d.counters.flushes.Add(uint64(len(ms)))
 		d.counters.compaction.levelBytesWritten[0].Add(manifest.TotalSize(tables))

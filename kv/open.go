@@ -12,7 +12,6 @@ import (
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
-	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -182,7 +181,7 @@ func (d *DB) recover() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.mem = &memTable{MemTable: memtable.New()}
+	d.mem = newMemTableStruct(0)
 	if err := d.replayWALsLocked(logs); err != nil {
 		return err
 	}
@@ -245,7 +244,7 @@ func (d *DB) flushRecoveredLocked() error {
 	if err := d.applyEditLocked(edit); err != nil {
 		return err
 	}
-	d.mem = &memTable{MemTable: memtable.New()}
+	d.mem = newMemTableStruct(0)
 	return nil
 }
 

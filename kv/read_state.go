@@ -41,6 +41,7 @@ func (rs *readState) unref() {
 	switch n := rs.refs.Add(-1); {
 	case n == 0:
 		rs.v.Unref()
+		rs.unrefMemTables()
 	case n < 0:
 		panic("kv: read state released more often than pinned")
 	}
@@ -74,6 +75,7 @@ func (d *DB) loadReadState() (*readState, error) {
 func (d *DB) publishReadStateLocked() {
 	rs := &readState{mem: d.mem, imm: d.imm, v: d.current}
 	rs.v.Ref()
+	rs.refMemTables()
 	rs.refs.Store(1) // the DB's own pin, dropped when retired
 	if old := d.readState.Swap(rs); old != nil {
 		old.unref()

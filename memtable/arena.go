@@ -53,7 +53,13 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 			a.used += int64(len(a.cur) - a.fill) // the tail is lost (MT4)
 			size = min(2*len(a.cur), maxChunk)
 		}
-		a.cur, a.fill, a.touched = make([]byte, max(size, n)), 0, 0
+		size = max(size, n)
+		if c := takeChunk(size); c != nil {
+			// Its pages are present: a memtable wrote them (MT9).
+			a.cur, a.fill, a.touched = c, 0, len(c)
+		} else {
+			a.cur, a.fill, a.touched = make([]byte, size), 0, 0
+		}
 		a.curIdx = a.publish(a.cur)
 	}
 	a.touch(a.fill + n)

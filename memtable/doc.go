@@ -19,7 +19,8 @@
 //	   in base.Compare order; adding an existing internal key replaces it.
 //	MT2 (owned bytes): keys and values are copied on insert, into the arena;
 //	   a slice returned by Get or an iterator is never modified afterwards
-//	   and may be kept (read-only) for as long as the caller likes.
+//	   and may be kept (read-only) for as long as the caller likes, until
+//	   the memtable is released (MT9).
 //	MT3 (newest visible): Get(k, s) returns the entry with user key k and the
 //	   largest seqnum <= s (base.Visible), tombstones included.
 //	MT4 (honest size): ApproximateSize is the arena bytes handed out (keys,
@@ -30,8 +31,9 @@
 //	MT5 (snapshot iterators): an iterator sees exactly the entries present
 //	   when NewIter returned, regardless of later writes.
 //	MT6 (arena): key and value bytes live in a few large arena chunks (a
-//	   dozen for a 4 MiB memtable), never moved or reused; a B-tree item is
-//	   a pointer-free position in the arena plus the trailer and the key's
+//	   dozen for a 4 MiB memtable), never moved, reused only after Release
+//	   (MT9); a B-tree item is a pointer-free position in the arena plus
+//	   the trailer and the key's
 //	   first 8 bytes (which decide most comparisons), so an insert
 //	   allocates nothing but the occasional chunk and node, and the GC has
 //	   neither per-entry objects to mark nor pointers in the tree to follow.
@@ -48,4 +50,11 @@
 //	   touchAhead bytes at a time ahead of the fill (arena_touch.go), so
 //	   the copy of an entry does not take the page fault of a chunk the
 //	   heap got fresh from the OS.
+//	MT9 (released arenas): Release hands a memtable's arena chunks to
+//	   process-wide pools (arena_reuse.go), from which later memtables take
+//	   their chunks of the same size. It is the one exception to MT2 and
+//	   MT6's "never reused": the caller promises that no reader of the
+//	   memtable, and no slice it handed out, is left. A chunk taken from a
+//	   pool holds the old memtable's bytes beyond the fill; MT6 readers
+//	   never look there.
 package memtable

@@ -10,7 +10,8 @@
 //
 // The engines run alternately, workload by workload, so that machine drift
 // hits all of them; only ratios measured in one run mean anything on a
-// shared machine. The filter sweep (-sweep) repeats readmissing on sievekv
+// shared machine. Each timed loop starts from the same heap state
+// (quiesce.go). The filter sweep (-sweep) repeats readmissing on sievekv
 // with each table filter, answering "what does 1% vs 0.1% buy" with real
 // reads. The budget sweep (-budgetsweep) loads a fresh DB per filter family
 // and budget and runs readmissing-live on it: reads per absent Get on the
@@ -454,6 +455,7 @@ func header(fl *flags, c config) string {
 	}
 	b.WriteString(scanKeysDescription(fl))
 	b.WriteString(pairDescriptions(fl))
+	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction (readmissing-live before it, on the shape the fill left)\n\n")
 	return b.String()
 }

@@ -99,6 +99,9 @@ func ratioLines(rs []result, w string) []string {
 		}
 		line += ", space amp " + ratioStr(s.SpaceAmp, o.SpaceAmp) + ", filter B/key " + ratioStr(s.FilterBytesPerKey, o.FilterBytesPerKey) +
 			fmt.Sprintf(", Go heap alloc/op %.0f vs %.0f B", s.AllocBytesPerOp, o.AllocBytesPerOp)
+		if s.GCCycles+o.GCCycles > 0 {
+			line += fmt.Sprintf(", GC cycles in the loop %d vs %d", s.GCCycles, o.GCCycles)
+		}
 		out = append(out, line)
 	}
 	return out

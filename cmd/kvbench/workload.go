@@ -122,6 +122,11 @@ type result struct {
 	// engine manages outside the Go heap (Pebble's block cache) is not in
 	// it.
 	AllocBytesPerOp float64 `json:"alloc_bytes_per_op"`
+	// GCCycles is how many garbage collections ended during the timed
+	// loop (runtime.MemStats.NumGC): the process's, but with one engine
+	// running at a time and every loop starting from a collected heap
+	// (quiesce), what that engine's garbage made due.
+	GCCycles uint32 `json:"gc_cycles,omitempty"`
 	// ValueSize is the value size of the run (a present-key Get's
 	// allocation goal is relative to it).
 	ValueSize  int     `json:"value_size"`
@@ -196,6 +201,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	if err := warmUp(p); err != nil {
 		return result{}, err
 	}
+	quiesce()
 	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
 	m := newPhaseMeter(r, p)
@@ -216,6 +222,7 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&ms1)
 	m.add(elapsed, ms1.TotalAlloc-ms0.TotalAlloc, written, found)
+	m.gcCycles += ms1.NumGC - ms0.NumGC
 	bar.Finish()
 	return m.finish()
 }
@@ -246,6 +253,9 @@ type phaseMeter struct {
 	alloc   uint64
 	written int64
 	found   int
+	// gcCycles: collections during the loop (measure's; the paired scans
+	// leave it 0).
+	gcCycles uint32
 }
 
 func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
@@ -298,6 +308,7 @@ func (m *phaseMeter) finish() (result, error) {
 		BytesReadPerOp:      float64(io1.readBytes-io0.readBytes) / n,
 		PeakRSSMB:           peakRSSMB(),
 		AllocBytesPerOp:     float64(m.alloc) / n,
+		GCCycles:            m.gcCycles,
 		Found:               found,
 		ElapsedSec:          m.elapsed.Seconds(),
 	}
