@@ -106,3 +106,20 @@ func TestCheckpointRejectsEmptyDirName(t *testing.T) {
 		t.Fatalf("Checkpoint(\"\") = %v, want ErrInvalidArgument", err)
 	}
 }
+
+// Every public call that takes a key range rejects an inverted one with the
+// same sentinel, so a caller can tell its own mistake from an engine failure.
+func TestInvertedRangesAreInvalidArguments(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	a, b := []byte("a"), []byte("b")
+	for name, err := range map[string]error{
+		"DeleteRange(b, a)": d.DeleteRange(b, a, NoSync),
+		"DeleteRange(a, a)": d.DeleteRange(a, a, NoSync),
+		"Compact(b, a)":     d.Compact(b, a),
+	} {
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)
+		}
+	}
+}
