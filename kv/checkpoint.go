@@ -43,6 +43,18 @@ var ErrCheckpointDirNotEmpty = errors.New("kv: checkpoint directory is not empty
 //
 // A ReadOnly DB cannot flush and returns ErrReadOnly.
 func (d *DB) Checkpoint(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: Checkpoint: the directory name is empty", ErrInvalidArgument)
+	}
+	// A DB that cannot flush fails before dir is made: a closed or
+	// read-only DB must not leave an empty directory behind, nor report
+	// a full dir ahead of its own state.
+	d.mu.Lock()
+	err := d.writableLocked()
+	d.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	}
 	if err := d.prepareCheckpointDir(dir); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // that no open snapshot needs (compaction's C1, C2). nil bounds are open.
 func (d *DB) Compact(start, end []byte) error {
 	if start != nil && end != nil && base.CompareUserKeys(start, end) > 0 {
-		return fmt.Errorf("kv: Compact start %q is after end %q", start, end)
+		return fmt.Errorf("%w: Compact start %q is after end %q", ErrInvalidArgument, start, end)
 	}
 	if err := d.Flush(); err != nil {
 		return err

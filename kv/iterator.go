@@ -126,7 +126,13 @@ func (d *DB) NewIter(o *IterOptions) *Iterator {
 // the DB's read gate, which the caller leaves with end (so Close does not
 // close a table this call is reading).
 func (it *Iterator) begin() bool {
-	if it.err != nil || it.state == stateClosed {
+	if it.err != nil {
+		return false
+	}
+	if it.state == stateClosed {
+		// Used after its own Close: without an error the false would read
+		// as an empty range, a wrong answer rather than a misuse reported.
+		it.err = ErrClosed
 		return false
 	}
 	if it.db.isClosed() || !it.db.reads.enter() {

@@ -110,6 +110,9 @@ func (s *Store) LastIndex() (uint64, error) { return s.last.Load(), nil }
 
 // GetLog reads the entry at index into l, or returns raft.ErrLogNotFound.
 func (s *Store) GetLog(index uint64, l *raft.Log) error {
+	if l == nil {
+		return fmt.Errorf("raftstore: get log %d: %w: nil *raft.Log", index, kv.ErrInvalidArgument)
+	}
 	v, err := s.db.Get(logKey(index))
 	if errors.Is(err, kv.ErrNotFound) {
 		return raft.ErrLogNotFound
@@ -131,6 +134,12 @@ func (s *Store) StoreLog(l *raft.Log) error {
 func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
+	}
+	for i, l := range logs {
+		if l == nil {
+			// Checked before anything is written: the batch is all or none.
+			return fmt.Errorf("raftstore: store logs: %w: entry %d of %d is nil", kv.ErrInvalidArgument, i, len(logs))
+		}
 	}
 	b := s.db.NewBatch()
 	var buf []byte

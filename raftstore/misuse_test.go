@@ -1,0 +1,45 @@
+package raftstore
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/kv"
+)
+
+// A nil entry (or a nil destination) is a caller's mistake the store
+// reports as ErrInvalidArgument, writing nothing, instead of panicking
+// inside the raft goroutine that called it.
+func TestNilLogsAreInvalidArguments(t *testing.T) {
+	h := newHarness(t)
+	good := &raft.Log{Index: 7, Term: 1, Data: []byte("x")}
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"StoreLog(nil)", func() error { return h.s.StoreLog(nil) }},
+		{"StoreLogs([nil])", func() error { return h.s.StoreLogs([]*raft.Log{nil}) }},
+		{"StoreLogs([good, nil])", func() error { return h.s.StoreLogs([]*raft.Log{good, nil}) }},
+		{"GetLog(7, nil)", func() error { return h.s.GetLog(7, nil) }},
+	} {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%s panicked: %v", tc.name, r)
+				}
+			}()
+			err = tc.call()
+		}()
+		if !errors.Is(err, kv.ErrInvalidArgument) {
+			t.Errorf("%s = %v, want ErrInvalidArgument", tc.name, err)
+		}
+	}
+	// The batch holding a nil wrote none of its entries.
+	var l raft.Log
+	if err := h.s.GetLog(7, &l); err != raft.ErrLogNotFound {
+		t.Errorf("GetLog(7) after a rejected batch = %v, want raft.ErrLogNotFound", err)
+	}
+	h.bounds(0, 0)
+}
