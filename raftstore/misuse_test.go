@@ -43,3 +43,20 @@ func TestNilLogsAreInvalidArguments(t *testing.T) {
 	}
 	h.bounds(0, 0)
 }
+
+// Once Close has begun waiting for the reclaimer, a DeleteRange that got
+// in just before the DB closed must not start a compaction: that would Add
+// to the WaitGroup Close is waiting on, and compact a DB being closed.
+func TestReclaimStartsNothingOnceCloseWaits(t *testing.T) {
+	h := newHarness(t)
+	h.s.reclaim.wait()
+	if err := h.s.reclaim.deleted(reclaimDeletedEntries, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	h.s.reclaim.mu.Lock()
+	running := h.s.reclaim.running
+	h.s.reclaim.mu.Unlock()
+	if running {
+		t.Fatal("a compaction started after Close began waiting")
+	}
+}

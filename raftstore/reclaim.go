@@ -37,6 +37,7 @@ type reclaimer struct {
 	pending int    // entries deleted since the last compaction started (mu)
 	upTo    uint64 // largest index deleted so far (mu)
 	running bool   // a compaction is in flight (mu)
+	closed  bool   // wait has begun: start no more compactions (mu)
 	err     error  // the last compaction's failure, reported once (mu)
 	done    sync.WaitGroup
 }
@@ -53,7 +54,7 @@ func (r *reclaimer) deleted(n int, hi uint64) error {
 	}
 	r.pending += n
 	r.upTo = max(r.upTo, hi)
-	if r.pending < reclaimDeletedEntries || r.running {
+	if r.pending < reclaimDeletedEntries || r.running || r.closed {
 		return nil
 	}
 	r.pending, r.running = 0, true
@@ -72,5 +73,12 @@ func (r *reclaimer) deleted(n int, hi uint64) error {
 	return nil
 }
 
-// wait returns once no compaction is in flight.
-func (r *reclaimer) wait() { r.done.Wait() }
+// wait returns once no compaction is in flight, and stops deleted from
+// starting another: a DeleteRange racing Store.Close must not Add to the
+// WaitGroup while Close waits on it (nor compact a DB about to close).
+func (r *reclaimer) wait() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.done.Wait()
+}
