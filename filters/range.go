@@ -210,6 +210,13 @@ func (b *RangeBuilder) addSorted(k []byte, shared int) {
 // Len is the number of keys recorded (adjacent repeats count once).
 func (b *RangeBuilder) Len() int { return b.keys.n }
 
+// RetainedBytes is the memory the builder keeps across Reset and Finish
+// (its key arena and Finish's scratch), for a caller deciding whether
+// keeping it for the next table is worth that memory.
+func (b *RangeBuilder) RetainedBytes() int {
+	return cap(b.keys.arena) + 8*(cap(b.codes)+cap(b.sortScratch))
+}
+
 // Finish builds the filter of every key added and resets the builder.
 func (b *RangeBuilder) Finish() (*RangeFilter, error) {
 	if !b.sorted {

@@ -35,7 +35,9 @@ func init() {
 
 // MarshalBinary returns the filter's checksummed encoding.
 func (f *RangeFilter) MarshalBinary() ([]byte, error) {
-	w := &bodyWriter{}
+	// Sized up front: a table writer encodes every filter it builds, and
+	// growing the body by doubling copied it about twice more.
+	w := &bodyWriter{buf: make([]byte, 0, f.maxBodyLen())}
 	if f.exact {
 		w.u8(rangeModeExact)
 	} else {
@@ -50,7 +52,8 @@ func (f *RangeFilter) MarshalBinary() ([]byte, error) {
 		if a.has(0) {
 			form |= rangeFormEnd
 		}
-		var list []byte
+		var listBuf [256]byte
+		list := listBuf[:0]
 		for b := 0; b < 256; b++ {
 			if a.has(b + 1) {
 				list = append(list, byte(b))
@@ -75,6 +78,16 @@ func (f *RangeFilter) MarshalBinary() ([]byte, error) {
 	w.u64s(f.set.low)
 	w.u64s(f.set.high)
 	return sealEnvelope(TypeRange, rangeFormatVersion, w.buf), nil
+}
+
+// maxBodyLen bounds the length of the body MarshalBinary writes: the mode,
+// the prefix with its length, each alphabet as a form byte and either a
+// counted list of at most rangeListMax bytes or a 32-byte bitmap, then r,
+// seed, n and the Elias-Fano words.
+func (f *RangeFilter) maxBodyLen() int {
+	perAlphabet := 1 + max(1+rangeListMax, 32)
+	return 1 + 4 + len(f.coder.prefix) + 1 + len(f.coder.alpha)*perAlphabet +
+		3*8 + 8*(len(f.set.low)+len(f.set.high))
 }
 
 // UnmarshalRangeFilter decodes an encoding MarshalBinary produced. Errors

@@ -27,33 +27,74 @@ type rangeFilterBuilder struct {
 	err error // invalid WriterOptions.RangeFilterBitsPerKey, reported by Finish
 }
 
-// rangeBuilders keeps range filter builders between tables: a builder's
-// memory grows to its table's keys, and flushes and compactions write table
-// after table of about the same size, so a reused builder allocates next
-// to nothing (docs/design.md, "Range filters", build cost).
-var rangeBuilders sync.Pool
+// Range filter builders are kept between tables: a builder's memory grows
+// to its table's keys (about 20 bytes per key: the front-coded keys, the
+// codes and a sort scratch), and flushes and compactions write table after
+// table of about the same size, so a reused builder allocates next to
+// nothing. A sync.Pool alone lost them: it drops what it holds at every
+// second GC, and a table build allocates enough (data blocks, the point
+// filter) to run one every few tables, so two builds in three grew a fresh
+// arena by doubling and a fresh code slice, a tenth of the range filter's
+// build cost on 100k-key tables (docs/design.md, "Range filters", build
+// cost). So up to spareRangeBuilders builders of at most
+// maxSpareRangeBuilderBytes each are held in a free list the GC leaves
+// alone (bounded memory, enough for a flush and a compaction or two at
+// once); the pool takes the rest, as before.
+const spareRangeBuilders = 4
+
+var (
+	// maxSpareRangeBuilderBytes is 8 MiB, a builder of about 400k keys (a
+	// variable so a test can build past it quickly).
+	maxSpareRangeBuilderBytes = 8 << 20
+	spareBuilders             = make(chan *filters.RangeBuilder, spareRangeBuilders)
+	rangeBuilders             sync.Pool
+)
+
+// getRangeBuilder returns a reset builder kept from an earlier table, or
+// nil.
+func getRangeBuilder() *filters.RangeBuilder {
+	select {
+	case b := <-spareBuilders:
+		return b
+	default:
+	}
+	b, _ := rangeBuilders.Get().(*filters.RangeBuilder)
+	return b
+}
+
+// putRangeBuilder keeps b, reset, for a later table.
+func putRangeBuilder(b *filters.RangeBuilder) {
+	if b.RetainedBytes() <= maxSpareRangeBuilderBytes {
+		select {
+		case spareBuilders <- b:
+			return
+		default:
+		}
+	}
+	rangeBuilders.Put(b)
+}
 
 func newRangeFilterBuilder(bitsPerKey float64) rangeFilterBuilder {
 	if bitsPerKey == 0 {
 		return rangeFilterBuilder{}
 	}
-	if b, ok := rangeBuilders.Get().(*filters.RangeBuilder); ok {
+	if b := getRangeBuilder(); b != nil {
 		if err := b.SetBitsPerKey(bitsPerKey); err != nil {
-			rangeBuilders.Put(b)
+			putRangeBuilder(b)
 			return rangeFilterBuilder{err: err}
 		}
-		return rangeFilterBuilder{b: b} // pooled builders are reset
+		return rangeFilterBuilder{b: b} // kept builders are reset
 	}
 	b, err := filters.NewRangeBuilder(bitsPerKey)
 	return rangeFilterBuilder{b: b, err: err}
 }
 
-// release returns the builder, reset, to the pool. An aborted writer's
-// builder, which may hold keys, is left to the garbage collector.
+// release returns the builder, reset, for a later table. An aborted
+// writer's builder, which may hold keys, is left to the garbage collector.
 func (rb *rangeFilterBuilder) release() {
 	if rb.b != nil {
 		rb.b.Reset()
-		rangeBuilders.Put(rb.b)
+		putRangeBuilder(rb.b)
 		rb.b = nil
 	}
 }
