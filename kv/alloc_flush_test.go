@@ -13,7 +13,7 @@ import (
 // 16+100-byte entries, and what set how often the GC ran during a fill.
 // The figure includes the flushes' table writing and the B-tree's nodes.
 func TestFillAllocationReusesArenas(t *testing.T) {
-	const fillHeapBudget = 320 // bytes per Set, the key and value included
+	const fillHeapBudget = 150 // bytes per Set, the key and value included
 	if raceEnabled {
 		t.Skip("the race detector drops pooled chunks at random")
 	}
