@@ -26,6 +26,8 @@ type DB struct {
 	tableStats *sstable.Stats
 	tables     *tableCache
 	writerOpts sstable.WriterOptions
+	// nodes recycles released memtables' B-tree nodes (memtable_release.go).
+	nodes *memtable.NodePool
 	// filterBudget accounts FilterAuto's filter memory (filter_budget.go).
 	filterBudget filterBudget
 
@@ -165,7 +167,7 @@ func (d *DB) allocFileNum() (fileNum, error) {
 // creates. REQUIRES: d.mu held.
 func (d *DB) newMemTableLocked() (*memTable, error) {
 	d.nextMemID++
-	m := newMemTableStruct(d.nextMemID)
+	m := d.newMemTableStruct(d.nextMemID)
 	if d.opts.DisableWAL || d.opts.ReadOnly {
 		return m, nil
 	}
@@ -190,6 +192,10 @@ func (d *DB) rotateMemTableLocked() error {
 		return err
 	}
 	old := d.mem
+	// The commit leader rotates between groups, so nothing writes old
+	// again: its flush and readers share its tree instead of cloning it,
+	// which lets its release recycle the nodes.
+	old.Freeze()
 	// The old log syncs in the background; a Sync commit in the new one
 	// waits for it (K11).
 	if err := d.retireWALLocked(old); err != nil {

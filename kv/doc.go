@@ -102,9 +102,11 @@
 //	   logs) and drop everything after it: a prefix of the acknowledged
 //	   writes, never a hole followed by later data. A break before a log
 //	   holding a synced mark is corruption (kv/wal_replay.go).
-//	K12 (memtable lifetime): a memtable's arena is handed back for reuse
-//	   (memtable's MT9) only when the DB no longer queues it and no read
+//	K12 (memtable lifetime): a memtable's arena and B-tree nodes are handed
+//	   back for reuse (memtable's MT9, MT10) only when the DB no longer queues it and no read
 //	   state listing it is pinned: memTable.refs counts the DB's hold and
 //	   one per read state (kv/memtable_release.go). Whatever reads a
 //	   memtable outside a pinned read state holds a reference of its own.
+//	   Rotation freezes the memtable (no commit writes it after), so its
+//	   flush and readers share its tree instead of cloning it.
 package kv

@@ -10,7 +10,10 @@ import "github.com/sievekv/sievekv/memtable"
 // read goes through (K9), and Get and Iterator copy what they hand out,
 // so no user slice points into an arena. Reusing the arenas spares a fill
 // most of its per-Set garbage (docs/design.md, "What sets a sequential
-// fill's 99th percentile").
+// fill's 99th percentile"). The same release hands the memtable's B-tree
+// nodes to the DB's node pool (the memtable package's MT10): rotation
+// freezes a memtable, so its flush iterates the tree itself and no Clone
+// shares its nodes when it is released.
 
 // ref adds a holder. REQUIRES: m is held already (refs > 0): by the DB
 // under d.mu, or by a read state being built under d.mu.
@@ -46,9 +49,14 @@ func (rs *readState) unrefMemTables() {
 	}
 }
 
-// newMemTableStruct wraps an empty memtable that the DB holds (refs 1).
-func newMemTableStruct(id uint64) *memTable {
-	m := &memTable{MemTable: memtable.New(), id: id}
+// newMemTableStruct wraps an empty memtable that the DB holds (refs 1),
+// its nodes drawn from the DB's pool, made on first use (memtables exist
+// only after Open has settled the options).
+func (d *DB) newMemTableStruct(id uint64) *memTable {
+	if d.nodes == nil {
+		d.nodes = memtable.NewNodePool(d.opts.MemTableSize)
+	}
+	m := &memTable{MemTable: memtable.NewWithPool(d.nodes), id: id}
 	m.refs.Store(1)
 	return m
 }

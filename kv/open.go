@@ -181,7 +181,7 @@ func (d *DB) recover() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.mem = newMemTableStruct(0)
+	d.mem = d.newMemTableStruct(0)
 	if err := d.replayWALsLocked(logs); err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (d *DB) flushRecoveredLocked() error {
 	if err := d.applyEditLocked(edit); err != nil {
 		return err
 	}
-	d.mem = newMemTableStruct(0)
+	d.mem = d.newMemTableStruct(0)
 	return nil
 }
 

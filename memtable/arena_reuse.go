@@ -47,12 +47,16 @@ func takeChunk(size int) []byte {
 // memtables (MT9). REQUIRES: nothing reads or writes m again: no Get or
 // iterator is running or will run on it, and no slice it returned is
 // still in use. The engine calls it when the last read state naming a
-// flushed memtable is gone. Afterwards a Get or iterator that finds an
-// entry panics (index out of range on the emptied chunk directory) rather
-// than reading another memtable's bytes; Release twice does nothing.
+// flushed memtable is gone. It hands the tree's nodes to the memtable's
+// NodePool too, if it has one (MT10). Afterwards Get and NewIter panic
+// rather than answer from memory another memtable may own now (an
+// iterator opened before and used after may find the tree empty or read
+// recycled nodes: the caller's promise is all that prevents it); Release
+// twice does nothing.
 func (m *MemTable) Release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.releaseNodes()
 	a := m.arena
 	dir := *a.chunks.Load()
 	a.chunks.Store(&[][]byte{})

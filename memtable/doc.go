@@ -10,8 +10,11 @@
 // not read the live tree: NewIter takes the write lock just long enough for
 // an O(1) copy-on-write Clone and then iterates that private snapshot with
 // no lock at all. Later writes copy the nodes they touch and are invisible
-// to the iterator. Concurrent writers are also serialised correctly by the
-// mutex, but the engine never needs that.
+// to the iterator. Once Freeze has declared that nothing writes the
+// memtable again, iterators share its tree with no Clone (google/btree's
+// readers may run concurrently), so the nodes stay the tree's own and
+// Release can recycle them (MT10). Concurrent writers are also serialised
+// correctly by the mutex, but the engine never needs that.
 //
 // # Invariants
 //
@@ -56,5 +59,12 @@
 //	   MT6's "never reused": the caller promises that no reader of the
 //	   memtable, and no slice it handed out, is left. A chunk taken from a
 //	   pool holds the old memtable's bytes beyond the fill; MT6 readers
-//	   never look there.
+//	   never look there. Get and NewIter on a released memtable panic.
+//	MT10 (recycled nodes): a memtable made by NewWithPool takes its B-tree
+//	   nodes from a NodePool and Release gives back every node its tree
+//	   owns. A Clone makes all existing nodes owned by neither tree, so a
+//	   memtable whose nodes are to be recycled must be frozen (Freeze)
+//	   before it is iterated: a frozen memtable refuses writes (Add panics)
+//	   and its iterators read the tree itself. Nodes a Clone from before
+//	   the freeze still shares are left to the GC.
 package memtable

@@ -76,14 +76,24 @@ type MemTable struct {
 	// Cloned under Lock (Clone mutates the receiver's copy-on-write state).
 	// The arena's writer side is guarded by mu's write lock too.
 	tree *btree.BTreeG[item]
+	// frozen is set once by Freeze, released once by Release, both under
+	// mu (MT10, MT9).
+	frozen, released bool
+	// pool is where Release puts the nodes; nil for a memtable of New.
+	pool *NodePool
 
 	size    atomic.Int64 // MT4; readable without mu
 	logical atomic.Int64 // MT7; readable without mu
 	count   atomic.Int64
 }
 
-// New returns an empty memtable.
-func New() *MemTable {
+// New returns an empty memtable whose nodes come from and return to the
+// heap.
+func New() *MemTable { return NewWithPool(nil) }
+
+// NewWithPool returns an empty memtable that takes its B-tree nodes from
+// pool and, on Release, gives them back (MT10). A nil pool is New's.
+func NewWithPool(pool *NodePool) *MemTable {
 	a := newArena()
 	less := func(x, y item) bool {
 		if x.prefix != y.prefix {
@@ -91,7 +101,13 @@ func New() *MemTable {
 		}
 		return base.Compare(a.key(x), a.key(y)) < 0
 	}
-	return &MemTable{arena: a, tree: btree.NewG(btreeDegree, less)}
+	m := &MemTable{arena: a, pool: pool}
+	if pool != nil {
+		m.tree = btree.NewWithFreeListG(btreeDegree, less, pool.free)
+	} else {
+		m.tree = btree.NewG(btreeDegree, less)
+	}
+	return m
 }
 
 // key returns the internal key of an item (or search item).
@@ -130,6 +146,10 @@ func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
 func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	klen, vlen := len(key.UserKey), len(value)
 	m.mu.Lock()
+	if m.frozen || m.released {
+		m.mu.Unlock()
+		panic("memtable: Add on a frozen or released memtable")
+	}
 	before := m.arena.used
 	chunk, off, b := m.arena.alloc(klen + vlen)
 	copy(b, key.UserKey)
@@ -155,6 +175,10 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
 	pivot := probeFor(base.MakeSearchKey(userKey, seq))
 	m.mu.RLock()
+	if m.released {
+		m.mu.RUnlock()
+		panic(errReleased)
+	}
 	m.tree.AscendGreaterOrEqual(pivot, func(it item) bool {
 		k := m.arena.key(it)
 		if base.CompareUserKeys(k.UserKey, userKey) == 0 {
@@ -186,8 +210,5 @@ func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
 // restricted to user keys in [lower, upper); nil means unbounded. The
 // bounds are not copied and must stay unchanged while the iterator is used.
 func (m *MemTable) NewIter(lower, upper []byte) *Iter {
-	m.mu.Lock()
-	snap := m.tree.Clone()
-	m.mu.Unlock()
-	return &Iter{tree: snap, arena: m.arena, lower: lower, upper: upper, pos: -1}
+	return &Iter{tree: m.snapshot(), arena: m.arena, lower: lower, upper: upper, pos: -1}
 }

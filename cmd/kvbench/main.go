@@ -92,7 +92,7 @@ type flags struct {
 	seed                       uint64
 	quick, sweep, progress     bool
 	wal, isolate               bool
-	rounds                     int
+	rounds, rotate             int
 	budgetSweep                bool
 	budgetBits                 string
 	budgetMemTable, budgetN    int
@@ -133,6 +133,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.budgetMemTable, "budgetmemtable", 0, "the budget sweep's memtable size in bytes (default -memtable): smaller makes its tree deeper")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
+	fs.IntVar(&fl.rotate, "rotate", 0, "shared-process runs: shift every workload's engine order by this many places (a series of runs with 0 .. engines-1 starts each workload once with every engine)")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
 	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
@@ -345,7 +346,7 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 
 	var results []result
 	compacted := false
-	for pi, w := range workloads {
+	for _, w := range workloads {
 		if !compacted && !liveShape(w) {
 			// Reads run on one fully compacted sorted run in every
 			// engine: the same shape, whatever each compaction policy
@@ -359,11 +360,7 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 			}
 			compacted = true
 		}
-		// Rotate the starting engine per workload so no engine always
-		// runs first (or last) on a drifting machine.
-		order := slices.Clone(runners)
-		k := pi % len(order)
-		order = append(order[k:], order[:k]...)
+		order := engineOrder(runners, w, fl.rotate)
 		if writes(w) {
 			// A view reads its owner's DB: it must run after the
 			// owner's writes.
@@ -454,6 +451,7 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
+	b.WriteString(orderDescription(fl))
 	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
 	fmt.Fprintf(&b, "reads/op: ReadAt calls on table files, counted by kvbench's file-system wrapper for every engine; write amp: table bytes written / user bytes written; reads run after a full compaction (readmissing-live before it, on the shape the fill left)\n\n")
