@@ -426,12 +426,25 @@ func liveShape(w string) bool {
 
 // pickList resolves "all" or a comma-separated subset of known names.
 // pickEngines is pickList for -engines: all means allEngines, and a list
-// may name controlEngines too.
+// may name controlEngines too, beside all ("all,sievekv-control") or
+// beside other engines.
 func pickEngines(s string) ([]string, error) {
-	if s == "all" {
-		return allEngines, nil
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		names := allEngines
+		if x != "all" {
+			var err error
+			if names, err = pickList(x, append(slices.Clone(allEngines), controlEngines...)); err != nil {
+				return nil, err
+			}
+		}
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
 	}
-	return pickList(s, append(slices.Clone(allEngines), controlEngines...))
+	return out, nil
 }
 
 func pickList(s string, known []string) ([]string, error) {

@@ -294,3 +294,26 @@ func TestChunkStatistics(t *testing.T) {
 		t.Errorf("chunkRatios with an untimed chunk = %v", got)
 	}
 }
+
+// TestPickEngines: all is allEngines without the controls, which a list
+// names beside all or beside other engines, each once; unknown names fail.
+func TestPickEngines(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want []string
+	}{
+		{"all", allEngines},
+		{"all,sievekv-control", append(slices.Clone(allEngines), "sievekv-control")},
+		{"sievekv,sievekv-notsi,sievekv-control,sievekv", []string{"sievekv", "sievekv-notsi", "sievekv-control"}},
+	} {
+		if got, err := pickEngines(c.s); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("pickEngines(%q) = %v, %v; want %v", c.s, got, err, c.want)
+		}
+	}
+	if slices.Contains(allEngines, "sievekv-control") {
+		t.Error("all includes the control")
+	}
+	if _, err := pickEngines("sievekv,nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("an unknown engine: %v", err)
+	}
+}
