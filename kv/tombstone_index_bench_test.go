@@ -78,7 +78,7 @@ func BenchmarkTombstoneIndexDeleteCPU(b *testing.B) {
 		}
 	}
 	var spent [3]time.Duration // [0] index on, [1] off, [2] on again (the control)
-	var onOff, aa []float64     // per round: on/off and on/control CPU
+	var onOff, aa []float64    // per round: on/off and on/control CPU
 	var peakBytesPerTombstone float64
 	var rebuilds uint64
 	var rebuildTime, updateTime time.Duration
