@@ -92,7 +92,7 @@ func pairDescriptions(fl *flags) string {
 		if slices.Contains(engines, ep.engines[0]) && slices.Contains(engines, ep.engines[1]) {
 			b.WriteString(ep.describe(ep))
 			if ep.control != "" && slices.Contains(engines, ep.control) {
-				fmt.Fprintf(&b, "; %s (configured as %s) runs in the same interleave, an A/A control: "+
+				fmt.Fprintf(&b, "; %s (configured as %s) runs in the same interleave, the three taking turns to lead a chunk, an A/A control: "+
 					"%s against it shows what the harness resolves", ep.control, ep.engines[0], ep.engines[0])
 			}
 			b.WriteString("\n")
