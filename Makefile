@@ -38,7 +38,7 @@ lint: vet fmt-check
 ## BENCHFLAGS says. The packages' `go test -bench` benchmarks: make gobench.
 BENCHFLAGS ?= -quick
 FILTERBENCH = $(GO) run ./cmd/filterbench $(BENCHFLAGS) -json docs/charts/filterbench.json -plot docs/charts -md docs/.filterbench.md
-KVBENCH     = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -sweep -budgetsweep -budgetbits 10 -budgetn 250000 -budgetmemtable 262144 -json docs/charts/kvbench.json -plot docs/charts -md docs/.kvbench.md
+KVBENCH     = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -engines all,sievekv-control -sweep -budgetsweep -budgetbits 10 -budgetn 250000 -budgetmemtable 262144 -json docs/charts/kvbench.json -plot docs/charts -md docs/.kvbench.md
 # Writes as users run them: each engine alone in its process, WAL on
 # (NoSync; fillsync8 syncs every write), median of three rounds.
 KVWRITES    = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -isolate -rounds 3 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8 -json docs/charts/kvbench-writes.json -md docs/.kvbench-writes.md
@@ -55,7 +55,7 @@ bench:
 ## run `make bench` afterwards to fold them in.
 bench-1m:
 	@mkdir -p docs/charts
-	$(GO) run ./cmd/kvbench -sweep -json docs/charts/kvbench-1m.json -md docs/charts/kvbench-1m.md
+	$(GO) run ./cmd/kvbench -engines all,sievekv-control -sweep -json docs/charts/kvbench-1m.json -md docs/charts/kvbench-1m.md
 	$(GO) run ./cmd/kvbench -isolate -rounds 3 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8 -json docs/charts/kvbench-writes-1m.json -md docs/charts/kvbench-writes-1m.md
 
 gobench:

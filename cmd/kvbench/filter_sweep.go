@@ -9,15 +9,12 @@ package main
 // over the same keys: chunk k runs the same Gets on every DB, starting
 // with DB k mod n and going round, and each DB's ops/s is its ops over
 // the summed time of its own chunks. A wait for a core then falls on
-// every filter alike. interleaveN is the n-way form of scan_pair.go's
-// two-way interleave.
+// every filter alike (measureInterleaved, pair.go's harness).
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"slices"
 )
 
 // sweepChunk is the Gets per chunk of the interleaved filter sweep: a
@@ -65,51 +62,6 @@ func runSweep(ks *keySet, cfg config, fl *flags, root string, progress io.Writer
 	return measureInterleaved(meters, sweepChunk, "readmissing-sweep", progress)
 }
 
-// measureInterleaved warms up every meter's phase, then runs the phases
-// (the same ops, single-threaded reads) in interleaved chunks of chunk
-// ops, and returns each meter's result with its ChunkSeconds. The meters
-// hold loaded, settled DBs; the caller closes them.
-func measureInterleaved(meters []*phaseMeter, chunk int, label string, progress io.Writer) ([]result, error) {
-	for _, m := range meters {
-		if err := warmUp(m.p); err != nil {
-			return nil, fmt.Errorf("%s %s: warm-up: %w", m.r.name, m.r.filter, err)
-		}
-	}
-	runtime.GC() // the loads' garbage, collected before the clock starts
-	ops := meters[0].p.ops
-	bar := newBar(progress, len(meters)*ops, fmt.Sprintf("%-24s %-17s", label, "interleaved"))
-	resetPeakRSS()
-	chunks := make([][]float64, len(meters))
-	timed := make([]*phaseMeter, len(meters))
-	for i, m := range meters {
-		timed[i] = newPhaseMeter(m.r, m.p)
-	}
-	err := interleaveN(ops, chunk, len(timed), func(side, lo, hi int) error {
-		m := timed[side]
-		before := m.elapsed
-		if err := m.runChunk(lo, hi); err != nil {
-			return fmt.Errorf("%s %s: %w", m.r.name, m.r.filter, err)
-		}
-		chunks[side] = append(chunks[side], (m.elapsed - before).Seconds())
-		bar.Add(hi - lo)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	bar.Finish()
-	var out []result
-	for i, m := range timed {
-		res, err := m.finish()
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", m.r.name, m.r.filter, err)
-		}
-		res.ChunkSeconds = chunks[i]
-		out = append(out, res)
-	}
-	return out, nil
-}
-
 // loadSweepDB fills r's DB with the keys (untimed), compacts it to one
 // run, and returns its readmissing phase.
 func loadSweepDB(r *runner, e *sieveEngine, ks *keySet, fl *flags) (phaseSpec, error) {
@@ -135,45 +87,4 @@ func loadSweepDB(r *runner, e *sieveEngine, ks *keySet, fl *flags) (phaseSpec, e
 	}
 	ps[0].workload = "readmissing-sweep"
 	return ps[0], nil
-}
-
-// interleaveN splits ops [0, ops) into chunks of chunk and runs each chunk
-// on every one of sides sides, side k mod sides first in chunk k and the
-// others after it in turn, so each side is first, second, ... equally
-// often.
-func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error {
-	for k, lo := 0, 0; lo < ops; k, lo = k+1, lo+chunk {
-		hi := min(lo+chunk, ops)
-		for j := range sides {
-			if err := run((k+j)%sides, lo, hi); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// pairedSpeed is a's speed relative to b's over the chunks both ran
-// interleaved: the median over chunks k of b's time for chunk k over a's
-// (above 1: a is faster). A chunk in which the machine stalled one of the
-// two is one outlier among many, where in summed times it moved the
-// ratio by as much as the stall. ok is false unless both ran the same
-// chunks.
-func pairedSpeed(a, b *result) (speed float64, chunks int, ok bool) {
-	if len(a.ChunkSeconds) == 0 || len(a.ChunkSeconds) != len(b.ChunkSeconds) {
-		return 0, 0, false
-	}
-	ratios := make([]float64, len(a.ChunkSeconds))
-	for k, ta := range a.ChunkSeconds {
-		if ta <= 0 {
-			return 0, 0, false
-		}
-		ratios[k] = b.ChunkSeconds[k] / ta
-	}
-	slices.Sort(ratios)
-	n := len(ratios)
-	if n%2 == 1 {
-		return ratios[n/2], n, true
-	}
-	return (ratios[n/2-1] + ratios[n/2]) / 2, n, true
 }

@@ -58,6 +58,11 @@ var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwr
 // the bounded-scan workloads only.
 var allEngines = []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb", "sievekv-notsi", "sievekv-rf"}
 
+// controlEngines run only when -engines names them: sievekv-control is
+// sievekv again (the tombstone index on) on sievekv-notsi's workloads, the
+// A/A control measured with the delete pair (delete_pair.go).
+var controlEngines = []string{"sievekv-control"}
+
 // sweepFilters is the filter sweep's list: name, filter, Bloom bits per
 // key, and for the auto filter its allocation (at -filterbits).
 var sweepFilters = []struct {
@@ -116,7 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		"sievekv table filter: "+strings.Join(kv.FilterTypeNames(), ", "))
 	fs.Float64Var(&fl.filterBits, "filterbits", 10, "filter memory budget in bits per key: sievekv's FilterBitsPerKey (auto filter) and Pebble's Bloom bits")
 	fs.StringVar(&fl.allocation, "allocation", kv.FilterAllocationMonkey.String(), "sievekv's FilterAllocation for the auto filter: monkey or uniform")
-	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ","))
+	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ",")+" (and, named only, "+strings.Join(controlEngines, ",")+")")
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
 	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
@@ -234,7 +239,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if _, err := parseBudgetBits(fl.budgetBits); err != nil {
 		return err
 	}
-	engines, err := pickList(fl.engines, allEngines)
+	engines, err := pickEngines(fl.engines)
 	if err != nil {
 		return fmt.Errorf("-engines: %w", err)
 	}
@@ -371,8 +376,8 @@ func runTogether(engines, workloads []string, ks *keySet, cfg config, root strin
 			if !r.runs(w) {
 				continue
 			}
-			if paired && (r == pair[0] || r == pair[1]) {
-				if r == pair[1] {
+			if paired && slices.Contains(pair, r) {
+				if r != pair[0] {
 					continue // measured with pair[0]
 				}
 				rs, err := runPair(ep, pair, w, ks, fl, root, progress)
@@ -417,6 +422,28 @@ func liveShape(w string) bool {
 }
 
 // pickList resolves "all" or a comma-separated subset of known names.
+// pickEngines is pickList for -engines: all means allEngines, and a list
+// may name controlEngines too, beside all ("all,sievekv-control") or
+// beside other engines.
+func pickEngines(s string) ([]string, error) {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		names := allEngines
+		if x != "all" {
+			var err error
+			if names, err = pickList(x, append(slices.Clone(allEngines), controlEngines...)); err != nil {
+				return nil, err
+			}
+		}
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
 func pickList(s string, known []string) ([]string, error) {
 	if s == "all" {
 		return known, nil
@@ -466,7 +493,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 		c := cfg
 		var openCfg func(c config, io *ioCounters) (engine, error)
 		switch name {
-		case "sievekv", "sievekv-notsi", "sievekv-rf":
+		case "sievekv", "sievekv-notsi", "sievekv-rf", "sievekv-control":
 			c.noTombIndex = name == "sievekv-notsi"
 			if name == "sievekv-rf" {
 				c.rangeFilterBits = fl.rangeFilterBits
@@ -474,7 +501,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 			}
 			r.filter = filterLabel(cfg)
 			openCfg = func(c config, io *ioCounters) (engine, error) { return openSieve(name, c, io) }
-			if c.noTombIndex {
+			if c.noTombIndex || name == "sievekv-control" {
 				// Every workload that writes, so that its DB reaches
 				// deleterandom in the same state as sievekv's (the YCSB
 				// updates included).

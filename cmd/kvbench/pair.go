@@ -24,9 +24,15 @@ import (
 )
 
 // enginePair is two engines measured as a pair on the workloads it
-// applies to.
+// applies to, and optionally a control: an engine configured as the
+// first, measured with them in the same interleave, so that the first
+// against the control (an A/A comparison) shows the harness's resolution
+// beside the pair's ratio.
 type enginePair struct {
 	engines [2]string
+	// control, if set, names an engine configured as engines[0]; it is
+	// measured with the pair when the run includes it.
+	control string
 	// applies reports whether workload w is measured as a pair.
 	applies func(w string) bool
 	// load prepares w on r: the runner to measure (r itself, or a copy of
@@ -44,26 +50,31 @@ type enginePair struct {
 // enginePairs are the pairs runTogether measures together.
 var enginePairs = []*enginePair{scanPair, deletePair}
 
-// pickPair returns the pair that measures w and its two runners of order,
-// if there is one and both of its engines run w on a DB of their own.
-func pickPair(order []*runner, w string) (*enginePair, [2]*runner, bool) {
+// pickPair returns the pair that measures w and its runners of order (the
+// pair's two, then the control if order has it), if there is one and both
+// of its engines run w on a DB of their own.
+func pickPair(order []*runner, w string) (*enginePair, []*runner, bool) {
 	for _, ep := range enginePairs {
 		if !ep.applies(w) {
 			continue
 		}
-		var pair [2]*runner
+		var pair [3]*runner
+		names := [3]string{ep.engines[0], ep.engines[1], ep.control}
 		for _, r := range order {
-			for i, name := range ep.engines {
-				if r.name == name && r.owner && r.open != nil && r.runs(w) {
+			for i, name := range names {
+				if name != "" && r.name == name && r.owner && r.open != nil && r.runs(w) {
 					pair[i] = r
 				}
 			}
 		}
 		if pair[0] != nil && pair[1] != nil {
-			return ep, pair, true
+			if pair[2] == nil {
+				return ep, pair[:2], true
+			}
+			return ep, pair[:], true
 		}
 	}
-	return nil, [2]*runner{}, false
+	return nil, nil, false
 }
 
 // pairDescriptions are the header lines of the pairs a run of fl measures
@@ -72,24 +83,29 @@ func pairDescriptions(fl *flags) string {
 	if fl.isolate {
 		return ""
 	}
-	engines, err := pickList(fl.engines, allEngines)
+	engines, err := pickEngines(fl.engines)
 	if err != nil {
 		return ""
 	}
 	var b strings.Builder
 	for _, ep := range enginePairs {
 		if slices.Contains(engines, ep.engines[0]) && slices.Contains(engines, ep.engines[1]) {
-			b.WriteString(ep.describe(ep) + "\n")
+			b.WriteString(ep.describe(ep))
+			if ep.control != "" && slices.Contains(engines, ep.control) {
+				fmt.Fprintf(&b, "; %s (configured as %s) runs in the same interleave, the three taking turns to lead a chunk, an A/A control: "+
+					"%s against it shows what the harness resolves", ep.control, ep.engines[0], ep.engines[0])
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()
 }
 
-// runPair loads w on both runners of pair as ep says, and measures each
-// of w's phases on both in alternating chunks.
-func runPair(ep *enginePair, pair [2]*runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) (_ []result, err error) {
-	var sides [2]*runner
-	var phases [2][]phaseSpec
+// runPair loads w on the runners of pair as ep says, and measures each
+// of w's phases on all of them in interleaved chunks.
+func runPair(ep *enginePair, pair []*runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) (_ []result, err error) {
+	sides := make([]*runner, len(pair))
+	phases := make([][]phaseSpec, len(pair))
 	for i, r := range pair {
 		fr, ps, done, err := ep.load(r, w, ks, fl, root)
 		if err != nil {
@@ -102,12 +118,18 @@ func runPair(ep *enginePair, pair [2]*runner, w string, ks *keySet, fl *flags, r
 		}()
 		sides[i], phases[i] = fr, ps
 	}
-	if len(phases[0]) != len(phases[1]) {
-		return nil, fmt.Errorf("%s has %d phases, %s %d", pair[0].name, len(phases[0]), pair[1].name, len(phases[1]))
+	for i := 1; i < len(phases); i++ {
+		if len(phases[0]) != len(phases[i]) {
+			return nil, fmt.Errorf("%s has %d phases, %s %d", pair[0].name, len(phases[0]), pair[i].name, len(phases[i]))
+		}
 	}
 	var out []result
 	for j := range phases[0] {
-		rs, err := runPairedPhase(sides, [2]phaseSpec{phases[0][j], phases[1][j]}, ep.chunk, progress)
+		ps := make([]phaseSpec, len(sides))
+		for i := range sides {
+			ps[i] = phases[i][j]
+		}
+		rs, err := runPairedPhase(sides, ps, ep.chunk, progress)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", phases[0][j].workload, err)
 		}
@@ -116,63 +138,49 @@ func runPair(ep *enginePair, pair [2]*runner, w string, ks *keySet, fl *flags, r
 	return out, nil
 }
 
-// runPairedPhase measures ps[i] on sides[i], both in alternating chunks
-// of chunk ops.
-func runPairedPhase(sides [2]*runner, ps [2]phaseSpec, chunk int, progress io.Writer) ([]result, error) {
+// runPairedPhase measures ps[i] on sides[i], all in interleaved chunks
+// of chunk ops. sides[0] and sides[1] are the pair, each result naming
+// the other as PairedWith; a third side is a control, paired with
+// sides[0].
+func runPairedPhase(sides []*runner, ps []phaseSpec, chunk int, progress io.Writer) ([]result, error) {
 	p := ps[0]
-	if ps[1].workload != p.workload || ps[1].ops != p.ops {
-		return nil, fmt.Errorf("the pair's phases differ: %s of %d ops against %s of %d", p.workload, p.ops, ps[1].workload, ps[1].ops)
+	for _, q := range ps[1:] {
+		if q.workload != p.workload || q.ops != p.ops {
+			return nil, fmt.Errorf("the pair's phases differ: %s of %d ops against %s of %d", p.workload, p.ops, q.workload, q.ops)
+		}
 	}
 	for _, q := range ps {
 		if q.readers > 1 || q.goroutines > 1 {
 			return nil, fmt.Errorf("a paired phase runs in one goroutine, %s asks for more", q.workload)
 		}
 	}
-	// Both start quiet: the first DB's compactions had the second's load
-	// (or its finish) to end in, the second's are waited for here.
+	// All start quiet: the first DB's compactions had the others' loads
+	// (or their finish) to end in, the others' are waited for here.
+	meters := make([]*phaseMeter, len(sides))
+	shapes := make([]string, len(sides)) // each DB's tree as the clock starts
+	names := make([]string, len(sides))
 	for i, r := range sides {
 		if err := settle(r); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
-		if err := warmUp(ps[i]); err != nil {
-			return nil, fmt.Errorf("%s: warm-up: %w", r.name, err)
-		}
-	}
-	runtime.GC() // the loads' garbage, collected before the clock starts
-	bar := newBar(progress, 2*p.ops, fmt.Sprintf("%-24s %-17s", p.workload, sides[0].name+"+"+sides[1].name))
-	resetPeakRSS()
-	var meters [2]*phaseMeter
-	var shapes [2]string // each DB's tree as the clock starts
-	for i, r := range sides {
-		meters[i] = newPhaseMeter(r, ps[i])
+		meters[i] = &phaseMeter{r: r, p: ps[i]}
 		shapes[i] = shapeOf(r)
+		names[i] = r.name
 	}
-	err := interleave(p.ops, chunk, func(side, lo, hi int) error {
-		if err := meters[side].runChunk(lo, hi); err != nil {
-			return fmt.Errorf("%s: %w", meters[side].r.name, err)
-		}
-		bar.Add(hi - lo)
-		return nil
-	})
+	out, err := measureInterleaved(meters, chunk, fmt.Sprintf("%-24s %-17s", p.workload, strings.Join(names, "+")), progress)
 	if err != nil {
 		return nil, err
 	}
-	bar.Finish()
-	var out []result
-	for i, m := range meters {
-		res, err := m.finish()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.r.name, err)
-		}
-		res.PairedWith = sides[1-i].name
-		// The shape shows whether both ran on the same tree: background
-		// compactions may end differently in the two DBs, or one may
-		// compact during the timed loop.
+	for i := range out {
+		res := &out[i]
+		res.PairedWith = sides[1-min(i, 1)].name
+		// The shape shows whether all ran on the same tree: background
+		// compactions may end differently in the DBs, or one may compact
+		// during the timed loop.
 		res.EngineShape = shapes[i]
-		if end := shapeOf(m.r); end != shapes[i] {
+		if end := shapeOf(sides[i]); end != shapes[i] {
 			res.EngineShape += " -> " + end
 		}
-		out = append(out, res)
 	}
 	return out, nil
 }
@@ -185,20 +193,142 @@ func shapeOf(r *runner) string {
 	return ""
 }
 
-// interleave splits ops [0, ops) into chunks of chunk and runs each chunk
-// on both sides, side 0 first in even chunks and side 1 first in odd ones.
-func interleave(ops, chunk int, run func(side, lo, hi int) error) error {
+// measureInterleaved warms up every meter's phase, then runs the phases
+// (the same ops, in this goroutine) in interleaved chunks of chunk ops
+// (interleaveN), and returns each meter's result with its ChunkSeconds
+// and ChunkCPUSeconds. The meters name the runners and phases; the timed
+// meters are made after the warm-up. label heads the progress bar.
+func measureInterleaved(meters []*phaseMeter, chunk int, label string, progress io.Writer) ([]result, error) {
+	for _, m := range meters {
+		if err := warmUp(m.p); err != nil {
+			return nil, fmt.Errorf("%s: warm-up: %w", meterName(m), err)
+		}
+	}
+	runtime.GC() // the loads' garbage, collected before the clock starts
+	ops := meters[0].p.ops
+	bar := newBar(progress, len(meters)*ops, label)
+	resetPeakRSS()
+	chunks := make([][]float64, len(meters))
+	cpu := make([][]float64, len(meters))
+	timed := make([]*phaseMeter, len(meters))
+	for i, m := range meters {
+		timed[i] = newPhaseMeter(m.r, m.p)
+	}
+	err := interleaveN(ops, chunk, len(timed), func(side, lo, hi int) error {
+		m := timed[side]
+		before := m.elapsed
+		cpu0 := processCPUTime()
+		if err := m.runChunk(lo, hi); err != nil {
+			return fmt.Errorf("%s: %w", meterName(m), err)
+		}
+		cpu[side] = append(cpu[side], (processCPUTime() - cpu0).Seconds())
+		chunks[side] = append(chunks[side], (m.elapsed - before).Seconds())
+		bar.Add(hi - lo)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	bar.Finish()
+	var out []result
+	for i, m := range timed {
+		res, err := m.finish()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", meterName(m), err)
+		}
+		res.ChunkSeconds, res.ChunkCPUSeconds = chunks[i], cpu[i]
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// meterName names m's runner in errors: the engine, and the filter where
+// DBs of one engine differ by it (the filter and budget sweeps).
+func meterName(m *phaseMeter) string {
+	if m.r.filter == "" {
+		return m.r.name
+	}
+	return m.r.name + " " + m.r.filter
+}
+
+// interleaveN splits ops [0, ops) into chunks of chunk and runs each chunk
+// on every side: chunk k on side k mod sides first, then round the others,
+// so that over sides chunks every side leads once (with two sides: side 0
+// first in even chunks, side 1 in odd ones).
+func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error {
 	for k, lo := 0, 0; lo < ops; k, lo = k+1, lo+chunk {
 		hi := min(lo+chunk, ops)
-		first := k % 2
-		if err := run(first, lo, hi); err != nil {
-			return err
-		}
-		if err := run(1-first, lo, hi); err != nil {
-			return err
+		for j := range sides {
+			if err := run((k+j)%sides, lo, hi); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// chunkRatios are b's time over a's for each chunk both ran interleaved
+// (above 1: a was faster in that chunk), sorted; nil unless both ran the
+// same chunks and every one of a's took time.
+func chunkRatios(a, b *result) []float64 {
+	if len(a.ChunkSeconds) == 0 || len(a.ChunkSeconds) != len(b.ChunkSeconds) {
+		return nil
+	}
+	ratios := make([]float64, len(a.ChunkSeconds))
+	for k, ta := range a.ChunkSeconds {
+		if ta <= 0 {
+			return nil
+		}
+		ratios[k] = b.ChunkSeconds[k] / ta
+	}
+	slices.Sort(ratios)
+	return ratios
+}
+
+// pairedSpeed is a's speed relative to b's over the chunks both ran
+// interleaved: the median of chunkRatios (above 1: a is faster). A chunk
+// in which the machine stalled one of the two is one outlier among many,
+// where in summed times it moved the ratio by as much as the stall. ok is
+// false unless both ran the same chunks.
+func pairedSpeed(a, b *result) (speed float64, chunks int, ok bool) {
+	ratios := chunkRatios(a, b)
+	if ratios == nil {
+		return 0, 0, false
+	}
+	return quantile(ratios, 0.5), len(ratios), true
+}
+
+// quantile is the q-quantile of sorted, linear between neighbours (the
+// median of an even count is the mean of the middle two).
+func quantile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	i := int(pos)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// pairedCPUSpeed is a's speed relative to b's charged by process CPU
+// time: b's CPU over its chunks over a's. A chunk's CPU counts every
+// thread's work while it ran (the flushes and compactions its ops set
+// off, the index's updates among them, and the garbage collector; but
+// also whatever the other DB's background work did meanwhile), and none
+// of the time the process waited for a core, which the wall clock
+// charges to whichever side the wait hit.
+func pairedCPUSpeed(a, b *result) (speed float64, ok bool) {
+	if len(a.ChunkCPUSeconds) == 0 || len(a.ChunkCPUSeconds) != len(b.ChunkCPUSeconds) {
+		return 0, false
+	}
+	var ta, tb float64
+	for k := range a.ChunkCPUSeconds {
+		ta += a.ChunkCPUSeconds[k]
+		tb += b.ChunkCPUSeconds[k]
+	}
+	if ta <= 0 {
+		return 0, false
+	}
+	return tb / ta, true
 }
 
 // runChunk runs ops [lo, hi) of m's phase in this goroutine, timing each

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +23,7 @@ func TestInterleaveAlternates(t *testing.T) {
 	for _, tc := range []struct{ ops, chunk int }{{1000, 256}, {256, 256}, {1, 256}, {7, 2}} {
 		var runs []run
 		seen := [2][]int{make([]int, tc.ops), make([]int, tc.ops)}
-		err := interleave(tc.ops, tc.chunk, func(side, lo, hi int) error {
+		err := interleaveN(tc.ops, tc.chunk, 2, func(side, lo, hi int) error {
 			runs = append(runs, run{side, lo, hi})
 			for i := lo; i < hi; i++ {
 				seen[side][i]++
@@ -47,7 +49,7 @@ func TestInterleaveAlternates(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	err := interleave(1000, 10, func(side, lo, hi int) error {
+	err := interleaveN(1000, 10, 2, func(side, lo, hi int) error {
 		calls++
 		if calls == 3 {
 			return stop
@@ -55,7 +57,7 @@ func TestInterleaveAlternates(t *testing.T) {
 		return nil
 	})
 	if !errors.Is(err, stop) || calls != 3 {
-		t.Errorf("interleave went on after an error: %v after %d calls", err, calls)
+		t.Errorf("interleaveN went on after an error: %v after %d calls", err, calls)
 	}
 }
 
@@ -67,6 +69,7 @@ func TestPickPair(t *testing.T) {
 	plain := &runner{name: "sievekv", owner: true, open: open}
 	rf := &runner{name: "sievekv-rf", owner: true, open: open, only: map[string]bool{"scanempty": true, "scanshort": true}}
 	notsi := &runner{name: "sievekv-notsi", owner: true, open: open, only: map[string]bool{"fillrandom": true, "deleterandom": true}}
+	control := &runner{name: "sievekv-control", owner: true, open: open, only: notsi.only}
 	peb := &runner{name: "pebble", owner: true, open: open}
 	view := &runner{name: "sievekv-rf", only: rf.only}
 	for _, c := range []struct {
@@ -81,9 +84,18 @@ func TestPickPair(t *testing.T) {
 		{[]*runner{plain, notsi}, "deleterandom", deletePair, notsi},
 	} {
 		ep, pair, ok := pickPair(c.order, c.w)
-		if !ok || ep != c.want || pair[0] != plain || pair[1] != c.other {
+		if !ok || ep != c.want || len(pair) != 2 || pair[0] != plain || pair[1] != c.other {
 			t.Errorf("%s: pair %v of %v, %v", c.w, pair, ep, ok)
 		}
+	}
+	// The control joins the delete pair, last, whatever the order.
+	if ep, pair, ok := pickPair([]*runner{control, notsi, peb, plain}, "deleterandom"); !ok || ep != deletePair ||
+		!slices.Equal(pair, []*runner{plain, notsi, control}) {
+		t.Errorf("deleterandom with a control: pair %v of %v, %v", pair, ep, ok)
+	}
+	// ...and no other pair.
+	if ep, pair, ok := pickPair([]*runner{plain, rf, control}, "scanshort"); !ok || ep != scanPair || !slices.Equal(pair, []*runner{plain, rf}) {
+		t.Errorf("scanshort with a control: pair %v of %v, %v", pair, ep, ok)
 	}
 	for _, c := range []struct {
 		order []*runner
@@ -95,6 +107,7 @@ func TestPickPair(t *testing.T) {
 		{[]*runner{plain, view}, "scanempty"},
 		{[]*runner{plain, rf, peb}, "deleterandom"},
 		{[]*runner{notsi, peb}, "deleterandom"},
+		{[]*runner{plain, control}, "deleterandom"}, // a control is no pair
 	} {
 		if ep, _, ok := pickPair(c.order, c.w); ok {
 			t.Errorf("%s paired as %v with %d runners", c.w, ep.engines, len(c.order))
@@ -118,8 +131,8 @@ func TestPairedPhaseChargesEachSideItsChunks(t *testing.T) {
 	const ops, chunk, slowOp = 400, 50, 500 * time.Microsecond
 	var mu sync.Mutex
 	var calls [2][]int // op indices in the order each side ran them
-	var sides [2]*runner
-	var ps [2]phaseSpec
+	sides := make([]*runner, 2)
+	ps := make([]phaseSpec, 2)
 	for i, name := range []string{"sievekv", "sievekv-notsi"} {
 		sides[i] = &runner{name: name, eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true, live: ops}
 		ps[i] = phaseSpec{workload: "deleterandom", ops: ops, wantFound: noCheck, op: func(k int) (int64, bool, error) {
@@ -152,6 +165,21 @@ func TestPairedPhaseChargesEachSideItsChunks(t *testing.T) {
 			t.Errorf("side %d ran %d ops", i, len(calls[i]))
 		}
 	}
+	for i, r := range rs {
+		if len(r.ChunkSeconds) != ops/chunk || len(r.ChunkCPUSeconds) != ops/chunk {
+			t.Fatalf("side %d: %d chunk times and %d chunk CPU times, want %d", i, len(r.ChunkSeconds), len(r.ChunkCPUSeconds), ops/chunk)
+		}
+		var sum float64
+		for _, c := range r.ChunkSeconds {
+			sum += c
+		}
+		if math.Abs(sum-r.ElapsedSec) > 1e-6*r.ElapsedSec {
+			t.Errorf("side %d: chunks sum to %.6f s, elapsed %.6f s", i, sum, r.ElapsedSec)
+		}
+	}
+	if s, n, ok := pairedSpeed(&rs[1], &rs[0]); !ok || n != ops/chunk || s < 5 {
+		t.Errorf("the fast side's per-chunk speed over the slow one's: %.2f over %d chunks (%v)", s, n, ok)
+	}
 	slow, fast := rs[0], rs[1]
 	if slow.ElapsedSec < ops*slowOp.Seconds() {
 		t.Errorf("the slow side's time %.4f s is less than its ops slept", slow.ElapsedSec)
@@ -167,7 +195,7 @@ func TestPairedPhaseChargesEachSideItsChunks(t *testing.T) {
 // the same phase, and in one goroutine.
 func TestPairedPhaseRejectsUnlikePhases(t *testing.T) {
 	op := func(int) (int64, bool, error) { return 0, false, nil }
-	var sides [2]*runner
+	sides := make([]*runner, 2)
 	for i := range sides {
 		sides[i] = &runner{name: "sievekv", eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true}
 	}
@@ -177,7 +205,7 @@ func TestPairedPhaseRejectsUnlikePhases(t *testing.T) {
 	other.workload = "deleterandom-getkept"
 	parallel.goroutines = 4
 	for _, p := range []phaseSpec{fewer, other, parallel} {
-		if _, err := runPairedPhase(sides, [2]phaseSpec{base, p}, 4, io.Discard); err == nil || !strings.Contains(err.Error(), p.workload) {
+		if _, err := runPairedPhase(sides, []phaseSpec{base, p}, 4, io.Discard); err == nil || !strings.Contains(err.Error(), p.workload) {
 			t.Errorf("paired %+v with %+v: %v", base, p, err)
 		}
 	}
@@ -196,4 +224,96 @@ func runPairTiny(t *testing.T, engines, workloads string) (string, []result) {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
 	}
 	return stdout.String(), testutil.ReadJSON[[]result](t, jsonOut)
+}
+
+// TestPairedPhaseWithControl: a third side runs in the same interleave,
+// every side leading equally often, and names the first as its pair.
+func TestPairedPhaseWithControl(t *testing.T) {
+	const ops, chunk = 90, 10
+	var order []string
+	names := []string{"sievekv", "sievekv-notsi", "sievekv-control"}
+	sides := make([]*runner, 3)
+	ps := make([]phaseSpec, 3)
+	for i, name := range names {
+		sides[i] = &runner{name: name, eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true, live: ops}
+		ps[i] = phaseSpec{workload: "deleterandom", ops: ops, wantFound: noCheck, op: func(k int) (int64, bool, error) {
+			if k%chunk == 0 {
+				order = append(order, names[i])
+			}
+			return 0, false, nil
+		}}
+	}
+	rs, err := runPairedPhase(sides, ps, chunk, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 {
+		t.Fatalf("%d results", len(rs))
+	}
+	for i, want := range []string{"sievekv-notsi", "sievekv", "sievekv"} {
+		if rs[i].Engine != names[i] || rs[i].PairedWith != want || rs[i].Ops != ops || len(rs[i].ChunkSeconds) != ops/chunk {
+			t.Errorf("side %d: %s paired with %s, %d ops, %d chunks", i, rs[i].Engine, rs[i].PairedWith, rs[i].Ops, len(rs[i].ChunkSeconds))
+		}
+	}
+	leads := map[string]int{}
+	for k := 0; k < len(order); k += 3 {
+		leads[order[k]]++
+	}
+	for _, n := range names {
+		if leads[n] != ops/chunk/3 {
+			t.Errorf("leads %v: every side should lead %d chunks", leads, ops/chunk/3)
+		}
+	}
+}
+
+// TestChunkStatistics: quantiles interpolate between sorted neighbours,
+// chunk ratios pair chunk k with chunk k, and the CPU-charged speed is
+// the ratio of summed CPU, none when either side has no CPU times.
+func TestChunkStatistics(t *testing.T) {
+	sorted := []float64{1, 2, 3, 4}
+	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.25, 1.75}, {0.5, 2.5}, {0.75, 3.25}, {1, 4}} {
+		if got := quantile(sorted, c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile(%v, %v) = %v, want %v", sorted, c.q, got, c.want)
+		}
+	}
+	if got := quantile([]float64{7}, 0.5); got != 7 {
+		t.Errorf("quantile of one = %v", got)
+	}
+	a := &result{ChunkSeconds: []float64{1, 2, 4}, ChunkCPUSeconds: []float64{1, 1, 2}}
+	b := &result{ChunkSeconds: []float64{3, 2, 2}, ChunkCPUSeconds: []float64{2, 2, 4}}
+	if got := chunkRatios(a, b); !slices.Equal(got, []float64{0.5, 1, 3}) {
+		t.Errorf("chunkRatios = %v, want [0.5 1 3]", got)
+	}
+	if s, ok := pairedCPUSpeed(a, b); !ok || s != 2 {
+		t.Errorf("pairedCPUSpeed = %v (%v), want 2", s, ok)
+	}
+	if _, ok := pairedCPUSpeed(a, &result{ChunkSeconds: b.ChunkSeconds}); ok {
+		t.Error("pairedCPUSpeed without CPU times")
+	}
+	if got := chunkRatios(&result{ChunkSeconds: []float64{0, 1}}, &result{ChunkSeconds: []float64{1, 1}}); got != nil {
+		t.Errorf("chunkRatios with an untimed chunk = %v", got)
+	}
+}
+
+// TestPickEngines: all is allEngines without the controls, which a list
+// names beside all or beside other engines, each once; unknown names fail.
+func TestPickEngines(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want []string
+	}{
+		{"all", allEngines},
+		{"all,sievekv-control", append(slices.Clone(allEngines), "sievekv-control")},
+		{"sievekv,sievekv-notsi,sievekv-control,sievekv", []string{"sievekv", "sievekv-notsi", "sievekv-control"}},
+	} {
+		if got, err := pickEngines(c.s); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("pickEngines(%q) = %v, %v; want %v", c.s, got, err, c.want)
+		}
+	}
+	if slices.Contains(allEngines, "sievekv-control") {
+		t.Error("all includes the control")
+	}
+	if _, err := pickEngines("sievekv,nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("an unknown engine: %v", err)
+	}
 }

@@ -205,9 +205,8 @@ func goals(rs []result) []goal {
 	// Issue 19: deletes.
 	ratioGoal("19", "deleterandom", "pebble", "space amp", func(r *result) float64 { return r.SpaceAmp }, false, 1.0)
 	ratioGoal("19", "deleterandom-getdeleted", "pebble", "reads per Get", reads, false, 1.0)
-	if on, off := find(rs, "deleterandom", "sievekv"), find(rs, "deleterandom", "sievekv-notsi"); on != nil && off != nil {
-		gs = append(gs, goal{"19", "deleterandom: ops/s with the tombstone index >= without (sievekv-notsi" + howMeasured(on, off) + ")",
-			fmt.Sprintf("%.0f vs %.0f = %s", on.OpsPerSec, off.OpsPerSec, ratioStr(on.OpsPerSec, off.OpsPerSec)), on.OpsPerSec >= off.OpsPerSec, true})
+	if g, ok := deleteSpeedGoal(rs); ok {
+		gs = append(gs, g)
 	}
 	if s := find(rs, "deletelarge", "sievekv"); s != nil {
 		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",

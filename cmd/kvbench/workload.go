@@ -133,10 +133,13 @@ type result struct {
 	Found      int     `json:"found"`
 	ElapsedSec float64 `json:"elapsed_sec"`
 	// ChunkSeconds is, for a phase measured in interleaved chunks (the
-	// filter sweep), the time of each chunk in order: chunk k of two
-	// results ran the same ops moments apart, so their per-chunk ratios
-	// compare the two without the machine's swings (pairedSpeed).
-	ChunkSeconds []float64 `json:"chunk_seconds,omitempty"`
+	// filter sweeps, the pairs), the time of each chunk in order: chunk k
+	// of two results ran the same ops moments apart, so their per-chunk
+	// ratios compare the two without the machine's swings (pairedSpeed).
+	// ChunkCPUSeconds is the process's CPU time across each chunk
+	// (pairedCPUSpeed).
+	ChunkSeconds    []float64 `json:"chunk_seconds,omitempty"`
+	ChunkCPUSeconds []float64 `json:"chunk_cpu_seconds,omitempty"`
 	// EngineShape is sievekv's tree after readmissing-live (levelShape),
 	// or in a paired phase as the clock started (and as it stopped, if
 	// that differs).
