@@ -17,7 +17,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 )
 
 // deletePair measures sievekv against sievekv-notsi on deleterandom.
@@ -61,14 +60,15 @@ func deleteSpeedGoal(rs []result) (goal, bool) {
 		return goal{"19", name, measured, on.OpsPerSec >= off.OpsPerSec, true}, true
 	}
 	measured += "; " + chunkFigures(on, off, chunks)
-	resolution := 0.0
+	// The A/A control is printed beside the verdict so a reader sees the
+	// harness's resolution, but the verdict itself stays the goal's own
+	// test: a shortfall inside the noise is not a goal met.
 	if ctl := find(rs, "deleterandom", deletePair.control); ctl != nil && ctl.PairedWith == on.Engine {
-		if aa, n, ok := pairedSpeed(on, ctl); ok {
+		if _, n, ok := pairedSpeed(on, ctl); ok {
 			measured += "; A/A against " + ctl.Engine + ": " + chunkFigures(on, ctl, n)
-			resolution = math.Abs(aa - 1)
 		}
 	}
-	return goal{"19", name, measured, speed >= 1-resolution, true}, true
+	return goal{"19", name, measured, speed >= 1, true}, true
 }
 
 // chunkFigures prints a's speed relative to b's per chunk: the median and

@@ -74,7 +74,7 @@ func TestDeleteSpeedGoal(t *testing.T) {
 		contain string
 	}{
 		{"no control", []result{on, off}, false, "per-chunk median 0.962x"},
-		{"wide A/A", []result{on, off, mk("sievekv-control", "sievekv", 1, 1, 1, 1, 1)}, true, "A/A against sievekv-control: per-chunk median 0.962x"},
+		{"wide A/A", []result{on, off, mk("sievekv-control", "sievekv", 1, 1, 1, 1, 1)}, false, "A/A against sievekv-control: per-chunk median 0.962x"},
 		{"narrow A/A", []result{on, off, mk("sievekv-control", "sievekv", 1.03, 1.03, 1.03, 1.03, 1.03)}, false, "A/A against sievekv-control"},
 		{"faster", []result{mk("sievekv", "sievekv-notsi", 1, 1, 1, 1, 20), mk("sievekv-notsi", "sievekv", 1.1, 1.1, 1.1, 1.1, 1.1)}, true, "per-chunk median 1.100x"},
 	} {
