@@ -13,8 +13,11 @@ import "github.com/sievekv/sievekv/internal/manifest"
 //   - begin takes the index's mu while DB.mu is held, so edits reach the
 //     index in the order they were installed (a growth's log replays
 //     later edits onto an earlier version, and a remove must follow the
-//     add of its tombstone), and a lookup, which takes mu, never sees the
-//     new version without its tombstones (K7);
+//     add of its tombstone), and a lookup, which takes mu, waits for the
+//     edit's changes once begin has run (K7); a lock-free reader may load
+//     the new version in the moment between its install and begin, both
+//     under DB.mu, and the index's one reader there is ExplainGet's
+//     diagnostic answer, which the delete-aware compaction does not use;
 //   - apply runs the inserts and removes holding mu only, then releases
 //     it. mu is never held while DB.mu is taken, so a later edit's begin,
 //     which waits for mu holding DB.mu, cannot deadlock with it: it waits
