@@ -131,6 +131,16 @@ func BenchmarkDeleteHeavy(b *testing.B) {
 	}
 }
 
+// setRandomKey is one write of the random-fill benchmarks: it fills the
+// 16-byte k from rng and sets it to v with opts.
+func setRandomKey(b *testing.B, d *DB, rng *rand.Rand, k, v []byte, opts *WriteOptions) {
+	binary.BigEndian.PutUint64(k, rng.Uint64())
+	binary.BigEndian.PutUint64(k[8:], rng.Uint64())
+	if err := d.Set(k, v, opts); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkSet is a random fill through the whole write path (batch, WAL,
 // memtable, flushes and compactions behind it), as kvbench's fillrandom:
 // 16-byte keys, 100-byte values, 1 MiB memtables. B/op here is the Go heap
@@ -155,11 +165,7 @@ func BenchmarkSet(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(k) + len(v)))
 			for b.Loop() {
-				binary.BigEndian.PutUint64(k, rng.Uint64())
-				binary.BigEndian.PutUint64(k[8:], rng.Uint64())
-				if err := d.Set(k, v, NoSync); err != nil {
-					b.Fatal(err)
-				}
+				setRandomKey(b, d, rng, k, v, NoSync)
 			}
 		})
 	}
@@ -180,11 +186,7 @@ func BenchmarkSetSyncParallel(b *testing.B) {
 		rng := rand.New(rand.NewPCG(seed.Add(1), 2))
 		k, v := make([]byte, 16), make([]byte, 100)
 		for pb.Next() {
-			binary.BigEndian.PutUint64(k, rng.Uint64())
-			binary.BigEndian.PutUint64(k[8:], rng.Uint64())
-			if err := d.Set(k, v, Sync); err != nil {
-				b.Fatal(err)
-			}
+			setRandomKey(b, d, rng, k, v, Sync)
 		}
 	})
 }

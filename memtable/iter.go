@@ -60,60 +60,62 @@ var _ base.InternalIterator = (*Iter)(nil)
 // fillForward buffers up to batchLimit entries from pivot on (strictly after
 // it when exclusive), stopping at the upper bound.
 func (it *Iter) fillForward(pivot *base.InternalKey, exclusive bool) bool {
-	limit := it.batchLimit()
-	it.buf = it.buf[:0]
-	visit := func(e item) bool {
-		k := it.arena.key(e)
-		if exclusive && base.Compare(k, *pivot) == 0 {
-			return true
-		}
-		if it.upper != nil && base.CompareUserKeys(k.UserKey, it.upper) >= 0 {
-			return false
-		}
-		it.add(e, limit)
-		return len(it.buf) < limit
-	}
-	if pivot == nil {
-		it.tree.Ascend(visit)
-	} else {
-		it.tree.AscendGreaterOrEqual(probeFor(*pivot), visit)
-	}
-	if len(it.buf) == 0 {
-		it.pos = -1
-		return false
-	}
-	it.pos = 0
-	return true
+	return it.fill(pivot, exclusive, true)
 }
 
 // fillBackward buffers up to batchLimit entries before pivot (at or before
 // it when !exclusive), stopping at the lower bound, and positions on the
 // last of them.
 func (it *Iter) fillBackward(pivot *base.InternalKey, exclusive bool) bool {
+	return it.fill(pivot, exclusive, false)
+}
+
+// fill is both directions' refill: one tree walk from pivot (from the
+// first or last entry when pivot is nil) that skips pivot itself when
+// exclusive, stops at the bound ahead, and buffers up to batchLimit
+// entries. The buffer is kept ascending whichever way the walk went, so
+// Next and Prev step through it alike.
+func (it *Iter) fill(pivot *base.InternalKey, exclusive, forward bool) bool {
 	limit := it.batchLimit()
 	it.buf = it.buf[:0]
+	// The bound ahead: upper (exclusive) going forward, lower (inclusive)
+	// going backward.
+	bound := it.upper
+	if !forward {
+		bound = it.lower
+	}
 	visit := func(e item) bool {
 		k := it.arena.key(e)
 		if exclusive && base.Compare(k, *pivot) == 0 {
 			return true
 		}
-		if it.lower != nil && base.CompareUserKeys(k.UserKey, it.lower) < 0 {
-			return false
+		if bound != nil {
+			if c := base.CompareUserKeys(k.UserKey, bound); forward && c >= 0 || !forward && c < 0 {
+				return false
+			}
 		}
 		it.add(e, limit)
 		return len(it.buf) < limit
 	}
-	if pivot == nil {
+	switch {
+	case forward && pivot == nil:
+		it.tree.Ascend(visit)
+	case forward:
+		it.tree.AscendGreaterOrEqual(probeFor(*pivot), visit)
+	case pivot == nil:
 		it.tree.Descend(visit)
-	} else {
+	default:
 		it.tree.DescendLessOrEqual(probeFor(*pivot), visit)
 	}
 	if len(it.buf) == 0 {
 		it.pos = -1
 		return false
 	}
-	slices.Reverse(it.buf)
-	it.pos = len(it.buf) - 1
+	it.pos = 0
+	if !forward {
+		slices.Reverse(it.buf)
+		it.pos = len(it.buf) - 1
+	}
 	return true
 }
 
