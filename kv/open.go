@@ -103,7 +103,8 @@ func (d *DB) lockDir() (io.Closer, error) {
 	}
 	if err != nil {
 		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, d.dirname)
+			// The cause stays wrapped: vfs.ErrLocked matches too.
+			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, d.dirname, err)
 		}
 		return nil, fmt.Errorf("kv: lock %s: %w", d.dirname, err)
 	}
