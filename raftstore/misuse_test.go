@@ -85,3 +85,17 @@ func TestDeleteRangeReportingAReclaimFailureKeepsTheBounds(t *testing.T) {
 	h.deleteRange(9, 10)
 	h.bounds(5, 8)
 }
+
+// Without a WAL the DB's synced writes live only in memory until a flush,
+// so StoreLogs could not be durable on return (R3): raft would count on
+// entries a crash loses. Open refuses the option instead of accepting it
+// silently.
+func TestOpenRefusesDisableWAL(t *testing.T) {
+	s, err := Open(t.TempDir(), &kv.Options{DisableWAL: true})
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, kv.ErrInvalidOptions) {
+		t.Fatalf("Open with DisableWAL = %v, want kv.ErrInvalidOptions", err)
+	}
+}

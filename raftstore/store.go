@@ -38,8 +38,12 @@ var (
 )
 
 // Open opens (creating if needed) the store in dir with the DB options opts
-// (nil for defaults).
+// (nil for defaults). opts.DisableWAL is refused (kv.ErrInvalidOptions):
+// without the WAL no write is durable on return, which R3 promises raft.
 func Open(dir string, opts *kv.Options) (*Store, error) {
+	if opts != nil && opts.DisableWAL {
+		return nil, fmt.Errorf("raftstore: open %s: %w: DisableWAL would make no log write durable on return", dir, kv.ErrInvalidOptions)
+	}
 	db, err := kv.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
