@@ -120,7 +120,7 @@ func (d *DB) prepareCheckpointDir(dir string) error {
 	names, err := d.fs.List(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := d.fs.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAllDurable(d.fs, dir, 0o755); err != nil {
 			return fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
 		}
 		return nil

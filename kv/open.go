@@ -57,7 +57,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		RangeFilterBitsPerKey: o.RangeFilterBitsPerKey}
 
 	if !o.ReadOnly {
-		if err := d.fs.MkdirAll(dirname, 0o755); err != nil {
+		// Durably: a new DB directory not yet an entry of its parent on
+		// disk would take every synced write in it with it on a power loss.
+		if err := vfs.MkdirAllDurable(d.fs, dirname, 0o755); err != nil {
 			return nil, fmt.Errorf("kv: create %s: %w", dirname, err)
 		}
 	}
