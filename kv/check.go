@@ -75,8 +75,9 @@ func (r *CheckReport) String() string {
 // sequence numbers. Only opts.FS matters in opts (nil: the OS).
 //
 // The returned error is for a check that could not run (no database, the
-// directory locked by an open DB); what is wrong with the data is listed
-// in the report's Problems.
+// directory locked by a read-write open: ErrLocked); what is wrong with
+// the data is listed in the report's Problems. Check writes nothing: it
+// runs beside read-only opens and on a read-only mount.
 func Check(dirname string, opts *Options) (*CheckReport, error) {
 	var o Options
 	if opts != nil {
@@ -90,8 +91,13 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 	o.Logger = func(format string, args ...any) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf(format, args...))
 	}
+	// Check only reads, so it locks as a ReadOnly open does: a shared lock
+	// that excludes a writer and coexists with read-only opens, and none
+	// at all (nothing created) where LOCK does not exist, on a read-only
+	// mount or in a directory that holds no database.
+	o.ReadOnly = true
 	d := &DB{dirname: dirname, opts: o, fs: o.FS}
-	lock, err := d.fs.Lock(d.path(fileKindLock, 0))
+	lock, err := d.lockDir()
 	if err != nil {
 		return nil, fmt.Errorf("kv: check %s: %w", dirname, err)
 	}

@@ -245,3 +245,33 @@ func TestCheckNotesOrphanTable(t *testing.T) {
 		t.Fatalf("want OK with an orphan note:\n%s", rep)
 	}
 }
+
+// Check only reads: pointed at a directory holding no database it says so
+// and leaves the directory as it was (it used to create LOCK there), and
+// it checks a database it may only read, beside a read-only open.
+func TestCheckWritesNothing(t *testing.T) {
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("empty", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check("empty", &Options{FS: fs}); err == nil {
+		t.Fatal("Check of a directory without a database succeeded")
+	}
+	if names, err := fs.List("empty"); err != nil || len(names) != 0 {
+		t.Fatalf("Check left %v (%v) in a directory without a database", names, err)
+	}
+
+	fs, _ = buildCheckDB(t)
+	r, err := Open("db", &Options{FS: fs, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := Check("db", &Options{FS: fs})
+	if err != nil {
+		t.Fatalf("Check beside a read-only open: %v", err)
+	}
+	if !rep.OK() {
+		t.Fatalf("healthy DB has problems:\n%s", rep)
+	}
+}

@@ -55,6 +55,12 @@ func (d *DB) Checkpoint(dir string) error {
 	if err != nil {
 		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
 	}
+	// Checkpoints of one DB run one at a time, so a second one into the
+	// same directory finds it non-empty instead of racing the first to
+	// each file name (linkOrCopy refuses a taken name either way, which
+	// covers checkpoints from other processes).
+	d.checkpointMu.Lock()
+	defer d.checkpointMu.Unlock()
 	if err := d.prepareCheckpointDir(dir); err != nil {
 		return err
 	}
@@ -114,7 +120,7 @@ func (d *DB) prepareCheckpointDir(dir string) error {
 	names, err := d.fs.List(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := d.fs.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAllDurable(d.fs, dir, 0o755); err != nil {
 			return fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
 		}
 		return nil
@@ -128,13 +134,24 @@ func (d *DB) prepareCheckpointDir(dir string) error {
 
 // linkOrCopy gives the immutable file src the name dst, by a hard link if
 // the FS can make one and by a synced copy of its first size bytes if not.
+//
+// An existing dst is never written over: it may be a hard link to src
+// itself (another checkpoint into the same directory linked it first),
+// and Create would truncate the shared file, the source DB's live table.
 func linkOrCopy(fsys vfs.FS, src, dst string, size uint64) error {
 	if l, ok := fsys.(vfs.Linker); ok {
-		if err := l.Link(src, dst); err == nil {
+		err := l.Link(src, dst)
+		if err == nil {
 			return nil
 		}
-		// EXDEV, a file system without links, or a dst left by an
-		// earlier failed link: copying gives the same content.
+		if errors.Is(err, fs.ErrExist) {
+			return dstTaken(dst)
+		}
+		// EXDEV or a file system without links: copying gives the same
+		// content.
+	}
+	if _, err := fsys.Stat(dst); err == nil {
+		return dstTaken(dst)
 	}
 	in, err := fsys.Open(src)
 	if err != nil {
@@ -159,6 +176,11 @@ func linkOrCopy(fsys vfs.FS, src, dst string, size uint64) error {
 		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
 	return nil
+}
+
+func dstTaken(dst string) error {
+	return fmt.Errorf("%w: %s appeared while the checkpoint was written (another checkpoint into the same directory?)",
+		ErrCheckpointDirNotEmpty, dst)
 }
 
 // writeCheckpointManifest writes MANIFEST-num in dir holding the whole

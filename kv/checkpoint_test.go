@@ -231,3 +231,75 @@ func TestCheckpointCopiesWithoutLinks(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint's table is a hard link to the source's: when its name is
+// already taken in the checkpoint directory (a second checkpoint into the
+// same directory got there first), copying over it would truncate the
+// shared file, the source DB's live table. The name is refused instead.
+func TestLinkOrCopyNeverWritesOverAnExistingName(t *testing.T) {
+	fs := vfs.NewMem()
+	for _, dir := range []string{"db", "cp"} {
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	content := []byte("an immutable table's bytes")
+	f, err := fs.Create("db/000007.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(content)
+	f.Close()
+	if err := linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content))); err != nil {
+		t.Fatal(err)
+	}
+	err = linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content)))
+	if !errors.Is(err, ErrCheckpointDirNotEmpty) {
+		t.Fatalf("second linkOrCopy to a taken name = %v, want ErrCheckpointDirNotEmpty", err)
+	}
+	if st, err := fs.Stat("db/000007.sst"); err != nil || st.Size() != int64(len(content)) {
+		t.Fatalf("source table after the refused copy: %v, %v; want %d bytes", st, err, len(content))
+	}
+}
+
+// Two checkpoints into one directory at once: one succeeds, the other is
+// refused, and the source keeps every table (they used to race to a copy
+// over the first one's hard links, emptying the source's tables).
+func TestConcurrentCheckpointsIntoOneDirLeaveTheSourceWhole(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, nil)
+	for i := 0; i < 500; i++ {
+		if err := d.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("value"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 10; round++ {
+		dir := fmt.Sprintf("cp%d", round)
+		errs := make(chan error, 2)
+		for g := 0; g < 2; g++ {
+			go func() { errs <- d.Checkpoint(dir) }()
+		}
+		ok := 0
+		for g := 0; g < 2; g++ {
+			switch err := <-errs; {
+			case err == nil:
+				ok++
+			case !errors.Is(err, ErrCheckpointDirNotEmpty):
+				t.Fatalf("round %d: Checkpoint = %v, want nil or ErrCheckpointDirNotEmpty", round, err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d of 2 checkpoints into one directory succeeded, want 1", round, ok)
+		}
+	}
+	d = reopen(t, d, "db", &Options{FS: fs})
+	defer d.Close()
+	for i := 0; i < 500; i++ {
+		if _, err := d.Get([]byte(fmt.Sprintf("k%05d", i))); err != nil {
+			t.Fatalf("source lost k%05d: %v", i, err)
+		}
+	}
+}

@@ -123,3 +123,13 @@ func TestInvertedRangesAreInvalidArguments(t *testing.T) {
 		}
 	}
 }
+
+// Apply of a nil batch is the caller's mistake, reported with the sentinel
+// callers test for, not an untyped error indistinguishable from a failure.
+func TestApplyNilBatchIsInvalidArgument(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	if err := d.Apply(nil, Sync); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Apply(nil) = %v, want ErrInvalidArgument", err)
+	}
+}

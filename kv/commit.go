@@ -54,7 +54,7 @@ var pendingWrites = sync.Pool{New: func() any { return new(pendingWrite) }}
 // numbers, and wakes the followers.
 func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	if b == nil {
-		return fmt.Errorf("kv: Apply of a nil batch")
+		return fmt.Errorf("%w: Apply of a nil batch", ErrInvalidArgument)
 	}
 	if opts == nil {
 		opts = NoSync

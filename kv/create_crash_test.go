@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -58,5 +59,47 @@ func TestOpenMissingCURRENTWithLoggedWritesIsCorruption(t *testing.T) {
 	}
 	if _, err := Open("db", &Options{FS: fs}); !errors.Is(err, ErrCorruption) {
 		t.Fatalf("Open = %v, want ErrCorruption", err)
+	}
+}
+
+// dirSyncs opens an FS over a MemFS that records the name of every Sync.
+func dirSyncs() (*errorfs.FS, func(name string) bool) {
+	efs := errorfs.Wrap(vfs.NewMem(), errorfs.OpSync)
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	efs.SetMatch(func(_ errorfs.Op, name string) bool {
+		mu.Lock()
+		synced[name] = true
+		mu.Unlock()
+		return false
+	})
+	return efs, func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return synced[name]
+	}
+}
+
+// A directory Open or Checkpoint creates is an entry of its parent, lost
+// on a power loss with everything in it unless the parent is synced
+// (vfs's V1): every parent that gained a directory is synced before the
+// call returns.
+func TestCreatedDirectoriesAreMadeDurable(t *testing.T) {
+	fs, synced := dirSyncs()
+	d, err := Open("data/db", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, parent := range []string{".", "data"} {
+		if !synced(parent) {
+			t.Errorf("Open of data/db did not sync %q, which gained a directory", parent)
+		}
+	}
+	if err := d.Checkpoint("backups/cp1"); err != nil {
+		t.Fatal(err)
+	}
+	if !synced("backups") {
+		t.Errorf("Checkpoint into backups/cp1 did not sync backups, which gained cp1")
 	}
 }

@@ -43,6 +43,8 @@ type DB struct {
 
 	// compactMu serialises compactions, manual and background.
 	compactMu sync.Mutex
+	// checkpointMu serialises Checkpoint calls (checkpoint.go).
+	checkpointMu sync.Mutex
 	// tombstones is the cuckoo-filter index of keys with tombstones in
 	// tables (tombstone_index.go).
 	tombstones tombstoneIndex

@@ -57,7 +57,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		RangeFilterBitsPerKey: o.RangeFilterBitsPerKey}
 
 	if !o.ReadOnly {
-		if err := d.fs.MkdirAll(dirname, 0o755); err != nil {
+		// Durably: a new DB directory not yet an entry of its parent on
+		// disk would take every synced write in it with it on a power loss.
+		if err := vfs.MkdirAllDurable(d.fs, dirname, 0o755); err != nil {
 			return nil, fmt.Errorf("kv: create %s: %w", dirname, err)
 		}
 	}
@@ -103,7 +105,8 @@ func (d *DB) lockDir() (io.Closer, error) {
 	}
 	if err != nil {
 		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, d.dirname)
+			// The cause stays wrapped: vfs.ErrLocked matches too.
+			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, d.dirname, err)
 		}
 		return nil, fmt.Errorf("kv: lock %s: %w", d.dirname, err)
 	}

@@ -60,3 +60,42 @@ func TestReclaimStartsNothingOnceCloseWaits(t *testing.T) {
 		t.Fatal("a compaction started after Close began waiting")
 	}
 }
+
+// A reclaim compaction's failure is reported by the next DeleteRange, whose
+// own deletion has already been committed by then: the cached bounds must
+// follow that deletion (R2) even though the call returns the old failure,
+// or FirstIndex names an entry GetLog no longer finds.
+func TestDeleteRangeReportingAReclaimFailureKeepsTheBounds(t *testing.T) {
+	h := newHarness(t)
+	h.storeRange(1, 10)
+	injected := errors.New("injected compaction failure")
+	h.s.reclaim.mu.Lock()
+	h.s.reclaim.err = injected
+	h.s.reclaim.mu.Unlock()
+
+	if err := h.s.DeleteRange(1, 4); !errors.Is(err, injected) {
+		t.Fatalf("DeleteRange(1, 4) = %v, want the reclaim failure", err)
+	}
+	h.present(4, false)
+	h.present(5, true)
+	if first, _ := h.s.FirstIndex(); first != 5 {
+		t.Fatalf("FirstIndex = %d after deleting 1-4, want 5", first)
+	}
+	// The failure is reported once.
+	h.deleteRange(9, 10)
+	h.bounds(5, 8)
+}
+
+// Without a WAL the DB's synced writes live only in memory until a flush,
+// so StoreLogs could not be durable on return (R3): raft would count on
+// entries a crash loses. Open refuses the option instead of accepting it
+// silently.
+func TestOpenRefusesDisableWAL(t *testing.T) {
+	s, err := Open(t.TempDir(), &kv.Options{DisableWAL: true})
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, kv.ErrInvalidOptions) {
+		t.Fatalf("Open with DisableWAL = %v, want kv.ErrInvalidOptions", err)
+	}
+}

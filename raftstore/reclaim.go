@@ -8,13 +8,16 @@ import (
 )
 
 // deleteLogRange deletes the log entries in [lo, hi] with one synced range
-// tombstone, O(1) however long the range, then has r reclaim the space.
-// The tombstone hides the entries at once; the compaction r starts drops
-// them from the tables.
-func deleteLogRange(db *kv.DB, lo, hi uint64, r *reclaimer) error {
-	if err := db.DeleteRange(logKey(lo), logKeyAfter(hi), kv.Sync); err != nil {
-		return err
-	}
+// tombstone, O(1) however long the range. The tombstone hides the entries
+// at once; the compaction reclaimDeleted later starts drops them from the
+// tables.
+func deleteLogRange(db *kv.DB, lo, hi uint64) error {
+	return db.DeleteRange(logKey(lo), logKeyAfter(hi), kv.Sync)
+}
+
+// reclaimDeleted has r reclaim the space of the entries in [lo, hi], which
+// deleteLogRange deleted.
+func reclaimDeleted(r *reclaimer, lo, hi uint64) error {
 	return r.deleted(int(min(hi-lo+1, reclaimDeletedEntries)), hi)
 }
 

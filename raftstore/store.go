@@ -38,8 +38,12 @@ var (
 )
 
 // Open opens (creating if needed) the store in dir with the DB options opts
-// (nil for defaults).
+// (nil for defaults). opts.DisableWAL is refused (kv.ErrInvalidOptions):
+// without the WAL no write is durable on return, which R3 promises raft.
 func Open(dir string, opts *kv.Options) (*Store, error) {
+	if opts != nil && opts.DisableWAL {
+		return nil, fmt.Errorf("raftstore: open %s: %w: DisableWAL would make no log write durable on return", dir, kv.ErrInvalidOptions)
+	}
 	db, err := kv.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: open %s: %w", dir, err)
@@ -179,11 +183,14 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 		return nil
 	}
 	lo, hi = max(lo, first), min(hi, last)
-	if err := deleteLogRange(s.db, lo, hi, &s.reclaim); err != nil {
+	if err := deleteLogRange(s.db, lo, hi); err != nil {
 		return fmt.Errorf("raftstore: delete logs %d-%d: %w", lo, hi, err)
 	}
 	// Keep R2: a bound inside the deleted range moves to the nearest entry
 	// left outside it (the log may have gaps, so it is sought, not assumed).
+	// This comes before the reclaimer's report, which may be an earlier
+	// compaction's failure: the deletion is committed either way, and
+	// bounds naming deleted entries would send raft to GetLog for them.
 	switch {
 	case lo == first && hi == last:
 		s.first.Store(0)
@@ -201,6 +208,9 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 			return err
 		}
 		s.last.Store(prev)
+	}
+	if err := reclaimDeleted(&s.reclaim, lo, hi); err != nil {
+		return fmt.Errorf("raftstore: delete logs %d-%d: %w", lo, hi, err)
 	}
 	return nil
 }

@@ -554,6 +554,10 @@ func TestHostileReadOnlyMount(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Check only reads, so it runs there too.
+	if rep, err := kv.Check(dir, &kv.Options{FS: rofs}); err != nil || !rep.OK() {
+		t.Fatalf("Check on a read-only mount = %v, %v", rep, err)
+	}
 	_, err := kv.Open(dir, &kv.Options{FS: rofs})
 	if !errors.Is(err, syscall.EROFS) {
 		t.Fatalf("read-write Open on a read-only mount = %v, want EROFS", err)

@@ -23,8 +23,10 @@
 //	V1 (durability model): data written to a file is durable only after that
 //	   file's Sync returns; a file's existence under a name (after Create or
 //	   Rename) is durable only after the parent directory, opened with
-//	   OpenDir, is Synced. MemFS.CrashClone keeps exactly that durable state,
-//	   as of one instant: no Sync runs while it copies.
+//	   OpenDir, is Synced, and so is a new directory's (MkdirAllDurable).
+//	   MemFS.CrashClone keeps exactly that durable state, as of one
+//	   instant: no Sync runs while it copies (directories excepted: MemFS
+//	   keeps them from MkdirAll on).
 //	V2 (locks): while a Lock on a name is held, a second Lock or an RLock
 //	   of the same name, from this or another process, fails with an error
 //	   wrapping ErrLocked; while an RLock is held, a Lock fails so and
