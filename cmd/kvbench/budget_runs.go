@@ -141,11 +141,13 @@ func widthOptions(n uint64) []widthOption {
 
 // bestDiscrete spends at most totalBits over runs' tables, each table one
 // whole width, to minimise sum over runs of weight x FP (a table's FP
-// counts with its share of its run's keys). It solves the Lagrangian
-// relaxation (each table minimises weight x FP + l x bits), bisecting l,
-// which is optimal on the lower convex hull of each table's options, the
-// allocations a mix of widths across a run's tables reaches. It returns
-// the weighted FP sum and each run's FP and bits.
+// counts with its share of its run's keys). Each table minimises weight x
+// FP + l x bits, with l bisected to the smallest price that fits
+// totalBits: an allocation that exists, optimal for the bits it spends
+// and within one table's width step of the optimum for totalBits (each
+// table's options on their lower convex hull, as mixing widths across a
+// run's tables reaches). It returns the weighted FP sum and each run's FP
+// and bits.
 func bestDiscrete(runs []*budgetRun, weights []float64, totalBits float64) (float64, []float64, []float64) {
 	type table struct {
 		run  int
