@@ -132,3 +132,27 @@ func TestFingerprintBitsPerKeyIsTheStep(t *testing.T) {
 		t.Fatal("FingerprintBitsPerKey of no keys or an unbuildable width is finite")
 	}
 }
+
+// TestChooseTableFilterLowestFPIgnoresProbeTime: at 1,360 keys and 16.33
+// bits per key, unpriced bits, the probe-time pricing takes a 4-wise
+// 11-bit fuse (16 ns, FP 2^-11) over a 15-bit Ribbon of no more bits
+// (32 ns, FP 2^-15); the
+// lowest-FP choice must take the Ribbon, and stay within the bits.
+func TestChooseTableFilterLowestFPIgnoresProbeTime(t *testing.T) {
+	const n, bits = 1360, 16.33
+	priced, err := ChooseTableFilterPriced(n, bits, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowest, err := ChooseTableFilterLowestFP(n, bits, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("priced %v (FP %.6f), lowest FP %v (FP %.6f)", priced, priced.FPRate, lowest, lowest.FPRate)
+	if lowest.PayloadBits > uint64(math.Floor(bits*n)) {
+		t.Fatalf("lowest-FP choice spends %d bits, over %d", lowest.PayloadBits, uint64(math.Floor(bits*n)))
+	}
+	if lowest.FPRate > math.Ldexp(1, -15) || lowest.FPRate >= priced.FPRate {
+		t.Fatalf("lowest-FP choice %v has FP %.6f (priced %v: %.6f), want <= 2^-15", lowest, lowest.FPRate, priced, priced.FPRate)
+	}
+}

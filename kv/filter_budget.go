@@ -161,7 +161,14 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 		if !roundUp {
 			limit = share
 		}
-		choice, err = filters.ChooseTableFilterPriced(n, limit, filters.MarginalBitValue(share, bitsPerFPHalving))
+		choose := filters.ChooseTableFilterPriced
+		if share > c.d.opts.FilterBitsPerKey {
+			// Bits beyond the budget were moved here to buy FP rate;
+			// a probe-time discount must not sell them back
+			// (filters.ChooseTableFilterLowestFP).
+			choose = filters.ChooseTableFilterLowestFP
+		}
+		choice, err = choose(n, limit, filters.MarginalBitValue(share, bitsPerFPHalving))
 	} else {
 		choice, err = filters.ChooseTableFilter(n, c.d.opts.FilterBitsPerKey)
 	}

@@ -13,6 +13,9 @@ import (
 type equalShapeResult struct {
 	reads, predicted, bitsPerKey float64
 	shape                        string
+	// l0Tables and l0FP: L0's tables and the FP sum their filters predict.
+	l0Tables int
+	l0FP     float64
 	// compactedReads and compactedPredicted are the same once a full
 	// compaction has left one run.
 	compactedReads, compactedPredicted float64
@@ -91,6 +94,7 @@ func fillEqualShape(tb testing.TB, o Options, seed uint64, keys, flushKeys, l0Le
 		}
 	}
 	r.bitsPerKey = bitsPerKey(m1.Filter.Bytes, filterKeys)
+	r.l0Tables, r.l0FP = m1.Levels[0].Tables, m1.Levels[0].FilterFP
 	if err := d.Compact(nil, nil); err != nil {
 		tb.Fatal(err)
 	}

@@ -115,6 +115,11 @@ func runBudgetSweep(ks *keySet, cfg config, fl *flags, root string, progress io.
 	if err != nil {
 		return nil, err
 	}
+	if fl.budgetRuns != "" {
+		if err := writeBudgetRunsFile(fl.budgetRuns, points, ks, fl.ops, fl.seed); err != nil {
+			return nil, err
+		}
+	}
 	for i, p := range points {
 		if p.tree.summary != "" {
 			// The tables and keys per level, with levelShape's filter

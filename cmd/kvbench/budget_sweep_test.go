@@ -15,9 +15,11 @@ import (
 // TestKVBenchBudgetSweep runs the budget sweep on a few thousand keys:
 // every family is loaded at every budget (one point for the fixed-size
 // binary fuse 8), every absent Get is answered absent (measure fails
-// otherwise), and the budget chart is a real PNG.
+// otherwise), the budget chart is a real PNG, and the per-run report
+// (-budgetruns) covers every sievekv point's runs with measured figures.
 func TestKVBenchBudgetSweep(t *testing.T) {
-	fl, err := parseFlags([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-budgetbits", "6,10"}, io.Discard)
+	runsPath := filepath.Join(t.TempDir(), "runs.md")
+	fl, err := parseFlags([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-budgetbits", "6,10", "-budgetruns", runsPath}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +41,15 @@ func TestKVBenchBudgetSweep(t *testing.T) {
 	at6, at10 := findFilter(rs, budgetSweepWorkload, "auto-monkey/6"), findFilter(rs, budgetSweepWorkload, "auto-monkey/10")
 	if at6 != nil && at10 != nil && at6.FilterBytesPerKey >= at10.FilterBytesPerKey {
 		t.Errorf("auto-monkey spent %.3f filter bytes per key at 6 bits, %.3f at 10", at6.FilterBytesPerKey, at10.FilterBytesPerKey)
+	}
+	report, err := os.ReadFile(runsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## auto-monkey/10: 3000 keys", "## bloom/6: 3000 keys", "| L6 |", "best cache-aware widths"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("per-run report lacks %q:\n%s", want, report)
+		}
 	}
 	path, err := budgetChart(filepath.Join(t.TempDir(), "kv_filter_budget.png"), rs)
 	if err != nil || path == "" {

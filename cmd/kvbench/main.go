@@ -99,7 +99,7 @@ type flags struct {
 	wal, isolate               bool
 	rounds, rotate             int
 	budgetSweep                bool
-	budgetBits                 string
+	budgetBits, budgetRuns     string
 	budgetMemTable, budgetN    int
 	cpuProfile, memProfile     string
 	idle                       time.Duration
@@ -134,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.progress, "progress", true, "progress bars on stderr")
 	fs.BoolVar(&fl.budgetSweep, "budgetsweep", false, "also run the filter budget sweep: readmissing-live against bits per key for Bloom, binary fuse 8, auto-uniform, auto-Monkey and Pebble")
 	fs.StringVar(&fl.budgetBits, "budgetbits", "6,8,10,12,14", "the budget sweep's filter budgets in bits per key, comma-separated")
+	fs.StringVar(&fl.budgetRuns, "budgetruns", "", "the budget sweep: write each sievekv configuration's runs (keys, widths, predicted and measured FP, cache misses) beside the best allocations of the same memory to this file")
 	fs.IntVar(&fl.budgetN, "budgetn", 0, "the budget sweep's keys (default -n)")
 	fs.IntVar(&fl.budgetMemTable, "budgetmemtable", 0, "the budget sweep's memtable size in bytes (default -memtable): smaller makes its tree deeper")
 	fs.BoolVar(&fl.wal, "wal", false, "keep every engine's write-ahead log on (writes stay NoSync; fillsync8 always has it on)")
