@@ -49,7 +49,7 @@ func (d *DB) flushLoop() {
 		ms[len(ms)-1].logSync.wait()
 		// The index's hashes come from the table writers, outside d.mu
 		// (commits wait on it), so its critical section only inserts.
-		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on}
+		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on, hashes: d.tombstones.takeHashes()}
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
