@@ -133,3 +133,23 @@ func (ti *tombstoneIndex) appliedCond() *sync.Cond {
 	}
 	return ti.applied
 }
+
+// applyTombstoneEditInBackground applies e (if not nil) in a goroutine
+// Close waits for, and makes a failure the DB's background error. The
+// flush loop uses it so that its next memtable never waits for the index.
+// REQUIRES: called from a goroutine d.bg counts (so Close has not passed
+// its wait), the edit begun and not applied.
+func (d *DB) applyTombstoneEditInBackground(e *tombstoneEdit) {
+	if e == nil {
+		return
+	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		if err := e.apply(); err != nil {
+			d.mu.Lock()
+			d.setBackgroundErrorLocked("kv: background flush: tombstone index", err)
+			d.mu.Unlock()
+		}
+	}()
+}
