@@ -26,17 +26,8 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	letGo := sync.OnceFunc(func() { close(hold) })
+	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held flush
-	testIndexEditPause = func() {
-		select {
-		case entered <- struct{}{}:
-			<-hold
-		default: // only the first edit is held
-		}
-	}
-	defer func() { testIndexEditPause = nil }()
 	for i := 0; i < 1000; i++ {
 		d.Delete(key(i), NoSync)
 	}
@@ -98,17 +89,8 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.tombstones.stats() // waits for the flush's update, which reads the hook
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	letGo := sync.OnceFunc(func() { close(hold) })
+	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held compaction
-	testIndexEditPause = func() {
-		select {
-		case entered <- struct{}{}:
-			<-hold
-		default: // only the first edit is held
-		}
-	}
-	defer func() { testIndexEditPause = nil }()
 	compacted := make(chan error, 1)
 	go func() { compacted <- d.Compact(nil, nil) }() // drops the 1000 tombstones
 	select {
@@ -142,4 +124,22 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 		t.Fatal("the index misses a flushed tombstone")
 	}
 	checkTombstoneIndex(t, d, "after the held compaction")
+}
+
+// holdFirstIndexEdit makes the next tombstone-index edit's apply wait,
+// before it changes the index, until letGo is called; entered receives
+// once it waits. Later edits pass. The caller defers letGo before the DB's
+// Close (which waits for the held edit); the hook is removed after the
+// test, once every apply is done.
+func holdFirstIndexEdit(t *testing.T) (entered <-chan struct{}, letGo func()) {
+	hold, ent := make(chan struct{}), make(chan struct{}, 1)
+	testIndexEditPause = func() {
+		select {
+		case ent <- struct{}{}:
+			<-hold
+		default: // only the first edit is held
+		}
+	}
+	t.Cleanup(func() { testIndexEditPause = nil })
+	return ent, sync.OnceFunc(func() { close(hold) })
 }
