@@ -24,6 +24,8 @@ import (
 type Cuckoo struct {
 	laneTable  // altMask is bucket count - 1: the partner may be any bucket
 	logBuckets uint
+	// loadSink keeps the batch calls' bucket loads alive (loadBuckets).
+	loadSink uint64
 }
 
 const (

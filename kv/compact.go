@@ -122,7 +122,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	var keptTombstones tombstoneCollector // keys only: the index has them
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.
-	var droppedTombstones []uint64
+	droppedTombstones := d.tombstones.takeHashes()
 	src.OnDropTombstone = d.tombstones.collectHashes(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
 	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: &keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs})

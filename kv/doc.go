@@ -63,9 +63,10 @@
 //	   answering "may have" for every key; while a growth reads the tables
 //	   in the background it answers "may have" too, and it installs the
 //	   version it read plus the changes logged since. An edit's changes
-//	   reach it after DB.mu is released, in the order the edits were
-//	   installed, and a lookup meanwhile waits for them
-//	   (kv/tombstone_index_edit.go).
+//	   are queued at install (under DB.mu, behind a leaf lock that never
+//	   waits for an update) and reach it after DB.mu is released, in the
+//	   order the edits were installed; a lookup waits until the queue is
+//	   empty (kv/tombstone_index_edit.go).
 //	K8 (range tombstones before filters): a range tombstone [s, e)#t
 //	   deletes every entry of a key in [s, e) older than t. Range
 //	   tombstones are held beside the point entries of their source (a

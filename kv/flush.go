@@ -49,7 +49,7 @@ func (d *DB) flushLoop() {
 		ms[len(ms)-1].logSync.wait()
 		// The index's hashes come from the table writers, outside d.mu
 		// (commits wait on it), so its critical section only inserts.
-		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on}
+		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on, hashes: d.tombstones.takeHashes()}
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
@@ -77,7 +77,7 @@ func (d *DB) flushLoop() {
 			d.setBackgroundErrorLocked("kv: background flush", err)
 			break
 		}
-		// Applied below, once d.mu is released.
+		// Applied once d.mu is released (in the background, below).
 		indexEdit := d.beginTombstoneEditLocked(tombstones.hashes, nil)
 		d.counters.tombstonesElided.Add(elided)
 		// Memtables rotated meanwhile stay queued behind the flushed ones.
@@ -101,15 +101,9 @@ func (d *DB) flushLoop() {
 		}
 		d.flushDone.Broadcast()
 		d.maybeScheduleCompactionLocked()
-		if indexEdit != nil {
-			d.mu.Unlock()
-			err := indexEdit.apply()
-			d.mu.Lock()
-			if err != nil {
-				d.setBackgroundErrorLocked("kv: background flush: tombstone index", err)
-				break
-			}
-		}
+		// Off this loop, so the next memtable's flush (which a writer
+		// may be waiting for) never waits for the index.
+		d.applyTombstoneEditInBackground(indexEdit)
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()

@@ -48,11 +48,24 @@ type tombstoneIndex struct {
 	// changes after, so it is read without mu.
 	on bool
 	mu sync.Mutex
-	f  *filters.Cuckoo // nil when disabled
+	// applied is broadcast, on mu, when a queued edit has been applied
+	// (tombstone_index_edit.go).
+	applied *sync.Cond
+	// queueMu guards queue, the edits begun and not yet applied, in the
+	// order they were installed. A leaf lock: held for an append or a pop.
+	queueMu sync.Mutex
+	queue   []*tombstoneEdit
+	// hashBufs holds spent *[]uint64 hash buffers of applied edits for the
+	// next flush or compaction to fill (takeHashes), so collecting a
+	// flush's tombstone hashes allocates nothing once warm.
+	hashBufs sync.Pool
+	f        *filters.Cuckoo // nil when disabled
 	// overflow counts, per alias class of f, the tombstones beyond the
 	// tombstoneIndexMaxCopies copies f holds; overflowTotal is their sum.
 	overflow      map[uint64]uint32
 	overflowTotal int
+	// spill is AddHashes' scratch for the hashes bound for overflow.
+	spill []uint64
 	// saturated is set when no filter size fitted the tombstones; every
 	// lookup then answers true.
 	saturated bool
@@ -124,19 +137,6 @@ func newTombstoneIndex(capacity int) (*filters.Cuckoo, error) {
 	return filters.NewCuckoo(max(capacity, tombstoneIndexMinCapacity), tombstoneIndexFPRate)
 }
 
-// addLocked records one tombstone of the key hashing to h. REQUIRES: ti.mu.
-func (ti *tombstoneIndex) addLocked(h uint64) error {
-	if ti.f.CopiesHash(h) >= tombstoneIndexMaxCopies {
-		if ti.overflow == nil {
-			ti.overflow = make(map[uint64]uint32)
-		}
-		ti.overflow[ti.f.AliasHash(h)]++
-		ti.overflowTotal++
-		return nil
-	}
-	return ti.f.AddHash(h)
-}
-
 // removeLocked forgets one tombstone of the key hashing to h, a member.
 // REQUIRES: ti.mu.
 func (ti *tombstoneIndex) removeLocked(h uint64) {
@@ -178,30 +178,30 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 		// undone by the fill their failure leads to.
 		return ti.firstFillLocked(hs)
 	}
-	for _, h := range hs {
-		if err := ti.addLocked(h); err != nil {
-			if !errors.Is(err, filters.ErrFull) {
-				return err
-			}
-			// The failed Add changed nothing, and either way the filter
-			// is replaced by a larger one holding every tombstone.
-			if wasEmpty {
-				return ti.firstFillLocked(hs)
-			}
-			// The rebuild reads every tombstone from the tables, which
-			// the caller's edit has already made current, so h and the
-			// rest are among them. Twice the slots as the key count:
-			// NewCuckoo's rounding to a power of two at 95% load makes
-			// that four times the slots, so growths are rare (each reads
-			// every tombstone table) at the price of a load of 24-95%
-			// (docs/design.md, "The tombstone index").
-			if ti.grow == nil {
-				return ti.rebuildLocked(2 * ti.f.Cap())
-			}
-			ti.rebuilding, ti.pending = true, nil
-			ti.grow(v, 2*ti.f.Cap())
-			return nil
+	spill, _, err := ti.f.AddHashes(hs, tombstoneIndexMaxCopies, ti.spill[:0])
+	ti.spillLocked(spill)
+	if err != nil {
+		if !errors.Is(err, filters.ErrFull) {
+			return err
 		}
+		// The failed add changed nothing, and either way the filter
+		// is replaced by a larger one holding every tombstone.
+		if wasEmpty {
+			return ti.firstFillLocked(hs)
+		}
+		// The rebuild reads every tombstone from the tables, which
+		// the caller's edit has already made current, so hs are
+		// among them. Twice the slots as the key count:
+		// NewCuckoo's rounding to a power of two at 95% load makes
+		// that four times the slots, so growths are rare (each reads
+		// every tombstone table) at the price of a load of 24-95%
+		// (docs/design.md, "The tombstone index").
+		if ti.grow == nil {
+			return ti.rebuildLocked(2 * ti.f.Cap())
+		}
+		ti.rebuilding, ti.pending = true, nil
+		ti.grow(v, 2*ti.f.Cap())
+		return nil
 	}
 	return nil
 }
@@ -213,6 +213,20 @@ func (ti *tombstoneIndex) firstFillLocked(hs []uint64) error {
 	return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
 }
 
+// spillLocked counts in overflow the hashes AddHashes spilled: their
+// alias classes hold tombstoneIndexMaxCopies copies already. REQUIRES:
+// ti.mu.
+func (ti *tombstoneIndex) spillLocked(spill []uint64) {
+	for _, h := range spill {
+		if ti.overflow == nil {
+			ti.overflow = make(map[uint64]uint32)
+		}
+		ti.overflow[ti.f.AliasHash(h)]++
+		ti.overflowTotal++
+	}
+	ti.spill = spill[:0]
+}
+
 // removeAllLocked forgets one tombstone per element of hs, the key hashes
 // of tombstones a compaction dropped: each is a member. REQUIRES: mu held,
 // every earlier edit applied (tombstoneEdit).
@@ -221,6 +235,12 @@ func (ti *tombstoneIndex) removeAllLocked(hs []uint64) {
 		return
 	}
 	defer ti.noteUpdateTime(time.Now())
+	if !ti.rebuilding && ti.overflowTotal == 0 {
+		// No class has a tombstone beyond its filter copies (removes only
+		// shrink overflow), so every remove is the filter's.
+		ti.f.RemoveHashes(hs)
+		return
+	}
 	for _, h := range hs {
 		if ti.rebuilding {
 			ti.pending = append(ti.pending, pendingTombstone{h: h})
@@ -241,6 +261,26 @@ func (ti *tombstoneIndex) collectHashes(dst *[]uint64) func([]byte) {
 		return nil
 	}
 	return func(k []byte) { *dst = append(*dst, filters.Hash(k)) }
+}
+
+// takeHashes returns an empty hash buffer for a flush or a compaction to
+// collect tombstone hashes in: a spent one when there is one (nil with the
+// index off, which collects none).
+func (ti *tombstoneIndex) takeHashes() []uint64 {
+	if !ti.on {
+		return nil
+	}
+	if p, ok := ti.hashBufs.Get().(*[]uint64); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// recycleHashes keeps hs, an applied edit's hashes, for takeHashes.
+func (ti *tombstoneIndex) recycleHashes(hs []uint64) {
+	if cap(hs) > 0 {
+		ti.hashBufs.Put(&hs)
+	}
 }
 
 // rebuildLocked builds the index anew from the tables' tombstones (Open,
@@ -277,14 +317,9 @@ func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 		}
 		ti.f, ti.overflow, ti.overflowTotal, ti.saturated = f, nil, 0, false
 		ti.fBytes = f.EncodedLen()
-		full := false
-		for _, h := range hs {
-			if err := ti.addLocked(h); err != nil {
-				full = true
-				break
-			}
-		}
-		if !full {
+		spill, _, err := f.AddHashes(hs, tombstoneIndexMaxCopies, ti.spill[:0])
+		ti.spillLocked(spill)
+		if err == nil {
 			ti.notePeakLocked()
 			return nil
 		}
@@ -300,7 +335,7 @@ func (ti *tombstoneIndex) fillLocked(hs []uint64, capacity int) error {
 // mayHaveTombstone reports whether some table may hold a tombstone for
 // userKey (false is definite).
 func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
-	ti.mu.Lock()
+	ti.lockApplied()
 	defer ti.mu.Unlock()
 	if ti.f == nil || ti.saturated || ti.rebuilding {
 		return true
@@ -319,7 +354,7 @@ func (ti *tombstoneIndex) mayHaveTombstone(userKey []byte) bool {
 // those of the filter it replaces plus the net logged changes (the
 // tombstones it has not yet read are unknown).
 func (ti *tombstoneIndex) stats() (entries int, bytes uint64) {
-	ti.mu.Lock()
+	ti.lockApplied()
 	defer ti.mu.Unlock()
 	if ti.f == nil {
 		return 0, 0
@@ -355,7 +390,7 @@ func (ti *tombstoneIndex) notePeakLocked() {
 // peak reports the most tombstones counted since Open and the index's
 // memory at that moment.
 func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
-	ti.mu.Lock()
+	ti.lockApplied()
 	defer ti.mu.Unlock()
 	return ti.peakEntries, ti.peakBytes
 }

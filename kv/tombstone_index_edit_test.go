@@ -26,17 +26,8 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	letGo := sync.OnceFunc(func() { close(hold) })
+	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held flush
-	testIndexEditPause = func() {
-		select {
-		case entered <- struct{}{}:
-			<-hold
-		default: // only the first edit is held
-		}
-	}
-	defer func() { testIndexEditPause = nil }()
 	for i := 0; i < 1000; i++ {
 		d.Delete(key(i), NoSync)
 	}
@@ -71,4 +62,84 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTombstoneIndex(t, d, "after the held update")
+}
+
+// TestTombstoneIndexBeginDoesNotWaitForAnApply: an edit's begin runs
+// under DB.mu, and used to take the index's mu there, so while one
+// compaction applied the tombstones it dropped (tens of thousands at the
+// bottom level), the next flush's install waited holding DB.mu, and every
+// commit with it. With a compaction's update held before it changes the
+// index, a flush of new tombstones must install and writes must commit;
+// a lookup meanwhile waits for both edits; once let go the index holds
+// exactly the tables' tombstones, the edits applied in install order.
+func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	defer d.Close()
+	key := func(i int) []byte { return fmt.Appendf(nil, "held%05d", i) }
+	for i := range 3000 {
+		d.Set(key(i), []byte("v"), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		d.Delete(key(i), NoSync)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.tombstones.stats() // waits for the flush's update, which reads the hook
+	entered, letGo := holdFirstIndexEdit(t)
+	defer letGo() // before Close, which waits for the held compaction
+	compacted := make(chan error, 1)
+	go func() { compacted <- d.Compact(nil, nil) }() // drops the 1000 tombstones
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the compaction dropping 1000 tombstones did not update the index")
+	}
+	returnsWithin(t, 5*time.Second, "a flush's install or writes waited for a compaction's index update", func() error {
+		for i := 1000; i < 2000; i++ {
+			if err := d.Delete(key(i), NoSync); err != nil {
+				return err
+			}
+		}
+		if err := d.Flush(); err != nil {
+			return err
+		}
+		return d.Set(key(0), []byte("again"), NoSync)
+	})
+	looked := make(chan bool, 1)
+	go func() { looked <- d.tombstones.mayHaveTombstone(key(1500)) }()
+	select {
+	case <-looked:
+		t.Fatal("a lookup answered while queued edits were not yet applied")
+	case <-time.After(50 * time.Millisecond):
+	}
+	letGo()
+	if err := <-compacted; err != nil {
+		t.Fatal(err)
+	}
+	if !<-looked {
+		t.Fatal("the index misses a flushed tombstone")
+	}
+	checkTombstoneIndex(t, d, "after the held compaction")
+}
+
+// holdFirstIndexEdit makes the next tombstone-index edit's apply wait,
+// before it changes the index, until letGo is called; entered receives
+// once it waits. Later edits pass. The caller defers letGo before the DB's
+// Close (which waits for the held edit); the hook is removed after the
+// test, once every apply is done.
+func holdFirstIndexEdit(t *testing.T) (entered <-chan struct{}, letGo func()) {
+	hold, ent := make(chan struct{}), make(chan struct{}, 1)
+	testIndexEditPause = func() {
+		select {
+		case ent <- struct{}{}:
+			<-hold
+		default: // only the first edit is held
+		}
+	}
+	t.Cleanup(func() { testIndexEditPause = nil })
+	return ent, sync.OnceFunc(func() { close(hold) })
 }

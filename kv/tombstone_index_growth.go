@@ -63,9 +63,12 @@ func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int)
 
 // rebuildInBackground is the index's grow: it reads v's tombstones in a
 // goroutine the DB's Close waits for. REQUIRES: d.tombstones.mu held, v
-// the version of the edit being applied, referenced by the caller, which
-// is a flush or compaction goroutine (so d.bg counts it and Close has not
-// passed its wait).
+// the version of the edit being applied, referenced by the caller. Only an
+// edit that adds tombstones grows the index, and only a flush's edits add;
+// the goroutine a flush applies its edit in is counted by d.bg and ends
+// only once that edit is applied, by itself or by whichever goroutine
+// applies the queue (a manual Compact's included), so d.bg is above zero
+// here and Close has not passed its wait.
 func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 	v.Ref()
 	d.bg.Add(1)
@@ -87,7 +90,7 @@ func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 
 // isRebuilding reports whether a growth is in progress.
 func (ti *tombstoneIndex) isRebuilding() bool {
-	ti.mu.Lock()
+	ti.lockApplied() // a queued edit may start one
 	defer ti.mu.Unlock()
 	return ti.rebuilding
 }
