@@ -147,34 +147,42 @@ func seekPoint(it base.InternalIterator, key []byte, seq base.SeqNum) (base.Inte
 	return it.Key().Clone(), bytes.Clone(it.Value()), true
 }
 
-// iterRangeDels gathers the range tombstones visible at seq from every
-// source of rs whose range meets [lower, upper), fragmented into one Set
-// an Iterator consults for each entry. It returns nil, and the iterator
-// pays nothing, when there is none.
-func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) (*rangedel.Set, error) {
+// rangeDelView is every range tombstone an Iterator sees (K8): the
+// memtables' indexes as of its creation (K13; later tombstones are newer
+// than the iterator's sequence number, so it would not see them) and the
+// tables' tombstones fragmented into one Set. A nil view sees none.
+type rangeDelView struct {
+	mems   []*memRangeDelIndex
+	tables *rangedel.Set
+}
+
+// iterRangeDels gathers the range tombstones of every source of rs: the
+// memtables' indexes as they stand, and the tombstones visible at seq of
+// the tables whose range meets [lower, upper). It returns nil, and the
+// iterator pays nothing, when there is none.
+func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) (*rangeDelView, error) {
 	if !d.hasRangeDels(rs) {
 		return nil, nil
 	}
-	var ts []rangedel.Tombstone
-	keep := func(list []rangedel.Tombstone) {
-		for _, t := range list {
-			if t.Seq > seq || (upper != nil && bytes.Compare(t.Start, upper) >= 0) || (lower != nil && bytes.Compare(t.End, lower) <= 0) {
-				continue
-			}
-			ts = append(ts, t)
+	v := &rangeDelView{}
+	for _, m := range append([]*memTable{rs.mem}, rs.imm...) {
+		if idx := m.rangeDels.indexed(); idx != nil {
+			v.mems = append(v.mems, idx)
 		}
 	}
-	keep(rs.mem.rangeDels.all())
-	for _, m := range rs.imm {
-		keep(m.rangeDels.all())
-	}
+	var ts []rangedel.Tombstone
 	for _, level := range rs.v.Levels {
 		for _, t := range level {
 			if !tableHasRangeDels(t) || !t.Overlaps(lower, nil) || (upper != nil && bytes.Compare(t.Smallest.UserKey, upper) >= 0) {
 				continue
 			}
 			err := d.tables.withReader(t, func(r *sstable.Reader) error {
-				keep(r.RangeDels())
+				for _, t := range r.RangeDels() {
+					if t.Seq > seq || (upper != nil && bytes.Compare(t.Start, upper) >= 0) || (lower != nil && bytes.Compare(t.End, lower) <= 0) {
+						continue
+					}
+					ts = append(ts, t)
+				}
 				return nil
 			})
 			if err != nil {
@@ -182,14 +190,25 @@ func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) 
 			}
 		}
 	}
-	if len(ts) == 0 {
+	if len(ts) > 0 {
+		v.tables = rangedel.NewSet(ts)
+	}
+	if len(v.mems) == 0 && v.tables == nil {
 		return nil, nil
 	}
-	return rangedel.NewSet(ts), nil
+	return v, nil
 }
 
 // coveredAt reports whether a visible range tombstone deletes k for a read
 // at seq (rangedel's R1).
-func coveredAt(s *rangedel.Set, k base.InternalKey, seq base.SeqNum) bool {
-	return !s.Empty() && s.Cover(k.UserKey, seq) > k.SeqNum()
+func coveredAt(v *rangeDelView, k base.InternalKey, seq base.SeqNum) bool {
+	if v == nil {
+		return false
+	}
+	for _, idx := range v.mems {
+		if idx.coverAbove(k.UserKey, seq, k.SeqNum()) != 0 {
+			return true
+		}
+	}
+	return v.tables.Cover(k.UserKey, seq) > k.SeqNum()
 }
