@@ -108,7 +108,7 @@ func TestDeleteRangeManyInMemtable(t *testing.T) {
 	for i := range 200 {
 		keys = append(keys, rdKey(i))
 	}
-	key := func() string { return keys[r.IntN(len(keys))] + string(rune('a'+r.IntN(2)))[:r.IntN(2)] }
+	key := func() string { return keys[r.IntN(len(keys))] + string(rune('a' + r.IntN(2)))[:r.IntN(2)] }
 	type pinned struct {
 		s  *Snapshot
 		it *Iterator // made when the snapshot was taken, walked later
