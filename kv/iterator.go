@@ -95,7 +95,7 @@ func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterat
 		}
 	}
 	it.iter = newMergingIter(children)
-	if rd, err := d.iterRangeDels(rs, seq, it.lower, it.upper); err != nil {
+	if rd, err := d.iterRangeDels(rs); err != nil {
 		it.err = err
 	} else {
 		it.rangeDels = rd

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -10,10 +11,16 @@ import (
 )
 
 // versionRangeDels remembers whether a version has a table with range
-// tombstones (tables are immutable, so the answer never changes).
+// tombstones, and once an iterator asked, all of them fragmented into one
+// Set (tables are immutable, so neither answer ever changes). Iterators
+// share the Set instead of each refragmenting every table's tombstones,
+// which cost milliseconds per NewIter with thousands of them.
 type versionRangeDels struct {
 	v   *manifest.Version
 	any bool
+
+	mu     sync.Mutex
+	tables *rangedel.Set // nil until built; guarded by mu
 }
 
 func tableHasRangeDels(t *manifest.TableMetadata) bool {
@@ -149,18 +156,20 @@ func seekPoint(it base.InternalIterator, key []byte, seq base.SeqNum) (base.Inte
 
 // rangeDelView is every range tombstone an Iterator sees (K8): the
 // memtables' indexes as of its creation (K13; later tombstones are newer
-// than the iterator's sequence number, so it would not see them) and the
-// tables' tombstones fragmented into one Set. A nil view sees none.
+// than the iterator's sequence number, so it would not see them) and its
+// version's tables' tombstones fragmented into one Set. A nil view sees
+// none.
 type rangeDelView struct {
 	mems   []*memRangeDelIndex
 	tables *rangedel.Set
 }
 
 // iterRangeDels gathers the range tombstones of every source of rs: the
-// memtables' indexes as they stand, and the tombstones visible at seq of
-// the tables whose range meets [lower, upper). It returns nil, and the
-// iterator pays nothing, when there is none.
-func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) (*rangeDelView, error) {
+// memtables' indexes as they stand, and the version's tables' Set. It
+// returns nil, and the iterator pays nothing, when there is none. Both
+// hold tombstones newer than the iterator and outside its bounds; lookups
+// pass the iterator's sequence number and keys, so those never answer.
+func (d *DB) iterRangeDels(rs *readState) (*rangeDelView, error) {
 	if !d.hasRangeDels(rs) {
 		return nil, nil
 	}
@@ -170,28 +179,12 @@ func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) 
 			v.mems = append(v.mems, idx)
 		}
 	}
-	var ts []rangedel.Tombstone
-	for _, level := range rs.v.Levels {
-		for _, t := range level {
-			if !tableHasRangeDels(t) || !t.Overlaps(lower, nil) || (upper != nil && bytes.Compare(t.Smallest.UserKey, upper) >= 0) {
-				continue
-			}
-			err := d.tables.withReader(t, func(r *sstable.Reader) error {
-				for _, t := range r.RangeDels() {
-					if t.Seq > seq || (upper != nil && bytes.Compare(t.Start, upper) >= 0) || (lower != nil && bytes.Compare(t.End, lower) <= 0) {
-						continue
-					}
-					ts = append(ts, t)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
+	tables, err := d.versionTableRangeDels(rs.v)
+	if err != nil {
+		return nil, err
 	}
-	if len(ts) > 0 {
-		v.tables = rangedel.NewSet(ts)
+	if !tables.Empty() {
+		v.tables = tables
 	}
 	if len(v.mems) == 0 && v.tables == nil {
 		return nil, nil
@@ -211,4 +204,37 @@ func coveredAt(v *rangeDelView, k base.InternalKey, seq base.SeqNum) bool {
 		}
 	}
 	return v.tables.Cover(k.UserKey, seq) > k.SeqNum()
+}
+
+// versionTableRangeDels returns every range tombstone of v's tables in
+// one Set, built once per version and shared by its iterators. A failure
+// to open a table is returned and not remembered, so a later iterator
+// tries again.
+func (d *DB) versionTableRangeDels(v *manifest.Version) (*rangedel.Set, error) {
+	c := d.rangeDelVersion.Load()
+	if c == nil || c.v != v {
+		c = &versionRangeDels{v: v} // an older version: build, do not keep
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables != nil {
+		return c.tables, nil
+	}
+	var ts []rangedel.Tombstone
+	for _, level := range v.Levels {
+		for _, t := range level {
+			if !tableHasRangeDels(t) {
+				continue
+			}
+			err := d.tables.withReader(t, func(r *sstable.Reader) error {
+				ts = append(ts, r.RangeDels()...)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	c.tables = rangedel.NewSet(ts)
+	return c.tables, nil
 }
