@@ -11,8 +11,12 @@ import (
 // or TTL buckets by prefix leaves them) that cover none of the keys read.
 // "memtable" reads with the tombstones in the memtable, "flushed" after
 // they were flushed to a table; their ratio is the memtable's overhead.
-// "get" is a Get of a present key, "seek" an iterator's creation, one
-// SeekGE and Close. Automatic compactions are off: an idle DB flushes a
+// "get" is a Get of a present key (after one untimed Get, which builds
+// the memtable's index, K13), "seek" an iterator's creation, one SeekGE
+// and Close. "memtable/delete-get" alternates a DeleteRange of a new
+// prefix with a Get, so every Get finds the index one tombstone behind:
+// what a workload mixing prefix deletes with reads pays (it adds b.N
+// tombstones, so run it with a fixed -benchtime Nx). Automatic compactions are off: an idle DB flushes a
 // memtable holding tombstones within seconds (delete_aware.go), which
 // would move the tombstones out from under "memtable".
 func BenchmarkGetMemRangeDels(b *testing.B) {
@@ -39,6 +43,9 @@ func BenchmarkGetMemRangeDels(b *testing.B) {
 	}
 	run := func(b *testing.B) {
 		b.Run("get", func(b *testing.B) {
+			if _, err := d.Get(keys[0]); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if _, err := d.Get(keys[(i*7919)%len(keys)]); err != nil {
@@ -60,6 +67,18 @@ func BenchmarkGetMemRangeDels(b *testing.B) {
 		})
 	}
 	b.Run("memtable", run)
+	b.Run("memtable/delete-get", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			start, end := fmt.Sprintf("queue/%08d/", i), fmt.Sprintf("queue/%08d0", i)
+			if err := d.DeleteRange([]byte(start), []byte(end), NoSync); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := d.Get(keys[(i*7919)%len(keys)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	if err := d.Flush(); err != nil {
 		b.Fatal(err)
 	}
