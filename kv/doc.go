@@ -110,4 +110,17 @@
 //	   memtable outside a pinned read state holds a reference of its own.
 //	   Rotation freezes the memtable (no commit writes it after), so its
 //	   flush and readers share its tree instead of cloning it.
+//	K13 (memtable range-tombstone index): a memtable's range tombstones
+//	   are an append-only list in commit order and an index over a prefix
+//	   of it: runs of consecutive tombstones, oldest first, that tile the
+//	   prefix, each fragmented into a rangedel.Set (rangedel's R3) and
+//	   more than twice the size of the next newer run, so there are at
+//	   most log2(n)+1 and a lookup is O(log² n), never a scan. An index is
+//	   immutable once published; the first reader to find it shorter than
+//	   the list builds the next one (a run of the new tombstones, merged
+//	   with older runs no more than twice its size) under the memtable's
+//	   build lock, which the commit path never takes, and publishes it
+//	   atomically. A read at s takes the index after s is visible, so it
+//	   holds every tombstone at or below s (K3); newer ones in it are
+//	   skipped by sequence number (kv/rangedel_mem.go).
 package kv

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/sievekv/sievekv/internal/base"
-	"github.com/sievekv/sievekv/internal/rangedel"
 )
 
 // Iterator walks the user keys of a DB or snapshot in order, in both
@@ -30,7 +29,7 @@ type Iterator struct {
 	pinned *readState // nil once closed
 	// rangeDels are the range tombstones the iterator sees (K8); nil when
 	// none of its sources has one.
-	rangeDels *rangedel.Set
+	rangeDels *rangeDelView
 
 	dir   iterDir
 	state iterState
@@ -96,7 +95,7 @@ func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterat
 		}
 	}
 	it.iter = newMergingIter(children)
-	if rd, err := d.iterRangeDels(rs, seq, it.lower, it.upper); err != nil {
+	if rd, err := d.iterRangeDels(rs); err != nil {
 		it.err = err
 	} else {
 		it.rangeDels = rd

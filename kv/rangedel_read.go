@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -10,10 +11,16 @@ import (
 )
 
 // versionRangeDels remembers whether a version has a table with range
-// tombstones (tables are immutable, so the answer never changes).
+// tombstones, and once an iterator asked, all of them fragmented into one
+// Set (tables are immutable, so neither answer ever changes). Iterators
+// share the Set instead of each refragmenting every table's tombstones,
+// which cost milliseconds per NewIter with thousands of them.
 type versionRangeDels struct {
 	v   *manifest.Version
 	any bool
+
+	mu     sync.Mutex
+	tables *rangedel.Set // nil until built; guarded by mu
 }
 
 func tableHasRangeDels(t *manifest.TableMetadata) bool {
@@ -147,34 +154,80 @@ func seekPoint(it base.InternalIterator, key []byte, seq base.SeqNum) (base.Inte
 	return it.Key().Clone(), bytes.Clone(it.Value()), true
 }
 
-// iterRangeDels gathers the range tombstones visible at seq from every
-// source of rs whose range meets [lower, upper), fragmented into one Set
-// an Iterator consults for each entry. It returns nil, and the iterator
-// pays nothing, when there is none.
-func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) (*rangedel.Set, error) {
+// rangeDelView is every range tombstone an Iterator sees (K8): the
+// memtables' indexes as of its creation (K13; later tombstones are newer
+// than the iterator's sequence number, so it would not see them) and its
+// version's tables' tombstones fragmented into one Set. A nil view sees
+// none.
+type rangeDelView struct {
+	mems   []*memRangeDelIndex
+	tables *rangedel.Set
+}
+
+// iterRangeDels gathers the range tombstones of every source of rs: the
+// memtables' indexes as they stand, and the version's tables' Set. It
+// returns nil, and the iterator pays nothing, when there is none. Both
+// hold tombstones newer than the iterator and outside its bounds; lookups
+// pass the iterator's sequence number and keys, so those never answer.
+func (d *DB) iterRangeDels(rs *readState) (*rangeDelView, error) {
 	if !d.hasRangeDels(rs) {
 		return nil, nil
 	}
-	var ts []rangedel.Tombstone
-	keep := func(list []rangedel.Tombstone) {
-		for _, t := range list {
-			if t.Seq > seq || (upper != nil && bytes.Compare(t.Start, upper) >= 0) || (lower != nil && bytes.Compare(t.End, lower) <= 0) {
-				continue
-			}
-			ts = append(ts, t)
+	v := &rangeDelView{}
+	for _, m := range append([]*memTable{rs.mem}, rs.imm...) {
+		if idx := m.rangeDels.indexed(); idx != nil {
+			v.mems = append(v.mems, idx)
 		}
 	}
-	keep(rs.mem.rangeDels.all())
-	for _, m := range rs.imm {
-		keep(m.rangeDels.all())
+	tables, err := d.versionTableRangeDels(rs.v)
+	if err != nil {
+		return nil, err
 	}
-	for _, level := range rs.v.Levels {
+	if !tables.Empty() {
+		v.tables = tables
+	}
+	if len(v.mems) == 0 && v.tables == nil {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// coveredAt reports whether a visible range tombstone deletes k for a read
+// at seq (rangedel's R1).
+func coveredAt(v *rangeDelView, k base.InternalKey, seq base.SeqNum) bool {
+	if v == nil {
+		return false
+	}
+	for _, idx := range v.mems {
+		if idx.coverAbove(k.UserKey, seq, k.SeqNum()) != 0 {
+			return true
+		}
+	}
+	return v.tables.Cover(k.UserKey, seq) > k.SeqNum()
+}
+
+// versionTableRangeDels returns every range tombstone of v's tables in
+// one Set, built once per version and shared by its iterators. A failure
+// to open a table is returned and not remembered, so a later iterator
+// tries again.
+func (d *DB) versionTableRangeDels(v *manifest.Version) (*rangedel.Set, error) {
+	c := d.rangeDelVersion.Load()
+	if c == nil || c.v != v {
+		c = &versionRangeDels{v: v} // an older version: build, do not keep
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables != nil {
+		return c.tables, nil
+	}
+	var ts []rangedel.Tombstone
+	for _, level := range v.Levels {
 		for _, t := range level {
-			if !tableHasRangeDels(t) || !t.Overlaps(lower, nil) || (upper != nil && bytes.Compare(t.Smallest.UserKey, upper) >= 0) {
+			if !tableHasRangeDels(t) {
 				continue
 			}
 			err := d.tables.withReader(t, func(r *sstable.Reader) error {
-				keep(r.RangeDels())
+				ts = append(ts, r.RangeDels()...)
 				return nil
 			})
 			if err != nil {
@@ -182,14 +235,6 @@ func (d *DB) iterRangeDels(rs *readState, seq base.SeqNum, lower, upper []byte) 
 			}
 		}
 	}
-	if len(ts) == 0 {
-		return nil, nil
-	}
-	return rangedel.NewSet(ts), nil
-}
-
-// coveredAt reports whether a visible range tombstone deletes k for a read
-// at seq (rangedel's R1).
-func coveredAt(s *rangedel.Set, k base.InternalKey, seq base.SeqNum) bool {
-	return !s.Empty() && s.Cover(k.UserKey, seq) > k.SeqNum()
+	c.tables = rangedel.NewSet(ts)
+	return c.tables, nil
 }
