@@ -95,7 +95,7 @@ func (d *DB) Checkpoint(dir string) error {
 		}
 	}
 	// The tables' names must be durable before a MANIFEST that names them.
-	if err := syncDirOf(d.fs, dir); err != nil {
+	if err := vfs.SyncDir(d.fs, dir); err != nil {
 		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
 	}
 	manifestNum := next
@@ -233,23 +233,7 @@ func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string) error {
 	if err != nil {
 		return fmt.Errorf("write CURRENT: %w", err)
 	}
-	return syncDirOf(fsys, dir)
-}
-
-// syncDirOf makes dir's entries durable (V1 of package vfs).
-func syncDirOf(fsys vfs.FS, dir string) error {
-	f, err := fsys.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
+	return vfs.SyncDir(fsys, dir)
 }
 
 // samePath reports whether a and b name one directory as far as their

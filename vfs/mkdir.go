@@ -31,21 +31,26 @@ func MkdirAllDurable(fsys FS, dir string, perm os.FileMode) error {
 	}
 	for i := len(created) - 1; i >= 0; i-- {
 		parent := filepath.Dir(created[i])
-		if err := syncDirectory(fsys, parent); err != nil {
+		if err := SyncDir(fsys, parent); err != nil {
 			return fmt.Errorf("vfs: make %s durable: %w", created[i], err)
 		}
 	}
 	return nil
 }
 
-func syncDirectory(fsys FS, dir string) error {
+// SyncDir makes dir's entries durable (V1): the names of the files and
+// directories created in it, renamed into it or removed from it.
+func SyncDir(fsys FS, dir string) error {
 	f, err := fsys.OpenDir(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
 	err = f.Sync()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }
