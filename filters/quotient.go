@@ -170,23 +170,37 @@ func (f *Quotient) runStart(fq uint64) uint64 {
 }
 
 // MayContain reports whether key may have been added.
-func (f *Quotient) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }
+func (f *Quotient) MayContain(key []byte) bool {
+	// locate directly, not through MayContainHash, which is too large to
+	// inline: one call per query instead of two.
+	_, _, found := f.locate(f.split(Hash(key)))
+	return found
+}
 
 // MayContainHash is MayContain for a key whose Hash the caller holds.
 func (f *Quotient) MayContainHash(h uint64) bool {
-	fq, fr := f.split(h)
+	_, _, found := f.locate(f.split(h))
+	return found
+}
+
+// locate finds remainder fr in the run of quotient fq, the search a query
+// and a Remove share: it returns the run's first slot s and, when found, the
+// slot pos holding fr. found is false when fq has no run or its run lacks
+// fr; the run is sorted (Q3), so the scan stops at the first larger
+// remainder.
+func (f *Quotient) locate(fq, fr uint64) (s, pos uint64, found bool) {
 	if f.slots.get(fq)&qfOccupied == 0 {
-		return false
+		return 0, 0, false
 	}
-	s := f.runStart(fq)
-	for {
-		rem := f.slots.get(s) >> 3
+	s = f.runStart(fq)
+	for pos = s; ; {
+		rem := f.slots.get(pos) >> 3
 		if rem >= fr {
-			return rem == fr // the run is sorted (Q3)
+			return s, pos, rem == fr
 		}
-		s = f.inc(s)
-		if f.slots.get(s)&qfContinuation == 0 {
-			return false
+		pos = f.inc(pos)
+		if f.slots.get(pos)&qfContinuation == 0 {
+			return s, pos, false
 		}
 	}
 }
@@ -264,23 +278,9 @@ func (f *Quotient) Remove(key []byte) bool { return f.RemoveHash(Hash(key)) }
 // RemoveHash is Remove for a key whose Hash the caller holds.
 func (f *Quotient) RemoveHash(h uint64) bool {
 	fq, fr := f.split(h)
-	if f.slots.get(fq)&qfOccupied == 0 {
+	s, pos, found := f.locate(fq, fr)
+	if !found {
 		return false
-	}
-	s := f.runStart(fq)
-	pos := s
-	for {
-		rem := f.slots.get(pos) >> 3
-		if rem == fr {
-			break
-		}
-		if rem > fr {
-			return false
-		}
-		pos = f.inc(pos)
-		if f.slots.get(pos)&qfContinuation == 0 {
-			return false
-		}
 	}
 	f.count--
 	next := f.inc(pos)

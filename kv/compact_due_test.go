@@ -44,13 +44,7 @@ func TestCompactDue(t *testing.T) {
 	if due != nil {
 		t.Fatalf("a compaction to L%d is still due", due.OutputLevel)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := Open("db", &Options{FS: fs, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ro := reopen(t, d, "db", &Options{FS: fs, ReadOnly: true})
 	defer ro.Close()
 	if err := ro.CompactDue(); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("CompactDue on a read-only DB: %v, want ErrReadOnly", err)

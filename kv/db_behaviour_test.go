@@ -35,13 +35,7 @@ func TestSecondOpenIsLocked(t *testing.T) {
 	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open: err = %v, want ErrLocked", err)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err = Open(dir, nil)
-	if err != nil {
-		t.Fatalf("Open after Close: %v", err)
-	}
+	d = reopen(t, d, dir, nil)
 	d.Close()
 }
 

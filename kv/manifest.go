@@ -165,9 +165,9 @@ func (d *DB) releaseTable(t *manifest.TableMetadata) {
 	}
 }
 
-// replayManifest folds the MANIFEST that CURRENT names (with the manifest
-// package's BulkVersionEdit, the fold every version change uses, which
-// checks every edit against the ones before it) into a version, and
+// replayManifest folds the MANIFEST that CURRENT names (with
+// manifest.Replay, through BulkVersionEdit, the fold every version change
+// uses, which checks every edit against the ones before it) into a version, and
 // restores the scalars it records. A torn
 // last record is ignored: an edit is applied only after its record is
 // synced, so a torn one never took effect.
@@ -189,29 +189,12 @@ func (d *DB) replayManifest() (*manifest.Version, error) {
 		return nil, fmt.Errorf("kv: open %s: %w", current, err)
 	}
 	defer f.Close()
-	r := wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num))
-	var fold manifest.BulkVersionEdit
-	records := 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if errors.Is(err, wal.ErrTornTail) && records > 0 {
-				d.opts.Logger("kv: %s: ignoring torn tail: %v", current, err)
-				break
-			}
+	fold, records, err := manifest.Replay(wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num)))
+	if err != nil {
+		if !errors.Is(err, wal.ErrTornTail) || records == 0 {
 			return nil, base.CorruptionErrorf("kv: %s: %w", current, err)
 		}
-		records++
-		var me manifest.VersionEdit
-		if err := me.Decode(rec); err != nil {
-			return nil, base.CorruptionErrorf("kv: %s: record %d: %w", current, records, err)
-		}
-		if err := fold.Accumulate(&me); err != nil {
-			return nil, base.CorruptionErrorf("kv: %s: record %d: %w", current, records, err)
-		}
+		d.opts.Logger("kv: %s: ignoring torn tail: %v", current, err)
 	}
 	if records == 0 {
 		return nil, base.CorruptionErrorf("kv: %s holds no version edit", current)

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestFlushedMemTableReleasedAfterLastReader checks K12: a flushed
@@ -99,24 +100,19 @@ func TestMemTableReuseUnderConcurrentReads(t *testing.T) {
 	const writes = 6000
 	var written atomic.Uint64
 	var stop atomic.Bool
-	errc := make(chan error, 3)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // writer
-		defer wg.Done()
+	var g testutil.Group
+	g.Go(func() error { // writer
 		defer stop.Store(true)
 		for i := uint64(1); i <= writes; i++ {
 			k := key(i)
 			if err := d.Set(k, value(k), NoSync); err != nil {
-				errc <- err
-				return
+				return err
 			}
 			written.Store(i)
 		}
-	}()
-	wg.Add(1)
-	go func() { // point reads of written keys
-		defer wg.Done()
+		return nil
+	})
+	g.Go(func() error { // point reads of written keys
 		rng := rand.New(rand.NewPCG(1, 2))
 		for !stop.Load() {
 			n := written.Load()
@@ -127,22 +123,20 @@ func TestMemTableReuseUnderConcurrentReads(t *testing.T) {
 			k := key(1 + rng.Uint64N(n))
 			v, err := d.Get(k)
 			if err != nil || !bytes.Equal(v, value(k)) {
-				errc <- fmt.Errorf("Get(%x) = %x, %v", k, v, errors.Join(err))
-				return
+				return fmt.Errorf("Get(%x) = %x, %v", k, v, errors.Join(err))
 			}
 		}
-	}()
-	wg.Add(1)
-	go func() { // scans whose iterators outlive several flushes
-		defer wg.Done()
+		return nil
+	})
+	g.Go(func() error { // scans whose iterators outlive several flushes
 		for !stop.Load() {
 			it := d.NewIter(nil)
 			n := 0
 			for ok := it.First(); ok && n < 200; ok = it.Next() {
 				if !bytes.Equal(it.Value(), value(it.Key())) {
-					errc <- fmt.Errorf("iterator: %x = %x", it.Key(), it.Value())
+					err := fmt.Errorf("iterator: %x = %x", it.Key(), it.Value())
 					it.Close()
-					return
+					return err
 				}
 				n++
 				if n%20 == 0 {
@@ -150,14 +144,12 @@ func TestMemTableReuseUnderConcurrentReads(t *testing.T) {
 				}
 			}
 			if err := it.Close(); err != nil {
-				errc <- err
-				return
+				return err
 			}
 		}
-	}()
-	wg.Wait()
-	close(errc)
-	for err := range errc {
+		return nil
+	})
+	for _, err := range g.Wait() {
 		t.Fatal(err)
 	}
 	if m := d.Metrics(); m.Flushes < 10 {

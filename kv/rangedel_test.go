@@ -146,13 +146,7 @@ func TestDeleteRangeEverywhere(t *testing.T) {
 	check("compacted")
 	before.Close()
 	after.Close()
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err = Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = reopen(t, d, "db", opts)
 	defer d.Close()
 	checkAgainst(t, "reopened", d, m, keys, "", "")
 	if err := d.Compact(nil, nil); err != nil {

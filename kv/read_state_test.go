@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -50,55 +50,47 @@ func TestReadsOutliveCompactions(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	var readers testutil.Group
 	stop := make(chan struct{})
-	errs := make(chan error, 8)
 	check := func(i int, v []byte) error {
 		if !bytes.HasPrefix(v, []byte(fmt.Sprintf("value-%06d-gen", i))) || !bytes.Equal(v[len("value-000000-gen000-"):], bytes.Repeat([]byte("x"), i%97)) {
 			return fmt.Errorf("key %d: value %q is not one written for it", i, v)
 		}
 		return nil
 	}
-	for g := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 3))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if rng.IntN(4) > 0 {
-					i := rng.IntN(n)
-					v, err := d.Get([]byte(fmt.Sprintf("k%05d", i)))
-					if err == nil {
-						err = check(i, v)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-					continue
-				}
-				it := d.NewIter(nil)
-				i := rng.IntN(n / 2)
-				for ok := it.SeekGE([]byte(fmt.Sprintf("k%05d", i))); ok && i < n; ok = it.Next() {
-					if err := check(i, it.Value()); err != nil || string(it.Key()) != fmt.Sprintf("k%05d", i) {
-						errs <- fmt.Errorf("scan at %q: %v", it.Key(), err)
-						it.Close()
-						return
-					}
-					i++
-				}
-				if err := it.Close(); err != nil {
-					errs <- err
-					return
-				}
+	readers.GoRandom(3, 3, func(rng *rand.Rand) error {
+		for {
+			select {
+			case <-stop:
+				return nil
+			default:
 			}
-		}()
-	}
+			if rng.IntN(4) > 0 {
+				i := rng.IntN(n)
+				v, err := d.Get([]byte(fmt.Sprintf("k%05d", i)))
+				if err == nil {
+					err = check(i, v)
+				}
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			it := d.NewIter(nil)
+			i := rng.IntN(n / 2)
+			for ok := it.SeekGE([]byte(fmt.Sprintf("k%05d", i))); ok && i < n; ok = it.Next() {
+				if err := check(i, it.Value()); err != nil || string(it.Key()) != fmt.Sprintf("k%05d", i) {
+					err = fmt.Errorf("scan at %q: %v", it.Key(), err)
+					it.Close()
+					return err
+				}
+				i++
+			}
+			if err := it.Close(); err != nil {
+				return err
+			}
+		}
+	})
 	for gen := 1; gen <= 6; gen++ {
 		for i := gen; i < n; i += 3 {
 			if err := d.Set([]byte(fmt.Sprintf("k%05d", i)), readPathValue(i, gen), NoSync); err != nil {
@@ -110,9 +102,7 @@ func TestReadsOutliveCompactions(t *testing.T) {
 		}
 	}
 	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range readers.Wait() {
 		t.Fatal(err)
 	}
 	if err := d.Compact(nil, nil); err != nil {

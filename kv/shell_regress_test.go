@@ -19,13 +19,7 @@ func TestReadOnlyMetricsCountReplayedWALs(t *testing.T) {
 	if got := d.Metrics().WAL.Files; got != 1 {
 		t.Fatalf("read-write: WAL.Files = %d, want 1", got)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open("db", &Options{FS: fs, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = reopen(t, d, "db", &Options{FS: fs, ReadOnly: true})
 	defer d.Close()
 	if v, err := d.Get([]byte("a")); err != nil || string(v) != "1" {
 		t.Fatalf("Get = %q, %v", v, err)

@@ -7,11 +7,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 type modelEntry struct {
@@ -203,32 +203,26 @@ func TestCopiesInput(t *testing.T) {
 // under -race.
 func readWhileWriting(t *testing.T, readers int, stream uint64, read func(r int, rng *rand.Rand) error, write func()) {
 	t.Helper()
-	var wg sync.WaitGroup
+	var g testutil.Group
 	done := make(chan struct{})
-	errs := make(chan error, readers)
 	for r := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(r), stream))
 			for {
 				select {
 				case <-done:
-					return
+					return nil
 				default:
 				}
 				if err := read(r, rng); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+		})
 	}
 	write()
 	close(done)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range g.Wait() {
 		t.Fatal(err)
 	}
 }

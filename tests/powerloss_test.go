@@ -3,7 +3,6 @@ package tests
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,27 +63,22 @@ func runPowerLoss(t *testing.T, cycles int, seed uint64) {
 			lastSyncAck[w].Store(int64(model.applied[w]) - 1)
 		}
 		var stop atomic.Bool
-		var wg sync.WaitGroup
-		errs := make(chan error, cfg.writers+1)
+		var g testutil.Group
 		for w := range cfg.writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			g.Go(func() error {
 				for i := model.applied[w]; !stop.Load(); i++ {
 					if err := cfg.apply(d, w, i); err != nil {
-						errs <- fmt.Errorf("writer %d batch %d: %w", w, i, err)
-						return
+						return fmt.Errorf("writer %d batch %d: %w", w, i, err)
 					}
 					lastAck[w].Store(int64(i))
 					if _, sync := cfg.batch(w, i); sync {
 						lastSyncAck[w].Store(int64(i))
 					}
 				}
-			}()
+				return nil
+			})
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			rr := rand.New(rand.NewPCG(seed, uint64(cycle)))
 			for !stop.Load() {
 				time.Sleep(time.Duration(rr.IntN(10)) * time.Millisecond)
@@ -96,11 +90,11 @@ func runPowerLoss(t *testing.T, cycles int, seed uint64) {
 					err = d.Flush()
 				}
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 
 		time.Sleep(time.Duration(r.IntN(40)) * time.Millisecond)
 		lo, hi := make([]int, cfg.writers), make([]int, cfg.writers)
@@ -112,11 +106,8 @@ func runPowerLoss(t *testing.T, cycles int, seed uint64) {
 			hi[w] = int(lastAck[w].Load()) + 2 // acknowledged count, +1 in flight
 		}
 		stop.Store(true)
-		wg.Wait()
-		select {
-		case err := <-errs:
-			t.Fatalf("cycle %d: %v", cycle, err)
-		default:
+		if errs := g.Wait(); len(errs) > 0 {
+			t.Fatalf("cycle %d: %v", cycle, errs[0])
 		}
 		if err := d.Close(); err != nil {
 			t.Fatalf("cycle %d: close: %v", cycle, err)

@@ -35,20 +35,14 @@ import (
 	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "filterbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchreport.Main("filterbench", run) }
 
 type flags struct {
 	sizes             []int
 	absent, rounds    int
 	keySize           int
 	only              string
-	jsonOut, plotDir  string
-	md                string
+	out               benchreport.Outputs
 	seed              uint64
 	quick, progress   bool
 	rangeQueries      int
@@ -64,9 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&fl.rounds, "rounds", 5, "interleaved rounds; timings are the fastest round")
 	fs.IntVar(&fl.keySize, "keysize", 16, "key size in bytes")
 	fs.StringVar(&fl.only, "only", "", "only configurations whose name contains this (\"range\": the range filter section alone)")
-	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
-	fs.StringVar(&fl.plotDir, "plot", "", "write PNG charts to this directory")
-	fs.StringVar(&fl.md, "md", "", "write a markdown section to this file")
+	fl.out.Register(fs)
 	fs.Uint64Var(&fl.seed, "seed", 1, "key generator seed")
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: n = 10k and 1M, 3 rounds (about a minute)")
 	fs.BoolVar(&fl.progress, "progress", true, "progress bar on stderr")
@@ -74,8 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := benchreport.SetOnCommandLine(fs)
 	if fl.quick {
 		if !set["n"] {
 			*sizes = "10000,1000000"
@@ -216,15 +207,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	printGoals(stdout, gs)
 	printRange(stdout, ranges)
 	fmt.Fprintf(stdout, "\nfilterbench took %s\n", took.Round(time.Second))
-	charts, err := benchreport.Outputs(fl.plotDir, fl.jsonOut, results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
+	charts, err := fl.out.Write(results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
 	if err != nil {
 		return err
 	}
-	if fl.md != "" {
-		if err := writeMarkdown(fl.md, args, results, gs, charts, took); err != nil {
+	if fl.out.MD != "" {
+		if err := writeMarkdown(fl.out.MD, args, results, gs, charts, took); err != nil {
 			return err
 		}
-		if err := appendFile(fl.md, rangeMarkdown(ranges)); err != nil {
+		if err := appendFile(fl.out.MD, rangeMarkdown(ranges)); err != nil {
 			return err
 		}
 	}

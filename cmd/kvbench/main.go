@@ -37,12 +37,7 @@ import (
 	"github.com/sievekv/sievekv/kv"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "kvbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchreport.Main("kvbench", run) }
 
 // allWorkloads is the default order: loads first (readmissing-live reads
 // the DB as the fill left it, before overwrite), then reads of the loaded
@@ -92,7 +87,8 @@ type flags struct {
 	filterBits                 float64
 	allocation                 string
 	engines, workloads         string
-	dir, jsonOut, plotDir, md  string
+	dir                        string
+	out                        benchreport.Outputs
 	replot                     string
 	seed                       uint64
 	quick, sweep, progress     bool
@@ -124,9 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ",")+" (and, named only, "+strings.Join(controlEngines, ",")+")")
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
 	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
-	fs.StringVar(&fl.jsonOut, "json", "", "write the results as JSON to this file")
-	fs.StringVar(&fl.plotDir, "plot", "", "write PNG charts to this directory")
-	fs.StringVar(&fl.md, "md", "", "write a markdown section (tables, goals, charts) to this file")
+	fl.out.Register(fs)
 	fs.StringVar(&fl.replot, "replot", "", "run nothing: draw the charts (-plot DIR) from this earlier -json FILE")
 	fs.Uint64Var(&fl.seed, "seed", 1, "key and operation generator seed")
 	fs.BoolVar(&fl.quick, "quick", false, "quick mode: 100k keys, 50k ops, 1 MiB memtable, 1 MiB cache (about a minute)")
@@ -151,8 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if fl.quick {
 		// The same data-to-memtable and data-to-cache ratios as the
 		// 1M-key defaults, at a tenth of the size.
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		set := benchreport.SetOnCommandLine(fs)
 		if !set["n"] {
 			fl.n = 100_000
 		}
@@ -316,11 +309,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	printGoals(stdout, gs, results)
 	fmt.Fprintf(stdout, "\nkvbench took %s\n", took.Round(time.Second))
 
-	charts, err := benchreport.Outputs(fl.plotDir, fl.jsonOut, results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
+	charts, err := fl.out.Write(results, func(dir string) ([]string, error) { return writeCharts(dir, results) })
 	if err != nil {
 		return err
 	}
-	if fl.md != "" {
+	if fl.out.MD != "" {
 		title := "engines side by side"
 		if fl.isolate {
 			title = "one engine per process"
@@ -328,7 +321,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				title += ", WAL on"
 			}
 		}
-		if err := writeMarkdown(fl.md, title, args, hdr, results, gs, charts, took); err != nil {
+		if err := writeMarkdown(fl.out.MD, title, args, hdr, results, gs, charts, took); err != nil {
 			return err
 		}
 	}
@@ -638,7 +631,7 @@ func liveOf(ks *keySet, w, p string) int {
 
 // replot redraws the charts of an earlier run from its JSON.
 func replot(fl *flags) error {
-	if fl.plotDir == "" {
+	if fl.out.Plot == "" {
 		return fmt.Errorf("-replot needs -plot DIR")
 	}
 	data, err := os.ReadFile(fl.replot)
@@ -649,7 +642,7 @@ func replot(fl *flags) error {
 	if err := json.Unmarshal(data, &results); err != nil {
 		return fmt.Errorf("%s: %w", fl.replot, err)
 	}
-	_, err = writeCharts(fl.plotDir, results)
+	_, err = writeCharts(fl.out.Plot, results)
 	return err
 }
 

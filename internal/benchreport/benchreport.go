@@ -2,7 +2,9 @@ package benchreport
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,27 +51,61 @@ func ChartLinks(b *strings.Builder, mdPath string, charts []string) {
 	}
 }
 
-// Outputs writes a run's files: the charts draw makes into plotDir and the
-// results as indented JSON into jsonOut, each only when its path is set. It
-// returns the chart paths, for ChartLinks (BR2).
-func Outputs(plotDir, jsonOut string, results any, draw func(dir string) ([]string, error)) ([]string, error) {
+// Main runs a benchmark program: run gets the command line after the
+// program name, and an error it returns is printed under the program's name
+// and exits with status 1. run takes its arguments and writers as
+// parameters so that the program's tests call it in process.
+func Main(name string, run func(args []string, stdout, stderr io.Writer) error) {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+// Outputs are the files a benchmark program writes besides its printed
+// report, each only when its flag names a path: -json (the results),
+// -plot (a directory of PNG charts) and -md (a markdown section for
+// docs/benchmarks.md, which the program writes itself).
+type Outputs struct {
+	JSON, Plot, MD string
+}
+
+// Register adds -json, -plot and -md to fs.
+func (o *Outputs) Register(fs *flag.FlagSet) {
+	fs.StringVar(&o.JSON, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&o.Plot, "plot", "", "write PNG charts to this directory")
+	fs.StringVar(&o.MD, "md", "", "write a markdown section (tables, goals, charts) to this file")
+}
+
+// Write writes the charts draw makes into o.Plot and the results as
+// indented JSON into o.JSON, each only when its path is set. It returns the
+// chart paths, for ChartLinks (BR2).
+func (o Outputs) Write(results any, draw func(dir string) ([]string, error)) ([]string, error) {
 	var charts []string
-	if plotDir != "" {
+	if o.Plot != "" {
 		var err error
-		if charts, err = draw(plotDir); err != nil {
+		if charts, err = draw(o.Plot); err != nil {
 			return nil, fmt.Errorf("charts: %w", err)
 		}
 	}
-	if jsonOut != "" {
+	if o.JSON != "" {
 		data, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
+		if err := os.WriteFile(o.JSON, data, 0o644); err != nil {
 			return nil, err
 		}
 	}
 	return charts, nil
+}
+
+// SetOnCommandLine returns the names of the flags fs's command line set, so
+// that a preset such as -quick changes only the defaults the user left.
+func SetOnCommandLine(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
 // Args converts cells to fmt arguments, for printing a row with one format.

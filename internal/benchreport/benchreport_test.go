@@ -3,6 +3,8 @@ package benchreport
 import (
 	"encoding/json"
 	"errors"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,12 +52,12 @@ func TestOutputs(t *testing.T) {
 	dir := t.TempDir()
 	drawn := false
 	draw := func(d string) ([]string, error) { drawn = true; return []string{filepath.Join(d, "c.png")}, nil }
-	charts, err := Outputs("", "", []int{1}, draw)
+	charts, err := Outputs{}.Write([]int{1}, draw)
 	if err != nil || charts != nil || drawn {
 		t.Fatalf("no paths set: charts %v, err %v, drawn %v", charts, err, drawn)
 	}
 	jsonOut := filepath.Join(dir, "out.json")
-	charts, err = Outputs(dir, jsonOut, map[string]int{"n": 3}, draw)
+	charts, err = Outputs{Plot: dir, JSON: jsonOut}.Write(map[string]int{"n": 3}, draw)
 	if err != nil || len(charts) != 1 || !drawn {
 		t.Fatalf("charts %v, err %v, drawn %v", charts, err, drawn)
 	}
@@ -68,8 +70,30 @@ func TestOutputs(t *testing.T) {
 		t.Fatalf("JSON %q: %v", data, err)
 	}
 	boom := errors.New("boom")
-	if _, err := Outputs(dir, "", nil, func(string) ([]string, error) { return nil, boom }); !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "charts: ") {
+	if _, err := (Outputs{Plot: dir}).Write(nil, func(string) ([]string, error) { return nil, boom }); !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "charts: ") {
 		t.Fatalf("chart failure: %v", err)
+	}
+}
+
+// TestOutputFlags: Register adds -json, -plot and -md, each filling its
+// field, and SetOnCommandLine names exactly the flags the command line
+// gave, defaulted or not, so a preset leaves them alone.
+func TestOutputFlags(t *testing.T) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o Outputs
+	o.Register(fs)
+	rounds := fs.Int("rounds", 5, "")
+	fs.Bool("quick", false, "")
+	if err := fs.Parse([]string{"-json", "r.json", "-md", "p.md", "-rounds", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if o != (Outputs{JSON: "r.json", MD: "p.md"}) || *rounds != 5 {
+		t.Fatalf("parsed %+v, rounds %d", o, *rounds)
+	}
+	set := SetOnCommandLine(fs)
+	if !set["json"] || !set["md"] || !set["rounds"] || set["plot"] || set["quick"] || len(set) != 3 {
+		t.Fatalf("set = %v, want json, md and rounds", set)
 	}
 }
 

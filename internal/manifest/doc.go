@@ -1,8 +1,8 @@
 // Package manifest holds the engine's one model of the table set: the
 // TableMetadata of each sorted table, the immutable Version that places
 // tables in levels, the VersionEdit that changes it, the edit's byte
-// encoding, and the BulkVersionEdit fold that turns a version and edits into
-// the next version. The engine (kv), the compaction picker and the MANIFEST
+// encoding, the BulkVersionEdit fold that turns a version and edits into
+// the next version, and Replay, which folds a MANIFEST's records with it. The engine (kv), the compaction picker and the MANIFEST
 // writer and reader all use these types; none keeps its own shape of them.
 //
 // The encoding is a sequence of tagged fields (docs/format.md,

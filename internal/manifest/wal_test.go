@@ -3,7 +3,6 @@ package manifest
 import (
 	"bytes"
 	"errors"
-	"io"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -37,29 +36,13 @@ func writeManifest(t *testing.T, edits []*VersionEdit) []byte {
 	return buf.Bytes()
 }
 
-// replayManifest is what Open does: read every record, decode, fold.
+// replayManifest is what Open does: Replay, then Apply.
 func replayManifest(data []byte) (*State, int, error) {
-	r := wal.NewReader(bytes.NewReader(data), 2)
-	var b BulkVersionEdit
-	n := 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, n, err
-		}
-		var e VersionEdit
-		if err := e.Decode(rec); err != nil {
-			return nil, n, err
-		}
-		if err := b.Accumulate(&e); err != nil {
-			return nil, n, err
-		}
-		n++
+	fold, n, err := Replay(wal.NewReader(bytes.NewReader(data), 2))
+	if err != nil {
+		return nil, n, err
 	}
-	s, err := b.Apply()
+	s, err := fold.Apply()
 	return s, n, err
 }
 
