@@ -154,7 +154,8 @@ func TestKVBenchTinyRun(t *testing.T) {
 		t.Errorf("reads per missing Get: none %.4f, bloom-10 %.4f", none.DataBlockReadsPerOp, b10.DataBlockReadsPerOp)
 	}
 	testutil.CheckCharts(t, filepath.Join(dir, "charts"), "kv_reads_per_op.png", "kv_filter_sweep.png")
-	testutil.CheckFileContains(t, md, "## kvbench", "### Goals", "readmissing: reads per Get", "Tombstone index on and off", "kv_filter_sweep.png")
+	testutil.CheckFileContains(t, md, "## kvbench", "### Goals", "readmissing: reads per Get", "Tombstone index on and off", "kv_filter_sweep.png",
+		"table MB written per level: sievekv L0 ")
 	if !strings.Contains(stdout.String(), "sievekv/pebble: ") || !strings.Contains(stdout.String(), "NewCache(") {
 		t.Errorf("output lacks ratios or the Pebble cache note:\n%s", stdout.String())
 	}
