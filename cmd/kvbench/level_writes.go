@@ -33,7 +33,9 @@ func (e *sieveEngine) levelWrites() levelWrites {
 		w.bytes[l] = m.Levels[l].BytesWritten
 		w.tables[l] = m.Levels[l].Tables
 	}
-	w.compactions = m.Compaction.Count - m.Compaction.TrivialMoves
+	// Count leaves out trivial moves (TrivialMoves counts the tables
+	// they moved).
+	w.compactions = m.Compaction.Count
 	return w
 }
 
@@ -61,7 +63,7 @@ func phaseLevelWrites(res *result, w0, w1 levelWrites) {
 
 // levelWritesLine says, for a write workload, where each reporting
 // engine's table bytes went: "table MB written per level: sievekv L0 8.0,
-// L6 24.6 (3 compactions, L0 left 1 tables); pebble ...". Empty when no
+// L6 24.6 (compactions 3, L0 tables left 1); pebble ...". Empty when no
 // engine reported.
 func levelWritesLine(rs []result, w string) string {
 	var parts []string
@@ -79,7 +81,7 @@ func levelWritesLine(rs []result, w string) string {
 		if len(r.LevelTablesAfter) > 0 {
 			left = r.LevelTablesAfter[0]
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (%d compactions, L0 left %d tables)", r.Engine, strings.Join(per, ", "), r.Compactions, left))
+		parts = append(parts, fmt.Sprintf("%s %s (compactions %d, L0 tables left %d)", r.Engine, strings.Join(per, ", "), r.Compactions, left))
 	}
 	if len(parts) == 0 {
 		return ""

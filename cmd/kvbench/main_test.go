@@ -120,6 +120,9 @@ func TestKVBenchTinyRun(t *testing.T) {
 			for _, b := range r.LevelBytesWritten {
 				sum += b
 			}
+			if r.Compactions > uint64(r.Ops) {
+				t.Errorf("%s on %s: %d compactions in %d ops", r.Engine, r.Workload, r.Compactions, r.Ops)
+			}
 			if perUser := float64(sum) / float64(r.Ops*(16+r.ValueSize)); math.Abs(perUser-r.WriteAmp) > 0.02*r.WriteAmp {
 				t.Errorf("%s on %s: per-level bytes written %v come to %.3f per user byte, the file wrapper counted %.3f",
 					r.Engine, r.Workload, r.LevelBytesWritten, perUser, r.WriteAmp)
