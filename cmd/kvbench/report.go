@@ -88,6 +88,9 @@ func ratioLines(rs []result, w string) []string {
 	if s.EngineWriteStalls+s.EngineWriteSlowdowns > 0 {
 		out = append(out, fmt.Sprintf("sievekv write stalls %d, 1 ms slowdowns %d", s.EngineWriteStalls, s.EngineWriteSlowdowns))
 	}
+	if line := levelWritesLine(rs, w); line != "" {
+		out = append(out, line)
+	}
 	for _, o := range rs {
 		if o.Workload != w || o.Engine == "sievekv" {
 			continue

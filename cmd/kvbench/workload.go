@@ -107,6 +107,14 @@ type result struct {
 	// included) over the key and value bytes the phase wrote. 0 for phases
 	// that write nothing.
 	WriteAmp float64 `json:"write_amp"`
+	// LevelBytesWritten is, for a writing phase of an engine that reports
+	// it (levelReporter), the table bytes written into each level during
+	// the phase and its settle; Compactions the compactions run (moves
+	// not counted) and LevelTablesAfter each level's table count once
+	// settled.
+	LevelBytesWritten []uint64 `json:"level_bytes_written,omitempty"`
+	Compactions       uint64   `json:"compactions,omitempty"`
+	LevelTablesAfter  []int    `json:"level_tables_after,omitempty"`
 	// SpaceAmp is the table files' bytes on disk over the key and value
 	// bytes of the live keys, at the end of the phase.
 	SpaceAmp float64 `json:"space_amp"`
@@ -251,6 +259,7 @@ type phaseMeter struct {
 	p       phaseSpec
 	io0     ioSnapshot
 	m0      kv.Metrics
+	w0      levelWrites
 	lat     []time.Duration // lat[i] is op i's latency
 	elapsed time.Duration
 	alloc   uint64
@@ -265,6 +274,9 @@ func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
 	m := &phaseMeter{r: r, p: p, io0: r.io.snapshot(), lat: make([]time.Duration, p.ops)}
 	if s, ok := r.eng.(*sieveEngine); ok {
 		m.m0 = s.db.Metrics()
+	}
+	if lr, ok := r.eng.(levelReporter); ok {
+		m.w0 = lr.levelWrites()
 	}
 	return m
 }
@@ -331,6 +343,9 @@ func (m *phaseMeter) finish() (result, error) {
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
+		if lr, ok := r.eng.(levelReporter); ok {
+			phaseLevelWrites(&res, m.w0, lr.levelWrites())
+		}
 	}
 	if p.live > 0 {
 		r.live = p.live
