@@ -101,6 +101,7 @@ type counters struct {
 	// the write amplification.
 	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
 	compaction                                      compactionCounters
+	shadowDrop                                      shadowDropCounters
 }
 
 // memTable is a memtable with the WAL that holds its writes.
