@@ -173,7 +173,7 @@ func (ti *tombstoneIndex) readyToNarrow() bool {
 // mayHaveTombstoneHash is a compaction's lookup of the key hashing to h
 // (filters.Hash): false is definite for every tombstone of the tables the
 // caller's version shares with the live tree. Unlike mayHaveTombstone it
-// does not wait for queued edits (K14c: the caller's readyToNarrow did, and
+// does not wait for queued edits (K14: the caller's readyToNarrow did, and
 // the edits queued since only add tombstones of newer flushes), so a
 // compaction never waits on a flush's index update per value. An index that
 // started growing or saturated since would answer "may have" for every
