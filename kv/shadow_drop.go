@@ -45,7 +45,7 @@ type shadowCheck struct {
 // table of v outside the inputs lies above outputLevel.
 // REQUIRES: d.compactMu held (K14b); v referenced by the caller.
 func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []levelTable) *shadowCheck {
-	if v == nil || !d.tombstones.on || testDisableShadowDrop {
+	if v == nil || !d.tombstones.on || d.noShadowDrop {
 		return nil
 	}
 	in := make(map[*manifest.TableMetadata]bool, len(inputs))
@@ -66,10 +66,6 @@ func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []level
 	}
 	return &shadowCheck{d: d, v: v, outputLevel: outputLevel, inputs: in}
 }
-
-// testDisableShadowDrop, when set (tests only), turns early drop off, so a
-// test can show what the tree holds without it.
-var testDisableShadowDrop bool
 
 // testIndexFalsePositive, when set (tests only), makes the index answer
 // "may have" for every key the check asks about, as a false positive
