@@ -22,11 +22,13 @@ import (
 // Shadowed) and its tally. It runs on the compaction's goroutine only.
 type shadowCheck struct {
 	d *DB
-	// v is the version the compaction's inputs were picked from,
-	// referenced by the compaction until it is done (K14a).
-	v           *manifest.Version
-	outputLevel int
-	inputs      map[*manifest.TableMetadata]bool
+	// above are the tables of the compaction's version v (referenced by
+	// the compaction until it is done, K14a) that may hold an entry
+	// shadowing an input's value and that the index can lead to: above
+	// the output level, not inputs, overlapping the inputs' key range,
+	// and holding point tombstones (or not known not to). In K4's search
+	// order: L0 newest first, then level by level.
+	above []*manifest.TableMetadata
 	// shadowedBy sums, per table holding a confirmed shadowing entry, the
 	// bytes of the values that entry made the compaction drop: they no
 	// longer count in that table's ShadowedBytes once the compaction
@@ -42,29 +44,37 @@ type shadowCheck struct {
 // cannot narrow the lookups: the index is disabled, holds no tombstone,
 // is saturated or growing (it then answers "may have" for every key, and a
 // lookup per value written is what the index exists to avoid), or no
-// table of v outside the inputs lies above outputLevel.
-// REQUIRES: d.compactMu held (K14b); v referenced by the caller.
+// table of v outside the inputs above outputLevel overlaps them with
+// point tombstones (a table without any is found only through the index's
+// false positives). REQUIRES: d.compactMu held (K14b); v referenced by the
+// caller until the compaction is done.
 func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []levelTable) *shadowCheck {
-	if v == nil || !d.tombstones.on || d.noShadowDrop {
+	if v == nil || !d.tombstones.on || d.noShadowDrop || len(inputs) == 0 {
 		return nil
 	}
 	in := make(map[*manifest.TableMetadata]bool, len(inputs))
+	lo, hi := inputs[0].meta.Smallest.UserKey, inputs[0].meta.Largest.UserKey
 	for _, t := range inputs {
 		in[t.meta] = true
+		if base.CompareUserKeys(t.meta.Smallest.UserKey, lo) < 0 {
+			lo = t.meta.Smallest.UserKey
+		}
+		if base.CompareUserKeys(t.meta.Largest.UserKey, hi) > 0 {
+			hi = t.meta.Largest.UserKey
+		}
 	}
-	above := false
-	for l := 0; l < outputLevel && !above; l++ {
+	var above []*manifest.TableMetadata
+	for l := 0; l < outputLevel; l++ {
 		for _, t := range v.Levels[l] {
-			if !in[t] {
-				above = true
-				break
+			if !in[t] && t.Overlaps(lo, hi) && (t.Props == nil || t.Props.NumDeletions > 0) {
+				above = append(above, t)
 			}
 		}
 	}
-	if !above || !d.tombstones.readyToNarrow() {
+	if len(above) == 0 || !d.tombstones.readyToNarrow() {
 		return nil
 	}
-	return &shadowCheck{d: d, v: v, outputLevel: outputLevel, inputs: in}
+	return &shadowCheck{d: d, above: above}
 }
 
 // testIndexFalsePositive, when set (tests only), makes the index answer
@@ -72,10 +82,15 @@ func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []level
 // would, so a test can show that an unconfirmed positive keeps the value.
 var testIndexFalsePositive bool
 
-// shadowed is compaction.Iter's Shadowed: whether a table of c.v above
-// the output, not an input, holds an entry of k.UserKey with a sequence
-// number in (k.SeqNum(), top]. REQUIRES: c not nil.
+// shadowed is compaction.Iter's Shadowed: whether a table of c.above
+// holds an entry of k.UserKey with a sequence number in (k.SeqNum(), top].
+// Keys outside every such table's range cost two key comparisons per
+// table; the rest one hash and one index lookup; only the index's
+// positives a lookup in the tables. REQUIRES: c not nil.
 func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum) bool {
+	if !c.mayBeAbove(k.UserKey) {
+		return false
+	}
 	h := filters.Hash(k.UserKey)
 	c.probes++
 	if !c.d.tombstones.mayHaveTombstoneHash(h) && !testIndexFalsePositive {
@@ -96,41 +111,47 @@ func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum
 	return true
 }
 
-// newerEntryAbove searches c.v's tables above the output level that are
-// not inputs, newest first (K4), for the newest entry of k's user key at or
-// below top, and returns its table if that entry is newer than k. A read
-// error keeps the value (the read path reports a damaged table).
-func (c *shadowCheck) newerEntryAbove(k base.InternalKey, h uint64, top base.SeqNum) (*manifest.TableMetadata, bool) {
-	probe := func(t *manifest.TableMetadata) (found, newer bool) {
-		if t == nil || c.inputs[t] || !t.ContainsUserKey(k.UserKey) {
-			return false, false
+// mayBeAbove reports whether some table of c.above has userKey in range.
+func (c *shadowCheck) mayBeAbove(userKey []byte) bool {
+	for _, t := range c.above {
+		if t.ContainsUserKey(userKey) {
+			return true
 		}
-		e, err := c.d.tables.acquire(t)
-		if err != nil {
-			return true, false
-		}
-		defer e.release()
-		_, _, seq, ok, err := e.reader().GetVersionHashed(nil, k.UserKey, h, top, nil)
-		if err != nil {
-			return true, false
-		}
-		return ok, ok && seq > k.SeqNum()
 	}
-	for l := 0; l < c.outputLevel; l++ {
-		if l == 0 {
-			for _, t := range c.v.Levels[0] {
-				if found, newer := probe(t); found {
-					return t, newer
-				}
-			}
+	return false
+}
+
+// newerEntryAbove searches c.above, newest first (K4), for the newest
+// entry of k's user key at or below top, and returns its table if that
+// entry is newer than k. A read error keeps the value (the read path
+// reports a damaged table).
+func (c *shadowCheck) newerEntryAbove(k base.InternalKey, h uint64, top base.SeqNum) (*manifest.TableMetadata, bool) {
+	for _, t := range c.above {
+		if !t.ContainsUserKey(k.UserKey) {
 			continue
 		}
-		t := c.v.TableFor(l, k.UserKey)
-		if found, newer := probe(t); found {
+		found, newer := c.probe(t, k, h, top)
+		if found {
 			return t, newer
 		}
 	}
 	return nil, false
+}
+
+// probe looks k's user key up in t at top: whether t holds a version at
+// or below top, and whether that version is newer than k. An error counts
+// as found and not newer, which keeps the value.
+func (c *shadowCheck) probe(t *manifest.TableMetadata, k base.InternalKey, h uint64, top base.SeqNum) (found, newer bool) {
+	e, err := c.d.tables.acquire(t)
+	if err != nil {
+		return true, false
+	}
+	defer e.release()
+	_, _, seq, ok, err := e.reader().GetVersionHashed(nil, k.UserKey, h, top, nil)
+	if err != nil {
+		return true, false
+	}
+	return ok, ok && seq > k.SeqNum()
 }
 
 // installed applies the check's effects once the compaction's edit is
