@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -31,14 +30,7 @@ var benchChurnKeys, benchChurnOps = 100_000, 100_000
 func BenchmarkShadowDropChurn(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 4))
 	n := benchChurnKeys
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rng.Uint64()), uint64(i))
-	}
-	val := make([]byte, 100)
-	for i := range val[:50] {
-		val[i] = byte(rng.Uint32())
-	}
+	keys, val := benchKeysAndValue(rng, n)
 	// The same churn for every side: a key index, deleting when odd.
 	churn := make([]uint32, benchChurnOps)
 	for i := range churn {
@@ -130,17 +122,4 @@ func BenchmarkShadowDropChurn(b *testing.B) {
 	b.ReportMetric(roundsMedian(writeRatio), "median-written-on/indexoff")
 	b.ReportMetric(roundsMedian(aaCPU), "median-cpu-nodrop/indexoff")
 	b.ReportMetric(roundsMedian(aaWrite), "median-written-nodrop/indexoff")
-}
-
-// settle waits until d runs no compaction twice in a row.
-func settle(b *testing.B, d *DB) {
-	b.Helper()
-	for quiet := 0; quiet < 2; {
-		time.Sleep(2 * time.Millisecond)
-		if d.Metrics().Compaction.InProgress || d.tombstones.isRebuilding() {
-			quiet = 0
-			continue
-		}
-		quiet++
-	}
 }
