@@ -34,6 +34,17 @@
 //	   read answers as before, and C3 holds since the entry is its key's
 //	   oldest. RocksDB and Pebble do the same; the constant trailers let
 //	   snappy shrink the bottom level's data blocks.
+//	C5 (values shadowed from outside): the Iter asks its Shadowed hook
+//	   about the first Set it would keep for each user key, with the
+//	   newest sequence number of that Set's stripe (top); when the engine
+//	   answers that an entry of the key with a sequence number in
+//	   (Set's, top] lies outside the inputs and outlives the output, the
+//	   Set is dropped, and with it (by C1) the older versions of its
+//	   stripe. No snapshot lies between the two (the stripe has none
+//	   below top), so the output is what C1 would write had the
+//	   shadowing entry's table been an input. Older stripes are not
+//	   asked about: their snapshots read them. Why the engine's answer
+//	   is safe: kv's K14.
 //	P1 (dynamic targets): level targets are derived from the data in the
 //	   tree (every size the picker weighs, here and in P2-P4, is a table's
 //	   DataSize: its file less its filter blocks, so the engine's filter

@@ -28,6 +28,14 @@ type Iter struct {
 	// compresses to almost nothing in a data block.
 	ZeroSeqNums bool
 
+	// Shadowed, if set, is asked about the first Set the Iter would keep
+	// for each user key: k and its value, and top, the newest sequence
+	// number of k's snapshot stripe (the stripe's snapshot, or SeqNumMax
+	// in the newest stripe). It reports whether an entry of k with a
+	// sequence number in (k.SeqNum(), top], outside the Iter's source,
+	// will outlive the output; the Iter then drops k (C5).
+	Shadowed func(k base.InternalKey, value []byte, top base.SeqNum) bool
+
 	curKey     []byte // user key of the current run of versions
 	lastStripe int    // stripe of the last version seen for curKey
 	started    bool
@@ -37,8 +45,9 @@ type Iter struct {
 	currentVal []byte
 
 	// Elided counts tombstones dropped by C2; Dropped counts versions
-	// (tombstones included) dropped by C1.
-	Elided, Dropped uint64
+	// (tombstones included) dropped by C1; ShadowDropped counts the Sets
+	// dropped by C5.
+	Elided, Dropped, ShadowDropped uint64
 }
 
 // NewIter returns an Iter over src, which must be positioned by the Iter
@@ -55,6 +64,15 @@ func NewIter(src base.InternalIterator, snapshots []base.SeqNum, elide func(user
 func (it *Iter) stripe(seq base.SeqNum) int {
 	i, _ := slices.BinarySearch(it.snapshots, seq)
 	return i
+}
+
+// stripeTop is the newest sequence number of stripe s: a reader at any
+// snapshot of s or of a newer stripe sees every entry at or below it.
+func (it *Iter) stripeTop(s int) base.SeqNum {
+	if s < len(it.snapshots) {
+		return it.snapshots[s]
+	}
+	return base.SeqNumMax
 }
 
 // Next advances to the next entry to keep and reports whether there is one.
@@ -80,7 +98,14 @@ func (it *Iter) Next() bool {
 			it.dropped(k)
 			continue
 		}
+		first := it.lastStripe < 0
+		// Versions older than a dropped one in its stripe stay dropped
+		// by C1: the entry that shadows it shadows them too.
 		it.lastStripe = s
+		if first && k.Kind() == base.KindSet && it.Shadowed != nil && it.Shadowed(k, it.src.Value(), it.stripeTop(s)) {
+			it.ShadowDropped++
+			continue
+		}
 		if k.Kind() == base.KindDelete && s == 0 && it.elide != nil && it.elide(k.UserKey) {
 			it.Elided++
 			it.dropped(k)

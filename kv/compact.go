@@ -119,6 +119,10 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	// Nothing lies below the bottom level, and compactionRangeDels keeps
 	// no oldest-stripe range tombstone there (compaction's C4).
 	src.ZeroSeqNums = job.outputLevel == NumLevels-1
+	shadow := d.newShadowCheck(job.v, job.outputLevel, job.inputs) // K14
+	if shadow != nil {
+		src.Shadowed = shadow.shadowed
+	}
 	var keptTombstones tombstoneCollector // keys only: the index has them
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.
@@ -150,6 +154,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	// Applied once d.mu is released.
 	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones)
 	d.mu.Unlock()
+	shadow.installed()
 	if err := indexEdit.apply(); err != nil {
 		return err
 	}

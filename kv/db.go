@@ -89,6 +89,10 @@ type DB struct {
 	ticker tickerState
 	// openTime stands in for the write time of tombstones found by Open.
 	openTime time.Time
+	// noShadowDrop, set by tests and benchmarks right after Open, turns
+	// early drop off (kv/shadow_drop.go) with the index still on, so a
+	// measurement can tell the two apart.
+	noShadowDrop bool
 }
 
 // counters are the DB's own cumulative metrics.
@@ -101,6 +105,7 @@ type counters struct {
 	// the write amplification.
 	userBytes, tableBytesWritten, compactionBytesIn atomic.Uint64
 	compaction                                      compactionCounters
+	shadowDrop                                      shadowDropCounters
 }
 
 // memTable is a memtable with the WAL that holds its writes.

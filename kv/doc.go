@@ -123,4 +123,44 @@
 //	   atomically. A read at s takes the index after s is visible, so it
 //	   holds every tombstone at or below s (K3); newer ones in it are
 //	   skipped by sequence number (kv/rangedel_mem.go).
+//	K14 (early drop of shadowed values): a compaction of inputs picked
+//	   from version v into level L drops the first kept Set e of a user
+//	   key k (compaction's C5) only when a table of v at a level above L,
+//	   not an input, holds a point entry t of k (any kind) with
+//	   e.seq < t.seq <= top, top being the newest sequence number of e's
+//	   snapshot stripe. The lookup alone makes the drop safe, because:
+//	   a. v is immutable and the compaction holds a reference to it until
+//	      it is done (manifest's V1), so the lookup reads tables that
+//	      exist and speaks of v.
+//	   b. Until the compaction installs, no edit removes or moves a table
+//	      of v: compactions (trivial moves and manual Compact included)
+//	      run one at a time under compactMu, and the only edits beside
+//	      them are flushes, which add L0 tables. So t's table is in the
+//	      version the compaction installs, above e's output.
+//	   c. t shadows e for every reader of that version and later ones:
+//	      newer data for a key is never in a lower level than older data
+//	      and L0 tables are searched newest first (K4), so a Get or an
+//	      iterator reaches t before the place e would have been, and
+//	      t.seq > e.seq (implied by K4 for tables above L; checked too).
+//	   d. Snapshots: no open snapshot s has e.seq <= s < t.seq (t.seq <=
+//	      top), so every snapshot that saw e sees t; a snapshot opened
+//	      later reads at the visible sequence number, which was already
+//	      past t.seq when v was current. The output is the one C1 would
+//	      write had t's table been an input.
+//	   e. t itself goes only as if e had gone with it: by C1 (a newer
+//	      entry of its stripe, which shadows e as well) or by C2 at the
+//	      bottom, which consults the version current then, where e no
+//	      longer exists; it still reaches the bottom and is dropped there.
+//	   f. Reads pinned to older read states (Gets, iterators, snapshots'
+//	      iterators) keep their version's tables, e's included, until
+//	      they finish (K5, K9): the drop is invisible to them.
+//	   g. Range tombstones take no part: e is dropped on a confirmed
+//	      point entry only, and removing an entry keeps K8.
+//	   The tombstone index only chooses which Sets pay the lookup (those
+//	   whose key it may hold a tombstone for): its answer never drops a
+//	   value by itself, so even a wrong negative would only keep garbage.
+//	   It is consulted only when it holds a tombstone and is neither
+//	   saturated nor growing, after waiting for the edits queued before
+//	   the compaction began; later edits only add newer flushes'
+//	   tombstones, since only compactions remove (kv/shadow_drop.go).
 package kv

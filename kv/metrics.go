@@ -66,7 +66,15 @@ type CompactionMetrics struct {
 	// of their key can exist: the output was the bottom for the key, or
 	// every older table's filter ruled the key out.
 	TombstonesElided uint64
-	InProgress       bool
+	// ShadowedDropped and ShadowedDroppedBytes count the values (and their
+	// key and value bytes) compactions dropped early because a newer entry
+	// of their key outside the compaction already shadowed them;
+	// ShadowChecks counts the tombstone-index lookups that decided which
+	// values to check, ShadowPositives those answering "may have" (each
+	// cost a lookup in the upper levels). kv/shadow_drop.go.
+	ShadowedDropped, ShadowedDroppedBytes uint64
+	ShadowChecks, ShadowPositives         uint64
+	InProgress                            bool
 	// ByScore, Purges and AgeCompactions count background compactions by
 	// why the picker chose them: a level over its target, tombstones that
 	// shadow at least a quarter of what the compaction rewrites, or a
@@ -211,6 +219,8 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanize.Bytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
+	fmt.Fprintf(&b, "shadowed values dropped early: %d (%s), %d index checks, %d positives\n",
+		m.Compaction.ShadowedDropped, humanize.Bytes(m.Compaction.ShadowedDroppedBytes), m.Compaction.ShadowChecks, m.Compaction.ShadowPositives)
 	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
 		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
@@ -313,6 +323,9 @@ func (d *DB) Metrics() Metrics {
 	m.Compaction.TrivialMoves = d.counters.trivialMoves.Load()
 	m.Compaction.BytesIn = d.counters.compactionBytesIn.Load()
 	m.Compaction.TombstonesElided = d.counters.tombstonesElided.Load()
+	sd := &d.counters.shadowDrop
+	m.Compaction.ShadowedDropped, m.Compaction.ShadowedDroppedBytes = sd.values.Load(), sd.bytes.Load()
+	m.Compaction.ShadowChecks, m.Compaction.ShadowPositives = sd.probes.Load(), sd.positives.Load()
 	m.WriteStalls = d.counters.writeStalls.Load()
 	m.WriteSlowdowns = d.counters.writeSlowdowns.Load()
 	m.BackgroundErrors = d.counters.bgErrors.Load()

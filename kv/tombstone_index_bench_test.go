@@ -31,15 +31,7 @@ var benchDeleteKeys = 100_000
 func BenchmarkTombstoneIndexDeleteCPU(b *testing.B) {
 	n := benchDeleteKeys
 	rng := rand.New(rand.NewPCG(19, 3))
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rng.Uint64()), uint64(i))
-	}
-	// Half random, half zeros: values compress to about half, as kvbench's.
-	val := make([]byte, 100)
-	for i := range val[:50] {
-		val[i] = byte(rng.Uint32())
-	}
+	keys, val := benchKeysAndValue(rng, n)
 	deleted := keys[:n*3/10]
 	load := func(disabled bool) *DB {
 		d, err := Open("db", &Options{FS: vfs.NewMem(), DisableWAL: true, DisableTombstoneIndex: disabled,
@@ -66,16 +58,7 @@ func BenchmarkTombstoneIndexDeleteCPU(b *testing.B) {
 		if err := d.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		// Quiet twice in a row: a compaction may start just after
-		// another ends.
-		for quiet := 0; quiet < 2; {
-			time.Sleep(2 * time.Millisecond)
-			if d.Metrics().Compaction.InProgress || d.tombstones.isRebuilding() {
-				quiet = 0
-				continue
-			}
-			quiet++
-		}
+		settle(b, d)
 	}
 	var spent [3]time.Duration // [0] index on, [1] off, [2] on again (the control)
 	var onOff, aa []float64    // per round: on/off and on/control CPU
@@ -123,6 +106,35 @@ func BenchmarkTombstoneIndexDeleteCPU(b *testing.B) {
 	// timed inside it. Wall time: on a loaded machine it includes the
 	// flush goroutine's waits for a core, so it bounds the cost from above.
 	b.ReportMetric(float64(updateTime.Nanoseconds())/dels, "index-update-wall-ns/delete")
+}
+
+// benchKeysAndValue makes n random 16-byte keys, distinct by their
+// suffix, and a 100-byte value, half random and half zeros, so values
+// compress to about half, as kvbench's.
+func benchKeysAndValue(rng *rand.Rand, n int) ([][]byte, []byte) {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rng.Uint64()), uint64(i))
+	}
+	val := make([]byte, 100)
+	for i := range val[:50] {
+		val[i] = byte(rng.Uint32())
+	}
+	return keys, val
+}
+
+// settle waits until d runs no compaction and no index growth twice in a
+// row (a compaction may start just after another ends).
+func settle(b *testing.B, d *DB) {
+	b.Helper()
+	for quiet := 0; quiet < 2; {
+		time.Sleep(2 * time.Millisecond)
+		if d.Metrics().Compaction.InProgress || d.tombstones.isRebuilding() {
+			quiet = 0
+			continue
+		}
+		quiet++
+	}
 }
 
 // BenchmarkTombstoneIndexFirstFlush is the index's whole work for the

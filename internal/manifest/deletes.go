@@ -15,6 +15,17 @@ func (t *TableMetadata) SetShadowedBytes(n uint64) {
 	t.shadowedKnown.Store(true)
 }
 
+// SubtractShadowedBytes lowers the estimate by n (to no less than zero):
+// a compaction dropped n bytes of values the table's tombstones shadowed.
+func (t *TableMetadata) SubtractShadowedBytes(n uint64) {
+	for {
+		old := t.shadowed.Load()
+		if t.shadowed.CompareAndSwap(old, old-min(n, old)) {
+			return
+		}
+	}
+}
+
 // ShadowedBytes returns the estimate SetShadowedBytes recorded, and whether
 // one was recorded.
 func (t *TableMetadata) ShadowedBytes() (n uint64, known bool) {

@@ -1,0 +1,253 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/sievekv/sievekv/compaction"
+	"github.com/sievekv/sievekv/internal/manifest"
+)
+
+// compactTablesForTest runs the compaction of inputs (all at level) into
+// outputLevel that the picker might have chosen, on the current version:
+// the tables of outputLevel overlapping the inputs join them.
+func compactTablesForTest(t *testing.T, d *DB, level, outputLevel int, inputs []*manifest.TableMetadata) {
+	t.Helper()
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := &compaction.Compaction{Level: level, OutputLevel: outputLevel, Reason: compaction.ReasonScore}
+	c.Inputs[0] = inputs
+	if level != outputLevel {
+		for _, o := range d.current.Levels[outputLevel] {
+			for _, in := range inputs {
+				if o.Overlaps(in.Smallest.UserKey, in.Largest.UserKey) {
+					c.Inputs[1] = append(c.Inputs[1], o)
+					break
+				}
+			}
+		}
+	}
+	if err := d.runPickedLocked(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteBottomForTest rewrites every table of the bottom level in place,
+// as a compaction picked for another reason (its size, another key's
+// tombstone) would rewrite it.
+func rewriteBottomForTest(t *testing.T, d *DB) {
+	t.Helper()
+	d.mu.Lock()
+	bottom := append([]*manifest.TableMetadata(nil), d.current.Levels[NumLevels-1]...)
+	d.mu.Unlock()
+	compactTablesForTest(t, d, NumLevels-1, NumLevels-1, bottom)
+}
+
+// levelHoldsKey reports whether some table of level holds an entry of key.
+func levelHoldsKey(t *testing.T, d *DB, level int, key []byte) bool {
+	t.Helper()
+	d.mu.Lock()
+	tables := append([]*manifest.TableMetadata(nil), d.current.Levels[level]...)
+	d.mu.Unlock()
+	for _, tm := range tables {
+		it, err := d.tables.newIter(tm, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			if bytes.Equal(it.Key().UserKey, key) {
+				it.Close()
+				return true
+			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return false
+}
+
+func mustDelete(t *testing.T, d *DB, key []byte) {
+	t.Helper()
+	if err := d.Delete(key, NoSync); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustFlush(t *testing.T, d *DB) {
+	t.Helper()
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompactionDropsShadowedValue: a value at the bottom whose key's
+// tombstone sits in L0 is dropped by a compaction that rewrites the bottom
+// table without the tombstone's table; the tombstone's estimate no longer
+// counts it; and the tombstone still reaches the bottom and goes.
+func TestCompactionDropsShadowedValue(t *testing.T) {
+	const n = 200
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	deleted := delKey(17)
+	mustDelete(t, d, deleted)
+	mustFlush(t, d)
+	before := d.Metrics()
+	if before.Levels[0].ShadowedBytes == 0 {
+		t.Fatal("the flushed tombstone shadows nothing by the estimate")
+	}
+
+	rewriteBottomForTest(t, d)
+
+	if levelHoldsKey(t, d, NumLevels-1, deleted) {
+		t.Fatal("the rewritten bottom level still holds the deleted key's value")
+	}
+	if !levelHoldsKey(t, d, 0, deleted) {
+		t.Fatal("the tombstone left L0")
+	}
+	checkDeleted(t, d, n, func(i int) bool { return i == 17 })
+	m := d.Metrics()
+	if m.Compaction.ShadowedDropped != 1 || m.Compaction.ShadowedDroppedBytes < 1024 {
+		t.Fatalf("dropped %d values (%d bytes), want the one 1 KiB value", m.Compaction.ShadowedDropped, m.Compaction.ShadowedDroppedBytes)
+	}
+	if m.Compaction.ShadowPositives != 1 {
+		t.Fatalf("%d index positives among %d checks, want 1 (only the deleted key)", m.Compaction.ShadowPositives, m.Compaction.ShadowChecks)
+	}
+	if got, was := m.Levels[0].ShadowedBytes, before.Levels[0].ShadowedBytes; got > was/10 {
+		t.Fatalf("the tombstone's table still shadows %d of %d estimated bytes", got, was)
+	}
+
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m = d.Metrics()
+	for l, lm := range m.Levels {
+		if lm.Tombstones != 0 {
+			t.Fatalf("L%d still holds %d tombstones after a full compaction", l, lm.Tombstones)
+		}
+	}
+	if m.TombstoneIndex.Entries != 0 {
+		t.Fatalf("the index counts %d tombstones, want 0", m.TombstoneIndex.Entries)
+	}
+	checkDeleted(t, d, n, func(i int) bool { return i == 17 })
+}
+
+// TestShadowDropRespectsSnapshots: a snapshot taken between a value and
+// its key's tombstone keeps the value (it still reads it); a key deleted
+// before the snapshot has its value and tombstone in one stripe, so its
+// value goes. An iterator opened before the delete keeps reading the value
+// from its own version's tables after the drop.
+func TestShadowDropRespectsSnapshots(t *testing.T) {
+	const n = 100
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	before, after := delKey(10), delKey(20)
+	want, err := d.Get(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := d.NewIter(nil)
+	defer it.Close()
+	mustDelete(t, d, before)
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	mustDelete(t, d, after)
+	mustFlush(t, d)
+
+	rewriteBottomForTest(t, d)
+
+	if levelHoldsKey(t, d, NumLevels-1, before) {
+		t.Fatal("the value deleted before the snapshot is still at the bottom")
+	}
+	if !levelHoldsKey(t, d, NumLevels-1, after) {
+		t.Fatal("the value the snapshot reads was dropped")
+	}
+	if got, err := snap.Get(after); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("snapshot Get of the later-deleted key: %v, value equal %v", err, bytes.Equal(got, want))
+	}
+	if _, err := snap.Get(before); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("snapshot Get of the earlier-deleted key: %v, want ErrNotFound", err)
+	}
+	if got := d.Metrics().Compaction.ShadowedDropped; got != 1 {
+		t.Fatalf("dropped %d values, want 1", got)
+	}
+	seen := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if bytes.Equal(it.Key(), before) || bytes.Equal(it.Key(), after) {
+			seen++
+		}
+	}
+	if err := it.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 2 {
+		t.Fatalf("the iterator opened before the deletes saw %d of the 2 deleted keys", seen)
+	}
+}
+
+// TestShadowDropNeedsConfirmation: an index positive that no table above
+// confirms keeps the value; a newer Set above (which the lookup finds
+// whatever the entry's kind) shadows the older one as a tombstone would.
+func TestShadowDropNeedsConfirmation(t *testing.T) {
+	const n = 100
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	testIndexFalsePositive = true
+	defer func() { testIndexFalsePositive = false }()
+	mustDelete(t, d, delKey(3)) // the index holds a tombstone
+	overwritten := delKey(50)
+	// The flushed table spans every key, so every value is asked about.
+	for _, k := range [][]byte{overwritten, []byte("a"), []byte("z")} {
+		if err := d.Set(k, []byte("new"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFlush(t, d)
+
+	rewriteBottomForTest(t, d)
+
+	m := d.Metrics()
+	if m.Compaction.ShadowPositives != n {
+		t.Fatalf("%d positives, want every one of the %d values checked", m.Compaction.ShadowPositives, n)
+	}
+	if m.Compaction.ShadowedDropped != 2 {
+		t.Fatalf("dropped %d values, want 2 (the deleted and the overwritten key)", m.Compaction.ShadowedDropped)
+	}
+	for i := 0; i < n; i++ {
+		if held := levelHoldsKey(t, d, NumLevels-1, delKey(i)); held != (i != 3 && i != 50) {
+			t.Fatalf("key %d at the bottom: %v", i, held)
+		}
+	}
+	if got, err := d.Get(overwritten); err != nil || string(got) != "new" {
+		t.Fatalf("Get of the overwritten key: %q, %v", got, err)
+	}
+	checkDeleted(t, d, n, func(i int) bool { return i == 3 })
+}
+
+// TestShadowDropOffWithoutTombstones: with no tombstone in the index a
+// compaction asks it nothing (the check costs a workload without deletes
+// nothing), and with the index disabled no value is dropped early.
+func TestShadowDropOffWithoutTombstones(t *testing.T) {
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, 50)
+	defer d.Close()
+	if err := d.Set(delKey(5), []byte("x"), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	mustFlush(t, d)
+	rewriteBottomForTest(t, d)
+	if m := d.Metrics(); m.Compaction.ShadowChecks != 0 {
+		t.Fatalf("%d index checks with no tombstone anywhere", m.Compaction.ShadowChecks)
+	}
+
+	off := bottomDB(t, &Options{DisableAutomaticCompactions: true, DisableTombstoneIndex: true}, 50)
+	defer off.Close()
+	mustDelete(t, off, delKey(5))
+	mustFlush(t, off)
+	rewriteBottomForTest(t, off)
+	if !levelHoldsKey(t, off, NumLevels-1, delKey(5)) {
+		t.Fatal("a value was dropped early with the index disabled")
+	}
+}
