@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -14,23 +13,11 @@ import (
 // recordStateDirSyncs routes the state machine's directory syncs through
 // an errorfs over the OS and returns it with the synced names so far.
 func recordStateDirSyncs(t *testing.T) (*errorfs.FS, func() []string) {
-	efs := errorfs.Wrap(vfs.Default, errorfs.OpSync)
-	var mu sync.Mutex
-	var names []string
-	efs.SetMatch(func(_ errorfs.Op, name string) bool {
-		mu.Lock()
-		names = append(names, name)
-		mu.Unlock()
-		return true // FailAt decides whether a matching sync fails
-	})
+	efs, synced := errorfs.Record(vfs.Default, errorfs.OpSync)
 	old := stateDirFS
 	stateDirFS = efs
 	t.Cleanup(func() { stateDirFS = old })
-	return efs, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(names)
-	}
+	return efs, synced
 }
 
 // TestStateDirIsDurableInItsParent caught that the node created its
