@@ -33,6 +33,14 @@ const batchHeaderLen = 12
 // reasonable; larger writes should be split by the caller.
 const maxBatchSize = 1 << 30
 
+// maxEntrySize bounds one write's key and value (a range's start and end)
+// together. An entry goes whole into one table block, and a reader refuses
+// a block past 1 GiB as corrupt (sstable's bound on untrusted lengths): a
+// value just under maxBatchSize made a block a few bytes over it, so the
+// write was acknowledged and its table unreadable once flushed. The
+// margin covers the block's entry header, trailer and restart array.
+const maxEntrySize = maxBatchSize - 64<<10
+
 // NewBatch returns an empty batch.
 func (d *DB) NewBatch() *Batch { return newBatch() }
 
@@ -56,7 +64,9 @@ func putBatch(b *Batch) {
 	batches.Put(b)
 }
 
-// Set records key = value. The batch copies both.
+// Set records key = value. The batch copies both. A key and value of more
+// than 1 GiB - 64 KiB together (maxEntrySize), or a batch growing past
+// 1 GiB, make Apply fail with ErrInvalidArgument, writing nothing.
 func (b *Batch) Set(key, value []byte) {
 	b.add(base.KindSet, key, value)
 }
@@ -72,15 +82,31 @@ func (b *Batch) Delete(key []byte) {
 // of the batch. The batch copies both.
 func (b *Batch) DeleteRange(start, end []byte) {
 	if err := checkRange(start, end); err != nil {
-		if b.err == nil {
-			b.err = err
-		}
+		b.fail(err)
 		return
 	}
 	b.add(base.KindRangeDelete, start, end)
 }
 
+// fail records err as the batch's error unless it has one: Apply returns
+// the first and writes nothing of the batch.
+func (b *Batch) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
 func (b *Batch) add(kind base.Kind, key, value []byte) {
+	// Refused before copying: a batch over the limit must not first take
+	// the memory of the write it cannot apply.
+	switch n := len(key) + len(value); {
+	case n > maxEntrySize:
+		b.fail(fmt.Errorf("%w: a write of a %d-byte key and %d-byte value exceeds the %d-byte entry limit", ErrInvalidArgument, len(key), len(value), maxEntrySize))
+		return
+	case b.Len()+n > maxBatchSize:
+		b.fail(fmt.Errorf("%w: batch would exceed the %d-byte limit", ErrInvalidArgument, maxBatchSize))
+		return
+	}
 	if len(b.data) < batchHeaderLen {
 		b.data = make([]byte, batchHeaderLen, 256)
 	}

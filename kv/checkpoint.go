@@ -40,6 +40,8 @@ var ErrCheckpointDirNotEmpty = errors.New("kv: checkpoint directory is not empty
 // stands alone once the source is deleted, and opening it is an ordinary
 // Open. CURRENT is written last: a checkpoint cut short by a crash has
 // none, and the source is never modified by a checkpoint beyond the flush.
+// A Checkpoint that fails (a full disk, or Close winning a race with it)
+// removes the files it created and the directory if it made it.
 //
 // A ReadOnly DB cannot flush and returns ErrReadOnly.
 func (d *DB) Checkpoint(dir string) error {
@@ -61,11 +63,26 @@ func (d *DB) Checkpoint(dir string) error {
 	// covers checkpoints from other processes).
 	d.checkpointMu.Lock()
 	defer d.checkpointMu.Unlock()
-	if err := d.prepareCheckpointDir(dir); err != nil {
+	out, err := d.prepareCheckpointDir(dir)
+	if err != nil {
 		return err
 	}
+	if err := d.writeCheckpoint(out); err != nil {
+		// A checkpoint that lost a race with Close, or ran out of room,
+		// leaves nothing: the user's retry into the same name must not
+		// find it not empty, nor a half-copy without CURRENT.
+		if uerr := out.undo(); uerr != nil {
+			return fmt.Errorf("kv: checkpoint %s: %w (and removing what it wrote: %v)", dir, err, uerr)
+		}
+		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeCheckpoint is Checkpoint into out, an empty directory.
+func (d *DB) writeCheckpoint(out *checkpointOutput) error {
 	if err := d.Flush(); err != nil {
-		return fmt.Errorf("kv: checkpoint %s: flush: %w", dir, err)
+		return fmt.Errorf("flush: %w", err)
 	}
 	d.mu.Lock()
 	if d.closed {
@@ -86,50 +103,84 @@ func (d *DB) Checkpoint(dir string) error {
 	d.mu.Unlock()
 	defer v.Unref()
 
+	dir := out.dir
 	for _, level := range v.Levels {
 		for _, t := range level {
 			name := fileName(fileKindTable, fileNum(t.FileNum))
-			if err := linkOrCopy(d.fs, d.fs.PathJoin(d.dirname, name), d.fs.PathJoin(dir, name), t.Size); err != nil {
-				return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+			err := linkOrCopy(d.fs, d.fs.PathJoin(d.dirname, name), d.fs.PathJoin(dir, name), t.Size, out.wrote)
+			if err != nil {
+				return err
 			}
 		}
 	}
 	// The tables' names must be durable before a MANIFEST that names them.
 	if err := vfs.SyncDir(d.fs, dir); err != nil {
-		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+		return err
 	}
 	manifestNum := next
 	state.NextFileNumber = uint64(next + 1)
-	if err := writeCheckpointManifest(d.fs, dir, manifestNum, state); err != nil {
-		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	if err := writeCheckpointManifest(d.fs, dir, manifestNum, state, out.wrote); err != nil {
+		return err
 	}
-	if err := writeCheckpointCurrent(d.fs, dir, fileName(fileKindManifest, manifestNum)); err != nil {
-		return fmt.Errorf("kv: checkpoint %s: %w", dir, err)
+	return writeCheckpointCurrent(d.fs, dir, fileName(fileKindManifest, manifestNum), out.wrote)
+}
+
+// checkpointOutput is what one Checkpoint made, so a failed one can
+// remove it: the directory if it did not exist, and the files it created,
+// never a name someone else took meanwhile.
+type checkpointOutput struct {
+	fs      vfs.FS
+	dir     string
+	madeDir bool
+	files   []string
+}
+
+// wrote records that the checkpoint created the file name.
+func (o *checkpointOutput) wrote(name string) { o.files = append(o.files, name) }
+
+// undo removes what the checkpoint made, newest first.
+func (o *checkpointOutput) undo() error {
+	var errs []error
+	for i := len(o.files) - 1; i >= 0; i-- {
+		if err := o.fs.Remove(o.files[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	if o.madeDir && len(errs) == 0 {
+		if err := o.fs.Remove(o.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // prepareCheckpointDir creates dir, or accepts it if it exists and is
 // empty.
-func (d *DB) prepareCheckpointDir(dir string) error {
+func (d *DB) prepareCheckpointDir(dir string) (*checkpointOutput, error) {
 	if samePath(dir, d.dirname) {
 		// Said plainly rather than as an entry count: the count of a live
 		// DB's directory changes under the user (a WAL made ahead).
-		return fmt.Errorf("%w: %s is the database's own directory", ErrCheckpointDirNotEmpty, dir)
+		return nil, fmt.Errorf("%w: %s is the database's own directory", ErrCheckpointDirNotEmpty, dir)
 	}
+	out := &checkpointOutput{fs: d.fs, dir: dir}
 	names, err := d.fs.List(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// Only the last element is removed on failure: parents made here
+		// are left, as MkdirAll's are.
+		out.madeDir = true
 		if err := vfs.MkdirAllDurable(d.fs, dir, 0o755); err != nil {
-			return fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
+			if uerr := out.undo(); uerr != nil {
+				return nil, fmt.Errorf("kv: checkpoint: create %s: %w (and removing it: %v)", dir, err, uerr)
+			}
+			return nil, fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
 		}
-		return nil
 	case err != nil:
-		return fmt.Errorf("kv: checkpoint: list %s: %w", dir, err)
+		return nil, fmt.Errorf("kv: checkpoint: list %s: %w", dir, err)
 	case len(names) > 0:
-		return fmt.Errorf("%w: %s holds %d entries", ErrCheckpointDirNotEmpty, dir, len(names))
+		return nil, fmt.Errorf("%w: %s holds %d entries", ErrCheckpointDirNotEmpty, dir, len(names))
 	}
-	return nil
+	return out, nil
 }
 
 // linkOrCopy gives the immutable file src the name dst, by a hard link if
@@ -138,10 +189,11 @@ func (d *DB) prepareCheckpointDir(dir string) error {
 // An existing dst is never written over: it may be a hard link to src
 // itself (another checkpoint into the same directory linked it first),
 // and Create would truncate the shared file, the source DB's live table.
-func linkOrCopy(fsys vfs.FS, src, dst string, size uint64) error {
+func linkOrCopy(fsys vfs.FS, src, dst string, size uint64, created func(string)) error {
 	if l, ok := fsys.(vfs.Linker); ok {
 		err := l.Link(src, dst)
 		if err == nil {
+			created(dst)
 			return nil
 		}
 		if errors.Is(err, fs.ErrExist) {
@@ -162,6 +214,7 @@ func linkOrCopy(fsys vfs.FS, src, dst string, size uint64) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", dst, err)
 	}
+	created(dst)
 	n, err := io.Copy(out, io.NewSectionReader(in, 0, int64(size)))
 	if err == nil && uint64(n) != size {
 		err = fmt.Errorf("copied %d of %d bytes", n, size)
@@ -185,7 +238,7 @@ func dstTaken(dst string) error {
 
 // writeCheckpointManifest writes MANIFEST-num in dir holding the whole
 // state as one edit, synced.
-func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manifest.State) error {
+func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manifest.State, created func(string)) error {
 	name := fileName(fileKindManifest, num)
 	e := state.Edit()
 	// No WAL: the flush put every write of the checkpoint in its tables.
@@ -197,6 +250,7 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 	if err != nil {
 		return fmt.Errorf("create %s: %w", name, err)
 	}
+	created(fsys.PathJoin(dir, name))
 	w := wal.NewWriter(f, f, uint64(num))
 	_, err = w.WriteRecord(e.Encode())
 	if err == nil {
@@ -218,11 +272,13 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 // and the directory. No temp file and rename are needed, as they are for
 // a live DB: no earlier CURRENT exists to keep, and a torn CURRENT lacks
 // its newline, which Open reports as corruption.
-func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string) error {
-	f, err := fsys.Create(fsys.PathJoin(dir, fileName(fileKindCurrent, 0)))
+func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string, created func(string)) error {
+	name := fsys.PathJoin(dir, fileName(fileKindCurrent, 0))
+	f, err := fsys.Create(name)
 	if err != nil {
 		return fmt.Errorf("create CURRENT: %w", err)
 	}
+	created(name)
 	_, err = f.Write([]byte(manifestName + "\n"))
 	if err == nil {
 		err = f.Sync()

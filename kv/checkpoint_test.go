@@ -250,10 +250,10 @@ func TestLinkOrCopyNeverWritesOverAnExistingName(t *testing.T) {
 	}
 	f.Write(content)
 	f.Close()
-	if err := linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content))); err != nil {
+	if err := linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content)), func(string) {}); err != nil {
 		t.Fatal(err)
 	}
-	err = linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content)))
+	err = linkOrCopy(fs, "db/000007.sst", "cp/000007.sst", uint64(len(content)), func(string) {})
 	if !errors.Is(err, ErrCheckpointDirNotEmpty) {
 		t.Fatalf("second linkOrCopy to a taken name = %v, want ErrCheckpointDirNotEmpty", err)
 	}

@@ -38,7 +38,9 @@ type DB struct {
 	readState  atomic.Pointer[readState]
 	closedFlag atomic.Bool
 	// reads is what Close waits on before closing the table files.
-	reads    readGate
+	reads readGate
+	// final is Metrics as of Close, set once Close no longer changes it.
+	final    metricsAtClose
 	counters counters
 
 	// compactMu serialises compactions, manual and background.
@@ -289,6 +291,9 @@ func (d *DB) Close() error {
 	// before the manifest and tables close under it.
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	// Nothing changes the figures any more, and the tables are still open
+	// for their filters' description.
+	d.final.set(d.collectMetrics())
 
 	d.mu.Lock()
 	defer d.mu.Unlock()

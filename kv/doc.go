@@ -122,7 +122,8 @@
 //	   build lock, which the commit path never takes, and publishes it
 //	   atomically. A read at s takes the index after s is visible, so it
 //	   holds every tombstone at or below s (K3); newer ones in it are
-//	   skipped by sequence number (kv/rangedel_mem.go).
+//	   skipped by sequence number (kv/rangedel_mem.go). The list and the
+//	   largest index built count in the memtable's size and rotation.
 //	K14 (early drop of shadowed values): a compaction of inputs picked
 //	   from version v into level L drops the first kept Set e of a user
 //	   key k (compaction's C5) only when a table of v at a level above L,

@@ -2,13 +2,14 @@ package kv
 
 import (
 	"fmt"
-	"github.com/sievekv/sievekv/sstable"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/humanize"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/sstable"
 )
 
 // NumLevels is the number of LSM levels, L0 through L6: the engine's one
@@ -55,6 +56,9 @@ type Metrics struct {
 	// compactions. WriteAmp is their ratio.
 	UserBytes, TableBytesWritten uint64
 	WriteAmp                     float64
+	// Closed is set once Close has begun; the figures are then those of
+	// the DB as Close left it.
+	Closed bool
 }
 
 // CompactionMetrics detail what compactions did.
@@ -234,6 +238,9 @@ func (m Metrics) String() string {
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
 	}
+	if m.Closed {
+		b.WriteString("closed: the figures are the DB's as Close left it\n")
+	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
 		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanize.Bytes(m.DiskReads.Bytes))
 	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
@@ -268,10 +275,16 @@ func percent(part, whole uint64) float64 {
 // levelFilterFP fills each level's FilterFP from its tables' filters,
 // which it opens outside DB.mu (a table may not be in the table cache).
 func (d *DB) levelFilterFP(m *Metrics) {
-	v, ok := d.refCurrent()
-	if !ok {
+	// Not refCurrent, which refuses a closing DB: the caller's read gate
+	// (or Close itself) keeps d.current and its tables valid.
+	d.mu.Lock()
+	v := d.current
+	if v == nil {
+		d.mu.Unlock()
 		return
 	}
+	v.Ref()
+	d.mu.Unlock()
 	defer v.Unref()
 	for l, ts := range v.Levels {
 		var fp, keys float64
@@ -298,8 +311,48 @@ func (d *DB) levelFilterFP(m *Metrics) {
 	}
 }
 
-// Metrics returns a snapshot of the DB's counters and shape.
+// Metrics returns a snapshot of the DB's counters and shape. It never
+// fails: on a closed DB, where every other method returns ErrClosed, it
+// returns the figures as of Close with Closed set, so a caller can read
+// the final counters (flushes, write amplification) after Close.
 func (d *DB) Metrics() Metrics {
+	// Inside the read gate the tables stay open and d.current referenced
+	// (Close drops both only after the gate drained).
+	if !d.reads.enter() {
+		return d.final.wait()
+	}
+	defer d.reads.exit()
+	return d.collectMetrics()
+}
+
+// metricsAtClose holds the Metrics Close leaves, for Metrics calls after
+// it turned reads away.
+type metricsAtClose struct {
+	once  sync.Once
+	ready chan struct{} // closed by set
+	m     Metrics
+}
+
+func (f *metricsAtClose) init() { f.once.Do(func() { f.ready = make(chan struct{}) }) }
+
+// set records m, marked Closed. REQUIRES: called once, by Close.
+func (f *metricsAtClose) set(m Metrics) {
+	f.init()
+	m.Closed = true
+	f.m = m
+	close(f.ready)
+}
+
+// wait returns what set recorded, waiting for Close to record it.
+func (f *metricsAtClose) wait() Metrics {
+	f.init()
+	<-f.ready
+	return f.m
+}
+
+// collectMetrics is Metrics from the live state. REQUIRES: inside d.reads,
+// or Close before it closes the tables.
+func (d *DB) collectMetrics() Metrics {
 	var m Metrics
 	m.Gets = d.counters.gets.Load()
 	s := d.tableStats.Snapshot()
@@ -359,6 +412,7 @@ func (d *DB) Metrics() Metrics {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	m.Closed = d.closed
 	if d.bgErr != nil {
 		m.BackgroundError = d.bgErr.Error()
 	}

@@ -222,7 +222,9 @@ type Options struct {
 	Logger func(format string, args ...any)
 
 	// L0CompactionThreshold is the L0 table count that makes L0 due for
-	// compaction. Default 4.
+	// compaction. Default 4; at most 1000 (a Get probes every L0 table,
+	// and filter sizing plans for that many; DisableAutomaticCompactions
+	// is the way to never compact).
 	L0CompactionThreshold int
 	// L0SlowdownWritesThreshold is the L0 table count past which each
 	// write is delayed (1 ms) to let compaction catch up. Default: the
@@ -285,6 +287,10 @@ const (
 	nonTableFiles   = 8
 	minMemTableSize = 1 << 10
 	maxMemTableSize = 1 << 30
+	// maxL0CompactionThreshold bounds L0CompactionThreshold: Monkey's
+	// filter sizing lists that many L0 runs per table written, so
+	// math.MaxInt was an out-of-memory crash at the first flush.
+	maxL0CompactionThreshold = 1000
 	// defaultTombstoneMaxAge: deletes leave the disk within about an hour
 	// even on a DB that never compacts by size; short enough for "deleted
 	// means gone" expectations, long enough that a trickle of deletes
@@ -361,6 +367,10 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.L0SlowdownWritesThreshold == 0 {
 		r.L0SlowdownWritesThreshold = r.L0StopWritesThreshold
+	}
+	if r.L0CompactionThreshold > maxL0CompactionThreshold {
+		return r, fmt.Errorf("%w: L0CompactionThreshold %d above %d (DisableAutomaticCompactions turns compactions off)",
+			ErrInvalidOptions, r.L0CompactionThreshold, maxL0CompactionThreshold)
 	}
 	if r.L0CompactionThreshold < 1 || r.L0SlowdownWritesThreshold < r.L0CompactionThreshold || r.L0StopWritesThreshold < r.L0SlowdownWritesThreshold {
 		return r, fmt.Errorf("%w: L0 thresholds must satisfy 1 <= compaction (%d) <= slowdown (%d) <= stop (%d)",

@@ -38,15 +38,16 @@ func checkRange(start, end []byte) error {
 // be flushed.
 func (m *memTable) Empty() bool { return m.MemTable.Empty() && m.rangeDels.n.Load() == 0 }
 
-// ApproximateSize counts the range tombstones with the point entries: the
-// memory the memtable accounts for (Metrics).
+// ApproximateSize counts the range tombstones and their index with the
+// point entries: the memory the memtable accounts for (Metrics).
 func (m *memTable) ApproximateSize() int64 {
-	return m.MemTable.ApproximateSize() + m.rangeDels.bytes.Load()
+	return m.MemTable.ApproximateSize() + m.rangeDels.accounted()
 }
 
 // flushSize is what the rotation decision compares with MemTableSize: the
-// entries as table data (memtable's MT7) and the range tombstones, so a
-// memtable limit yields tables the size an arena memtable's would.
+// entries as table data (memtable's MT7) and the range tombstones with
+// their index, so a memtable limit yields tables the size an arena
+// memtable's would and bounds the memory DeleteRanges hold.
 func (m *memTable) flushSize() int64 {
-	return m.MemTable.LogicalSize() + m.rangeDels.bytes.Load()
+	return m.MemTable.LogicalSize() + m.rangeDels.accounted()
 }

@@ -22,7 +22,10 @@ type memRangeDels struct {
 	mu    sync.RWMutex
 	list  []rangedel.Tombstone // in commit order; guarded by mu
 	n     atomic.Int32         // len(list), read without mu for the common "none"
-	bytes atomic.Int64
+	bytes atomic.Int64         // the list's memory
+	// indexBytes is the largest memory an index of the list has held:
+	// a replaced index may live on in the iterators that took it.
+	indexBytes atomic.Int64
 
 	// buildMu makes one reader at a time extend the index, so concurrent
 	// readers behind it wait for one build instead of each doing it. The
@@ -90,7 +93,26 @@ func (m *memRangeDels) indexed() *memRangeDelIndex {
 	}
 	next := idx.extend(m.all())
 	m.index.Store(next)
+	// Under buildMu, so the high-water mark only grows.
+	if b := next.bytes(); b > m.indexBytes.Load() {
+		m.indexBytes.Store(b)
+	}
 	return next
+}
+
+// accounted is the memory the tombstones and their index hold, which the
+// memtable's size counts (MT4's honest size): readers build the index, so
+// DeleteRanges with reads between them must rotate the memtable as their
+// memory, not their list alone, calls for.
+func (m *memRangeDels) accounted() int64 { return m.bytes.Load() + m.indexBytes.Load() }
+
+// bytes approximates the memory the index holds: its runs' sets.
+func (idx *memRangeDelIndex) bytes() int64 {
+	n := int64(48 + 56*len(idx.runs))
+	for _, r := range idx.runs {
+		n += r.set.Bytes()
+	}
+	return n
 }
 
 // extend returns the index of list, whose prefix idx (nil for none)

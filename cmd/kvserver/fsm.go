@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
+	"github.com/sievekv/sievekv/vfs"
 )
 
 // Key prefixes of the state machine's DB. Do not renumber: on disk and in
@@ -26,6 +27,11 @@ const (
 // appliedKey holds the index of the last command applied (S2); it is not a
 // user or member key, so snapshot streams leave it out.
 var appliedKey = []byte{'a'}
+
+// stateDirFS makes the state directory and its entries durable: a
+// directory created or renamed into is synced through it. Tests wrap it
+// to see the syncs.
+var stateDirFS vfs.FS = vfs.Default
 
 // stateMachine is the raft FSM: a sievekv DB under dir/<generation>, the
 // generation named by dir/CURRENT. Restore builds a new generation and
@@ -65,7 +71,10 @@ const currentFile = "CURRENT"
 // one in an empty dir) and removes any other, the leftovers of a restore
 // that did not finish.
 func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A new state directory is an entry of the node's directory: without
+	// syncing that, a power loss could forget the directory and with it
+	// every generation and CURRENT, whatever they synced themselves.
+	if err := vfs.MkdirAllDurable(stateDirFS, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kvserver: state dir: %w", err)
 	}
 	sm := &stateMachine{dir: dir, dbOpts: opts, gen: 1}
@@ -121,21 +130,12 @@ func (sm *stateMachine) setCurrent(gen uint64) error {
 		err = os.Rename(tmp, filepath.Join(sm.dir, currentFile))
 	}
 	if err == nil {
-		err = syncDir(sm.dir)
+		err = vfs.SyncDir(stateDirFS, sm.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("kvserver: switch state to generation %d: %w", gen, err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func (sm *stateMachine) removeOtherGenerations() error {

@@ -20,7 +20,7 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
-//	POST   /join              JSON joinRequest; forwarded to the leader
+//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most
 //
 // Writes and linearizable reads on a follower answer 307 with the same
 // request on the leader. Every request must be authenticated when the node
@@ -206,8 +206,12 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(h.b.status())
 }
 
+// forwardedJoinHeader marks a join one member forwarded to another.
+const forwardedJoinHeader = "X-Kvserver-Forwarded-Join"
+
 // join adds the requesting server on the leader, or forwards the request
-// to the leader and relays its answer.
+// to the leader and relays its answer. A forwarded join is not forwarded
+// again.
 func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
 	var req joinRequest
@@ -228,7 +232,22 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		resp, err := h.client.Post(h.scheme+"://"+leader+"/join", "application/json", bytes.NewReader(body))
+		// A join goes at most one hop: two followers that each name the
+		// other as leader, as during an election, would otherwise pass it
+		// back and forth, a request in flight on each per hop, until the
+		// joiner gave up. 503, as for no leader: the joiner retries.
+		if r.Header.Get(forwardedJoinHeader) != "" {
+			http.Error(w, fmt.Sprintf("%v: a join forwarded here, to a node that is not the leader (it names %s): leadership is changing; retry", ErrNoLeader, leader), http.StatusServiceUnavailable)
+			return
+		}
+		fwd, err := http.NewRequestWithContext(r.Context(), http.MethodPost, h.scheme+"://"+leader+"/join", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("forward join to %s: %v", leader, err), http.StatusBadGateway)
+			return
+		}
+		fwd.Header.Set("Content-Type", "application/json")
+		fwd.Header.Set(forwardedJoinHeader, "1")
+		resp, err := h.client.Do(fwd)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("forward join to %s: %v", leader, err), http.StatusBadGateway)
 			return

@@ -20,7 +20,10 @@
 //	   Less order, each with Start < End and 0 < Seq <= base.SeqNumMax;
 //	   Decode rejects any other byte string, so a block has one encoding.
 //	R3 (fragments): a Set's fragments are sorted by Start, pairwise
-//	   disjoint, and each lists, newest first, the sequence numbers of
-//	   every tombstone that covers all of it; Cover(k, r) is the largest of
-//	   those at or below r in the fragment holding k, 0 if none.
+//	   disjoint, and the tombstones covering all of one are those listed
+//	   on the path from its leaf to the root of a segment tree over the
+//	   fragments, each tombstone at O(log n) nodes, so n nested ones cost
+//	   O(n log n) memory, not n²; Cover(k, r) is the largest sequence
+//	   number at or below r of a tombstone covering the fragment holding
+//	   k, 0 if none.
 package rangedel

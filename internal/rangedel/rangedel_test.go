@@ -59,9 +59,9 @@ func TestSetCoverMatchesDefinition(t *testing.T) {
 		if s.Len() != len(ts) {
 			t.Fatalf("Len = %d, want %d", s.Len(), len(ts))
 		}
-		for i := 1; i < len(s.frags); i++ {
-			if bytes.Compare(s.frags[i-1].end, s.frags[i].start) > 0 {
-				t.Fatalf("round %d: fragments %d and %d overlap (R3)", round, i-1, i)
+		for i := 1; i < len(s.bounds); i++ {
+			if bytes.Compare(s.bounds[i-1], s.bounds[i]) >= 0 {
+				t.Fatalf("round %d: fragment boundaries %d and %d out of order (R3)", round, i-1, i)
 			}
 		}
 		for c := byte('a' - 1); c <= 'm'; c++ {
