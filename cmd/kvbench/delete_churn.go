@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 )
 
@@ -108,11 +107,7 @@ func runDeleteChurn(r *runner, w string, ks *keySet, fl *flags, root string, pro
 	if err != nil {
 		return nil, err
 	}
-	res, err := measure(fr, p, progress)
-	if cerr := done(); err == nil {
-		err = cerr
-	}
-	return []result{res}, err
+	return measureFresh(fr, p, done, progress)
 }
 
 // loadChurnDB opens a fresh DB of r's engine with the churn's memtable,
@@ -120,19 +115,14 @@ func runDeleteChurn(r *runner, w string, ks *keySet, fl *flags, root string, pro
 // churn's phase on it. done checks that every key reads as the churn
 // left it, then closes the DB and removes it.
 func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runner, phaseSpec, func() error, error) {
-	fr := *r
-	fr.io = &ioCounters{}
-	fr.dir = dirOf(root, r.name, w)
-	e, err := r.openMemTable(fr.dir, fr.io, churnMemTable(fl.memTable))
+	open := func(dir string, io *ioCounters) (engine, error) {
+		return r.openMemTable(dir, io, churnMemTable(fl.memTable))
+	}
+	fr, closeDB, err := openFresh(r, w, root, open)
 	if err != nil {
 		return nil, phaseSpec{}, nil, err
 	}
-	fr.eng = e
-	closeDB := func() error {
-		err := e.close()
-		os.RemoveAll(fr.dir)
-		return err
-	}
+	e := fr.eng
 	n := len(ks.present)
 	val := make([]byte, r.valueSize)
 	for i, k := range ks.present {
@@ -141,7 +131,7 @@ func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runn
 			return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
 		}
 	}
-	if err := flushQuiet(&fr); err != nil {
+	if err := flushQuiet(fr); err != nil {
 		closeDB()
 		return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
 	}
@@ -163,7 +153,7 @@ func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runn
 		}
 		return closeDB()
 	}
-	return &fr, p, done, nil
+	return fr, p, done, nil
 }
 
 // checkChurn reads every key of ks from e and compares it with what ops

@@ -298,7 +298,7 @@ func printGoals(w io.Writer, gs []goal, rs []result) {
 }
 
 // tombstoneLines compare sievekv with and without its tombstone index on
-// the deleterandom phases.
+// the deleterandom phases and on deletechurn.
 func tombstoneLines(rs []result) []string {
 	var out []string
 	for _, w := range []string{"deleterandom", "deleterandom-getdeleted", "deleterandom-getkept"} {
