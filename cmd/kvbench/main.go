@@ -44,7 +44,7 @@ func main() { benchreport.Main("kvbench", run) }
 // (fully compacted) data, the mixes, and the deletes last since they change
 // the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
-	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge"}
+	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge", "deletechurn"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
@@ -190,6 +190,9 @@ type runner struct {
 	// open opens a fresh DB of this engine in dir (fillseq uses one);
 	// openWAL the same with the WAL on whatever -wal says (fillsync8).
 	open, openWAL func(dir string, io *ioCounters) (engine, error)
+	// openMemTable opens a fresh DB as open does but with a memtable of
+	// memTable bytes, levels and tables sized from it (deletechurn's).
+	openMemTable func(dir string, io *ioCounters, memTable int) (engine, error)
 }
 
 func (r *runner) runs(w string) bool {
@@ -203,7 +206,7 @@ func (r *runner) runs(w string) bool {
 
 // writes reports whether workload w writes.
 func writes(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || isDeleteLarge(w)
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || isDeleteLarge(w) || isDeleteChurn(w)
 }
 
 func boolInt(b bool) int {
@@ -241,8 +244,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-workloads: %w", err)
 	}
-	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return !isDeleteLarge(w) && !isScanWorkload(w) }) {
-		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read; the delete-large and scan workloads load their own)")
+	if !slices.Contains(workloads, "fillrandom") && slices.ContainsFunc(workloads, func(w string) bool { return !isDeleteLarge(w) && !isScanWorkload(w) && !isDeleteChurn(w) }) {
+		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read; the delete-large, delete-churn and scan workloads load their own)")
 	}
 	root := fl.dir
 	if root == "" {
@@ -472,6 +475,7 @@ func header(fl *flags, c config) string {
 		fmt.Fprintf(&b, "isolated: each engine ran in a process of its own (pebble-l6filters beside pebble, whose DB it reads), %d round(s), group order rotated; each figure is its workload's median-ops/s round\n", fl.rounds)
 	}
 	b.WriteString(scanKeysDescription(fl))
+	b.WriteString(churnDescription(fl))
 	b.WriteString(orderDescription(fl))
 	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
@@ -499,7 +503,7 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 				// Every workload that writes, so that its DB reaches
 				// deleterandom in the same state as sievekv's (the YCSB
 				// updates included).
-				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true}
+				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true, "deletechurn": true}
 			}
 		case "pebble":
 			r.filter = fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg))
@@ -513,6 +517,11 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 		r.open = func(dir string, io *ioCounters) (engine, error) {
 			c := c
 			c.dir = dir
+			return openCfg(c, io)
+		}
+		r.openMemTable = func(dir string, io *ioCounters, memTable int) (engine, error) {
+			c := c
+			c.dir, c.memTableSize = dir, memTable
 			return openCfg(c, io)
 		}
 		r.openWAL = func(dir string, io *ioCounters) (engine, error) {
@@ -565,6 +574,9 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progress io.Writer) ([]result, error) {
 	if isScanWorkload(w) {
 		return runScanWorkload(r, w, fl, root, progress)
+	}
+	if isDeleteChurn(w) {
+		return runDeleteChurn(r, w, ks, fl, root, progress)
 	}
 	if isDeleteLarge(w) {
 		res, err := runDeleteLarge(r, w, fl, root, progress)

@@ -72,6 +72,12 @@ func TestKVBenchTinyRun(t *testing.T) {
 		on.EngineTombstoneIndexPeak == 0 || on.EngineTombstoneIndexPeakBytesPerTombstone <= 0 || off.EngineTombstoneIndexPeak != 0 {
 		t.Errorf("deleterandom: the tombstone index's size is not reported for sievekv alone: %+v / %+v", on, off)
 	}
+	// deletechurn is in the default list, paired for the index on and off.
+	for _, e := range []string{"sievekv", "sievekv-notsi", "pebble"} {
+		if r := find(rs, "deletechurn", e); r == nil || r.WriteAmp <= 0 {
+			t.Errorf("deletechurn on %s: %+v", e, r)
+		}
+	}
 	for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
 		r := find(rs, "deletelarge", e)
 		if r == nil || len(r.Samples) < 2 || r.TableBytesRatio <= 0 || r.Samples[0].Ratio < 0.9 {

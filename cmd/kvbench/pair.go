@@ -48,7 +48,7 @@ type enginePair struct {
 }
 
 // enginePairs are the pairs runTogether measures together.
-var enginePairs = []*enginePair{scanPair, deletePair}
+var enginePairs = []*enginePair{scanPair, deletePair, churnPair}
 
 // pickPair returns the pair that measures w and its runners of order (the
 // pair's two, then the control if order has it), if there is one and both

@@ -91,6 +91,9 @@ func ratioLines(rs []result, w string) []string {
 	if line := levelWritesLine(rs, w); line != "" {
 		out = append(out, line)
 	}
+	if line := churnDropLine(rs, w); line != "" {
+		out = append(out, line)
+	}
 	for _, o := range rs {
 		if o.Workload != w || o.Engine == "sievekv" {
 			continue
@@ -211,6 +214,9 @@ func goals(rs []result) []goal {
 	if g, ok := deleteSpeedGoal(rs); ok {
 		gs = append(gs, g)
 	}
+	if g, ok := churnWriteGoal(rs); ok {
+		gs = append(gs, g)
+	}
 	if s := find(rs, "deletelarge", "sievekv"); s != nil {
 		gs = append(gs, goal{"19", "deletelarge: table bytes <= 0.6x the pre-delete size after idling",
 			fmt.Sprintf("%.2fx after %.0f s", s.TableBytesRatio, s.Samples[len(s.Samples)-1].Sec), s.TableBytesRatio <= 0.6, true})
@@ -292,7 +298,7 @@ func printGoals(w io.Writer, gs []goal, rs []result) {
 }
 
 // tombstoneLines compare sievekv with and without its tombstone index on
-// the deleterandom phases.
+// the deleterandom phases and on deletechurn.
 func tombstoneLines(rs []result) []string {
 	var out []string
 	for _, w := range []string{"deleterandom", "deleterandom-getdeleted", "deleterandom-getkept"} {
@@ -314,7 +320,7 @@ func tombstoneLines(rs []result) []string {
 			"a Get already stops at the newest version, the tombstone, and does not consult the index, so its ops/s ratio "+
 			"shows how alike the two DBs and their measurement were.")
 	}
-	return out
+	return append(out, churnLines(rs)...)
 }
 
 // writeMarkdown writes the kvbench section of docs/benchmarks.md.

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -225,44 +224,31 @@ func runScanWorkload(r *runner, w string, fl *flags, root string, progress io.Wr
 	if err != nil {
 		return nil, err
 	}
-	res, err := measure(fr, p, progress)
-	if cerr := done(); err == nil {
-		err = cerr
-	}
-	return []result{res}, err
+	return measureFresh(fr, p, done, progress)
 }
 
 // loadScanDB opens a fresh DB of r's engine for w, loads the id keys into
 // it and draws w's ranges. done closes the DB and removes it.
 func loadScanDB(r *runner, w string, fl *flags, root string) (*runner, phaseSpec, func() error, error) {
-	fr := *r
-	fr.io = &ioCounters{}
-	fr.dir = dirOf(root, r.name, w)
-	e, err := r.open(fr.dir, fr.io)
+	fr, done, err := openFresh(r, w, root, r.open)
 	if err != nil {
 		return nil, phaseSpec{}, nil, err
 	}
-	fr.eng = e
-	done := func() error {
-		err := e.close()
-		os.RemoveAll(fr.dir)
-		return err
-	}
 	s := newIDSet(fl.seed, fl.n)
-	if err := loadIDs(&fr, s, fl.memTable); err != nil {
+	if err := loadIDs(fr, s, fl.memTable); err != nil {
 		done()
 		return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
 	}
-	if err := scanTrees.check(&fr, w); err != nil {
+	if err := scanTrees.check(fr, w); err != nil {
 		done()
 		return nil, phaseSpec{}, nil, err
 	}
-	p, err := scanPhase(w, &fr, s, fl.ops, fl.seed)
+	p, err := scanPhase(w, fr, s, fl.ops, fl.seed)
 	if err != nil {
 		done()
 		return nil, phaseSpec{}, nil, err
 	}
-	return &fr, p, done, nil
+	return fr, p, done, nil
 }
 
 // scanKeysDescription is the header line for the scan workloads.

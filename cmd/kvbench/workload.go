@@ -170,6 +170,17 @@ type result struct {
 	// keeps the memory it grew to.
 	EngineTombstoneIndexPeak                  uint64  `json:"engine_tombstone_index_peak,omitempty"`
 	EngineTombstoneIndexPeakBytesPerTombstone float64 `json:"engine_tombstone_index_peak_bytes_per_tombstone,omitempty"`
+	// EngineShadowedDropped and EngineShadowedDroppedBytes are the values
+	// (and their key and value bytes) sievekv's compactions dropped early
+	// during the phase and its settle, because a newer entry of their key
+	// above already shadowed them; EngineShadowChecks and
+	// EngineShadowPositives the tombstone-index lookups that chose which
+	// values to confirm, and those answering "may have"
+	// (Metrics.Compaction.Shadow*).
+	EngineShadowedDropped      uint64 `json:"engine_shadowed_dropped,omitempty"`
+	EngineShadowedDroppedBytes uint64 `json:"engine_shadowed_dropped_bytes,omitempty"`
+	EngineShadowChecks         uint64 `json:"engine_shadow_checks,omitempty"`
+	EngineShadowPositives      uint64 `json:"engine_shadow_positives,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
@@ -340,6 +351,10 @@ func (m *phaseMeter) finish() (result, error) {
 		}
 		res.EngineTombstoneIndexPeak = m1.TombstoneIndex.PeakEntries
 		res.EngineTombstoneIndexPeakBytesPerTombstone = m1.TombstoneIndex.PeakBytesPerTombstone
+		c0, c1 := m0.Compaction, m1.Compaction
+		res.EngineShadowedDropped = c1.ShadowedDropped - c0.ShadowedDropped
+		res.EngineShadowedDroppedBytes = c1.ShadowedDroppedBytes - c0.ShadowedDroppedBytes
+		res.EngineShadowChecks, res.EngineShadowPositives = c1.ShadowChecks-c0.ShadowChecks, c1.ShadowPositives-c0.ShadowPositives
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
