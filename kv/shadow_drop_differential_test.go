@@ -65,16 +65,16 @@ type pendingIter struct {
 }
 
 type differentialRun struct {
-	t      *testing.T
-	rng    *rand.Rand
-	fs     vfs.FS
-	opts   Options
-	d      *DB
-	model  map[string]string
-	snaps  []modelSnapshot
-	iters  []pendingIter
-	seq    int
-	drops  uint64 // dropped by DBs already closed
+	t     *testing.T
+	rng   *rand.Rand
+	fs    vfs.FS
+	opts  Options
+	d     *DB
+	model map[string]string
+	snaps []modelSnapshot
+	iters []pendingIter
+	seq   int
+	drops uint64 // dropped by DBs already closed
 }
 
 const differentialKeys = 48
