@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/vfs"
@@ -27,7 +28,7 @@ import (
 // snapshot, match the model. Early drop must have fired, with both index
 // sizes, for the run to count. SIEVEKV_SOAK=1 runs many more seeds.
 func TestShadowDropDifferential(t *testing.T) {
-	seeds, ops := int64(16), 500
+	seeds, ops := int64(14), 500
 	if os.Getenv("SIEVEKV_SOAK") == "1" {
 		seeds, ops = 400, 600
 	}
@@ -222,6 +223,24 @@ func (r *differentialRun) concurrentStep() {
 	d, rng := r.d, r.rng
 	lo, hi := rng.Intn(r.keys), rng.Intn(r.keys)
 	manual := rng.Intn(2) == 0
+	// A reader checks a snapshot of its own over and over while the
+	// compaction runs and the steps below write.
+	pinned := modelSnapshot{d.NewSnapshot(), maps.Clone(r.model)}
+	stop, read := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for {
+			if err := snapshotMatches(pinned, r.keys); err != nil {
+				read <- err
+				return
+			}
+			select {
+			case <-stop:
+				read <- nil
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+	}()
 	done := make(chan error, 1)
 	go func() {
 		if manual {
@@ -243,6 +262,28 @@ func (r *differentialRun) concurrentStep() {
 	if err := <-done; err != nil {
 		r.t.Fatal(err)
 	}
+	close(stop)
+	err := <-read
+	pinned.snap.Close()
+	if err != nil {
+		r.t.Fatalf("a snapshot read during a compaction: %v", err)
+	}
+}
+
+// snapshotMatches compares every Get and a full scan of s with its model,
+// for a goroutine that cannot fail the test itself.
+func snapshotMatches(s modelSnapshot, keys int) error {
+	for i := 0; i < keys; i++ {
+		k := differentialKey(i)
+		got, err := s.snap.Get(k)
+		want, ok := s.model[string(k)]
+		if (!ok && !errors.Is(err, ErrNotFound)) || (ok && (err != nil || string(got) != want)) {
+			return fmt.Errorf("Get %s = %q, %v; model has %q (%v)", k, got, err, want, ok)
+		}
+	}
+	it := s.snap.NewIter(nil)
+	defer it.Close()
+	return iterMatches(it, s.model)
 }
 
 // compactTableDown compacts one table of a random level above the bottom
@@ -335,20 +376,27 @@ func (r *differentialRun) readIters() {
 
 func checkIterModel(t *testing.T, it *Iterator, model map[string]string, at string) {
 	t.Helper()
+	if err := iterMatches(it, model); err != nil {
+		t.Fatalf("%s: %v", at, err)
+	}
+}
+
+// iterMatches compares a full scan of it with model.
+func iterMatches(it *Iterator, model map[string]string) error {
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		k := string(it.Key())
-		if want, ok := model[k]; !ok || want != string(it.Value()) {
-			t.Fatalf("%s: scan yields %s = %q; model has %q (%v)", at, k, it.Value(), want, ok)
+		if want, ok := model[string(it.Key())]; !ok || want != string(it.Value()) {
+			return fmt.Errorf("scan yields %s = %q; model has %q (%v)", it.Key(), it.Value(), want, ok)
 		}
 		n++
 	}
 	if err := it.Error(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if n != len(model) {
-		t.Fatalf("%s: scan yields %d keys, model holds %d", at, n, len(model))
+		return fmt.Errorf("scan yields %d keys, model holds %d", n, len(model))
 	}
+	return nil
 }
 
 func (r *differentialRun) check(at string) {
