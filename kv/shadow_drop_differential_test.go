@@ -29,6 +29,11 @@ import (
 // sizes, for the run to count. SIEVEKV_SOAK=1 runs many more seeds.
 func TestShadowDropDifferential(t *testing.T) {
 	seeds, ops := int64(14), 500
+	if raceEnabled {
+		// Both index sizes, both compaction modes and both key counts
+		// still appear in four seeds; the race detector slows each ~10x.
+		seeds = 4
+	}
 	if os.Getenv("SIEVEKV_SOAK") == "1" {
 		seeds, ops = 400, 600
 	}
