@@ -164,4 +164,12 @@
 //	   saturated nor growing, after waiting for the edits queued before
 //	   the compaction began; later edits only add newer flushes'
 //	   tombstones, since only compactions remove (kv/shadow_drop.go).
+//	K15 (reading the latest state): a Get or iterator of the latest state
+//	   pins the read state first and loads the visible sequence number
+//	   after, again if a publish came between (loadLatestReadState). A
+//	   compaction drops a version only for a newer entry already visible,
+//	   so every version visible at the number is in the pinned state; in
+//	   the other order a compaction between the loads could drop the
+//	   version visible at the number and the read would return an older
+//	   one, a value the key no longer held.
 package kv

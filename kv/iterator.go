@@ -113,11 +113,11 @@ func cloneOrNil(b []byte) []byte {
 // NewIter returns an iterator over the DB's current state within the
 // options' bounds (nil = all keys).
 func (d *DB) NewIter(o *IterOptions) *Iterator {
-	rs, err := d.loadReadState()
+	rs, seq, err := d.loadLatestReadState()
 	if err != nil {
 		return &Iterator{db: d, err: err, state: stateClosed}
 	}
-	return d.newIterator(rs, base.SeqNum(d.visibleSeq.Load()), o)
+	return d.newIterator(rs, seq, o)
 }
 
 // begin starts a positioning call: it reports whether the iterator can

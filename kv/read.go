@@ -9,7 +9,7 @@ import (
 
 // Get returns a copy of the newest value of key, or ErrNotFound.
 func (d *DB) Get(key []byte) ([]byte, error) {
-	return d.getAt(key, base.SeqNum(d.visibleSeq.Load()), nil)
+	return d.getLatest(key, nil)
 }
 
 // lookupKey is a Get's key with its filter hash, computed once and passed
@@ -19,24 +19,44 @@ type lookupKey struct {
 	hash    uint64
 }
 
-// getAt looks key up as of seq: memtables newest first, then L0 tables
-// newest first, then at most one table per deeper level (K4). Each table's
-// filter answers before any block is read (the sstable reader's T6).
+// getLatest looks key up as of the newest visible write (Get, ExplainGet).
 // trace, when not nil, records each source consulted (kvshell's explain).
+func (d *DB) getLatest(key []byte, trace *GetTrace) ([]byte, error) {
+	d.counters.gets.Add(1)
+	if !d.reads.enter() {
+		return nil, ErrClosed
+	}
+	defer d.reads.exit()
+	rs, seq, err := d.loadLatestReadState()
+	if err != nil {
+		return nil, err
+	}
+	defer rs.unref()
+	return d.getIn(rs, key, seq, trace)
+}
+
+// getAt looks key up as of seq, a snapshot's number: the DB keeps every
+// version a snapshot reads (compaction's C1), so any read state pinned
+// after the snapshot was taken holds it.
 func (d *DB) getAt(key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
 	d.counters.gets.Add(1)
 	if !d.reads.enter() {
 		return nil, ErrClosed
 	}
 	defer d.reads.exit()
-	// The visible sequence number is loaded before the read state: every
-	// entry at or below it is already in the memtables that state pins
-	// (K3), or flushed into its version.
 	rs, err := d.loadReadState()
 	if err != nil {
 		return nil, err
 	}
 	defer rs.unref()
+	return d.getIn(rs, key, seq, trace)
+}
+
+// getIn looks key up as of seq in rs: memtables newest first, then L0
+// tables newest first, then at most one table per deeper level (K4). Each
+// table's filter answers before any block is read (the sstable reader's
+// T6).
+func (d *DB) getIn(rs *readState, key []byte, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
 	lk := lookupKey{UserKey: key, hash: filters.Hash(key)}
 	if d.hasRangeDels(rs) {
 		return d.getCovered(rs, lk, seq, trace) // K8

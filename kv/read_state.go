@@ -3,6 +3,7 @@ package kv
 import (
 	"sync/atomic"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
@@ -89,3 +90,35 @@ func (d *DB) retireReadStateLocked() {
 		old.unref()
 	}
 }
+
+// loadLatestReadState pins the published read state and then loads the
+// visible sequence number to read at, retrying if a publish came between
+// the two (K15). In that order no compaction can have dropped a version
+// visible at the number from the pinned state: a compaction drops a
+// version only for a newer entry that was visible before it ran, hence
+// before the number was loaded, and the pinned version never changes. In
+// the other order a compaction between the loads could drop the newest
+// version visible at the number (shadowed by a write the number does not
+// see) and the read would return an older one. The recheck makes the
+// state hold every write at or below the number (K3): a write enters a
+// memtable of the state current when it is applied.
+func (d *DB) loadLatestReadState() (*readState, base.SeqNum, error) {
+	for {
+		rs, err := d.loadReadState()
+		if err != nil {
+			return nil, 0, err
+		}
+		if testHookReadStatePinned != nil {
+			testHookReadStatePinned()
+		}
+		seq := base.SeqNum(d.visibleSeq.Load())
+		if d.readState.Load() == rs {
+			return rs, seq, nil
+		}
+		rs.unref()
+	}
+}
+
+// testHookReadStatePinned, when set (tests only), runs between a latest
+// read's two loads.
+var testHookReadStatePinned func()

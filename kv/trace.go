@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
 )
@@ -82,7 +81,7 @@ func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetS
 func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
 	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
-	v, err := d.getAt(key, base.SeqNum(d.visibleSeq.Load()), trace)
+	v, err := d.getLatest(key, trace)
 	d.describeTraceFilters(trace)
 	switch {
 	case err == nil:
