@@ -21,7 +21,8 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
-//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most
+//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most;
+//	                          409 when it would replace a live member (addMember)
 //
 // KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
 // and "x/.." are keys of their own, not paths to clean. Writes and
@@ -202,6 +203,8 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 		if !h.redirectToLeader(w, r) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
+	case errors.Is(err, ErrMemberConflict):
+		http.Error(w, err.Error(), http.StatusConflict)
 	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:

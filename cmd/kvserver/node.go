@@ -218,34 +218,89 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	return nil
 }
 
-// addMember makes req's server a voter and records its HTTP address.
+// ErrMemberConflict is returned for a join that would replace a live
+// member: its ID or raft address is a member's, the other half differs,
+// and that member answers as itself.
+var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member")
+
+// addMember makes req's server a voter and records its HTTP address. A
+// member with req's ID at another address, or at req's address with
+// another ID, is taken to be the machine req replaces and is removed
+// first, unless it is alive: a node started by mistake with a live
+// member's ID must not vote that member out (nor, naming the leader,
+// depose it) and take over its clients' redirects.
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
-		return err
-	}
-	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
-	if err := n.apply(c); err != nil {
 		return err
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return err
 	}
+	var stale []raft.ServerID
+	already := false
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
 		if sameID && sameAddr && s.Suffrage == raft.Voter {
-			return nil // already a member: joining again is not an error
+			already = true // joining again is not an error
+			continue
 		}
 		if sameID || sameAddr {
-			// A server that moved address or was replaced: drop the
-			// stale entry before adding the new one.
-			if err := n.raft.RemoveServer(s.ID, 0, applyTimeout).Error(); err != nil {
-				return err
+			if n.memberAlive(s) {
+				return fmt.Errorf("%w: %s at %s answers as itself; join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
 			}
+			stale = append(stale, s.ID)
+		}
+	}
+	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
+	if err := n.apply(c); err != nil || already {
+		return err
+	}
+	for _, id := range stale {
+		if err := n.raft.RemoveServer(id, 0, applyTimeout).Error(); err != nil {
+			return err
 		}
 	}
 	return n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout).Error()
+}
+
+// memberProbeTimeout bounds the /status request memberAlive sends.
+const memberProbeTimeout = 2 * time.Second
+
+// memberAlive reports whether member m is this node, or answers GET
+// /status at its registered HTTP address as m's ID and as a member at m's
+// raft address. A fresh node taking over m's ID (even its HTTP address)
+// is in no configuration yet, so it does not pass for m.
+func (n *Node) memberAlive(m raft.Server) bool {
+	if string(m.ID) == n.cfg.ID {
+		return true
+	}
+	addr := n.fsm.memberHTTP(string(m.ID))
+	if addr == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+"/status", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var s statusReply
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s) != nil || s.ID != string(m.ID) {
+		return false
+	}
+	for _, sm := range s.Members {
+		if sm.ID == string(m.ID) && sm.Raft == string(m.Address) {
+			return true
+		}
+	}
+	return false
 }
 
 // apply proposes c and waits until this node's state machine applied it.
