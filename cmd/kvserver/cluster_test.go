@@ -137,6 +137,24 @@ func (c *testCluster) leader() int {
 	return -1
 }
 
+// waitSettled waits for a leader with three voters, known (with its HTTP
+// address) to every node.
+func (c *testCluster) waitSettled() {
+	c.t.Helper()
+	waitFor(c.t, "a leader with three voters known to all", 10*time.Second, func() bool {
+		l := c.leader()
+		if l < 0 || c.voters(l) != 3 {
+			return false
+		}
+		for _, n := range c.nodes {
+			if n.leaderHTTP() == "" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func (c *testCluster) voters(i int) int {
 	cf := c.nodes[i].raft.GetConfiguration()
 	if cf.Error() != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -20,18 +19,7 @@ import (
 // with its ID replaces it.
 func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	c := newTestCluster(t)
-	waitFor(t, "a leader with three voters known to all", 10*time.Second, func() bool {
-		l := c.leader()
-		if l < 0 || c.voters(l) != 3 {
-			return false
-		}
-		for _, n := range c.nodes {
-			if n.leaderHTTP() == "" {
-				return false
-			}
-		}
-		return true
-	})
+	c.waitSettled()
 	leader := c.leader()
 	follower := (leader + 1) % 3
 	join := func(id, addr string) (int, string) {
