@@ -45,6 +45,11 @@
 //	   takeSnapshot holds its FSM snapshot while it waits on raft's main
 //	   goroutine, which in installSnapshot waits for Restore: a lock held
 //	   from Snapshot to Release deadlocked the node there.
+//	S6 (a failed state is not snapshotted): after an Apply fails to write
+//	   the DB, later commands are skipped, so the state is behind raft's
+//	   applied index; Snapshot then fails rather than let raft compact
+//	   the skipped commands out of the log under a snapshot lacking them.
+//	   A Restore replaces the state whole and ends the failure.
 //
 // # Security
 //

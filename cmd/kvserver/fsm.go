@@ -56,8 +56,9 @@ type stateMachine struct {
 
 	// failed is the first write failure of the DB (owned by the FSM
 	// goroutine; read by status through failure). After it the state is
-	// behind the log, so no later command is applied: a restart replays
-	// them from the raft log (S2).
+	// behind the log, so no later command is applied and no snapshot is
+	// taken (S6): a restart replays them from the raft log (S2), and a
+	// Restore, which replaces the state whole, clears it.
 	failed atomic.Pointer[error]
 }
 
@@ -235,6 +236,13 @@ func (sm *stateMachine) memberHTTP(id string) string {
 // durable before raft may compact them out of its log (S2), and pins a
 // sievekv snapshot for Persist to stream.
 func (sm *stateMachine) Snapshot() (raft.FSMSnapshot, error) {
+	if err := sm.failure(); err != nil {
+		// raft would label the snapshot with its own applied index and
+		// compact the log below it: the commands skipped since the
+		// failure would be gone from the log and missing from the state
+		// it streams to every follower it installs.
+		return nil, fmt.Errorf("kvserver: no snapshot of a state behind the log: %w", err)
+	}
 	applied := sm.applied.Load()
 	if err := sm.db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync); err != nil {
 		return nil, fmt.Errorf("kvserver: sync state for snapshot: %w", err)
@@ -337,6 +345,8 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 	old, oldDir := sm.db, sm.genDir(sm.gen)
 	sm.db, sm.gen = db, gen
 	sm.applied.Store(applied)
+	// The failed DB is gone: the new state is whole at applied (S6).
+	sm.failed.Store(nil)
 	p := sm.pins[old]
 	if p != nil {
 		// A snapshot still streams from old: its last Release closes it.

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
+	"github.com/sievekv/sievekv/vfs"
+	"github.com/sievekv/sievekv/vfs/errorfs"
 )
 
 // bufferSink is a raft.SnapshotSink into memory.
@@ -87,4 +91,64 @@ func TestRestoreDoesNotWaitForASnapshot(t *testing.T) {
 	if v, err := db.Get(prefixed(userPrefix, []byte("k"))); err != nil || string(v) != "old" {
 		t.Fatalf("k in the held snapshot's stream: %q, %v; want old", v, err)
 	}
+}
+
+// TestFailedStateIsNotSnapshotted: after an Apply fails to write (a dead
+// disk; or a command kv refuses as too large, which does not make the DB
+// read-only), later commands are skipped and the state is behind raft's
+// applied index, so Snapshot must fail (S6): raft would otherwise compact
+// the skipped commands out of its log under a snapshot that lacks them,
+// and install that snapshot on followers. A Restore replaces the state
+// whole, and the state machine applies commands again after it.
+func TestFailedStateIsNotSnapshotted(t *testing.T) {
+	dir := t.TempDir()
+	// Over a MemFS, which maps nothing, the WAL is written with write(2),
+	// which the errorfs can fail.
+	efs := errorfs.Wrap(vfs.NewMem(), errorfs.OpWrite|errorfs.OpSync)
+	sm, err := openStateMachine(dir, &kv.Options{FS: efs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.close()
+	applySet(t, sm, 1, "k", "one")
+	firstGen := sm.genDir(sm.gen)
+	efs.SetMatch(func(_ errorfs.Op, name string) bool { return strings.HasPrefix(name, firstGen) })
+	efs.FailAt(1, true)
+	if r := sm.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: command{op: opSet, key: []byte("k"), value: []byte("two")}.encode()}); r == nil {
+		t.Fatal("Apply on a dead disk succeeded")
+	}
+	if r := sm.Apply(&raft.Log{Index: 3, Type: raft.LogCommand, Data: command{op: opSet, key: []byte("k3"), value: []byte("three")}.encode()}); r == nil {
+		t.Fatal("Apply after a failed Apply succeeded")
+	}
+	if snap, err := sm.Snapshot(); err == nil {
+		snap.Release()
+		t.Fatal("Snapshot of a state behind the log succeeded")
+	}
+	// The same with a DB that still takes writes: the failure alone must
+	// stop the snapshot, not the write Snapshot makes to sync the state.
+	healthy, err := openStateMachine(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer healthy.close()
+	applySet(t, healthy, 1, "k", "one")
+	refused := fmt.Errorf("kvserver: apply log entry 2: %w: a write too large", kv.ErrInvalidArgument)
+	healthy.failed.Store(&refused)
+	if snap, err := healthy.Snapshot(); err == nil {
+		snap.Release()
+		t.Fatal("Snapshot after a failed Apply succeeded on a DB that takes writes")
+	}
+
+	if err := sm.Restore(io.NopCloser(bytes.NewReader(streamOf(t, 3)))); err != nil {
+		t.Fatalf("Restore onto a new generation: %v", err)
+	}
+	applySet(t, sm, 80, "after", "restore")
+	if v, err := sm.get([]byte("after")); err != nil || string(v) != "restore" {
+		t.Fatalf("a command applied after Restore: %q, %v", v, err)
+	}
+	snap, err := sm.Snapshot()
+	if err != nil {
+		t.Fatalf("Snapshot after Restore: %v", err)
+	}
+	snap.Release()
 }
