@@ -27,7 +27,7 @@ func main() {
 	flag.StringVar(&cfg.TLSKeyFile, "tls-key", "", "this node's private key (PEM)")
 	flag.StringVar(&cfg.TLSCAFile, "tls-ca", "", "the CA certificate (PEM) that signs every member's and client's certificate")
 	flag.IntVar(&cfg.Limits.MaxKeyBytes, "max-key-bytes", defaultMaxKeyBytes, "longest key taken (413 beyond)")
-	flag.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", defaultMaxValueBytes, "largest value taken (413 beyond)")
+	flag.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", defaultMaxValueBytes, "largest value taken (413 beyond); with -max-key-bytes at most 16 MiB - 64 KiB")
 	flag.IntVar(&cfg.Limits.MaxRequests, "max-requests", defaultMaxRequests, "HTTP requests served at once (503 beyond)")
 	flag.DurationVar(&cfg.Limits.ReadHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send its request headers")
 	flag.DurationVar(&cfg.Limits.IdleTimeout, "idle-timeout", defaultIdleTimeout, "keep-alive connections idle longer are closed")

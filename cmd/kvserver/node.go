@@ -65,6 +65,9 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 		cfg.LogOutput = os.Stderr
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	if err := cfg.Limits.check(); err != nil {
+		return nil, err
+	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
 	if err := n.open(); err != nil {
 		n.closeStores()
