@@ -44,7 +44,8 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 // StartNode opens the node's directory and starts raft: bootstrapping a
 // one-node cluster in an empty directory without cfg.Join, joining through
 // cfg.Join in an empty directory with it, and rejoining from the stored
-// state otherwise (cfg.Join is then ignored).
+// state otherwise (cfg.Join is then ignored, unless the stored cluster is
+// this node alone: ErrJoinIgnored).
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
@@ -70,6 +71,11 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
 	if err := n.open(); err != nil {
+		if n.raft != nil {
+			// Started, and failed after: its goroutines must not go on
+			// calling into the stores closed below.
+			n.raft.Shutdown().Error()
+		}
 		n.closeStores()
 		return nil, err
 	}
@@ -103,6 +109,10 @@ func (n *Node) open() error {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
 	switch {
+	case existing && cfg.Join != "":
+		if err := n.checkJoinHonoured(); err != nil {
+			return err
+		}
 	case existing:
 		// Rejoin from the stored configuration.
 	case cfg.Join == "":
@@ -132,6 +142,28 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 		return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
 	}
 	return n.fsm.Restore(rc)
+}
+
+// ErrJoinIgnored is returned by StartNode for a -join it would ignore in
+// a directory that holds a one-node cluster of this node alone.
+var ErrJoinIgnored = errors.New("kvserver: -join would be ignored")
+
+// checkJoinHonoured refuses to start with cfg.Join when the stored
+// configuration is this node alone: a node started once without -join by
+// mistake bootstrapped a cluster of its own, and restarted with -join it
+// would silently go on serving that one, acknowledging writes the cluster
+// it was meant to join never sees.
+func (n *Node) checkJoinHonoured() error {
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("kvserver: read the stored configuration: %w", err)
+	}
+	servers := cf.Configuration().Servers
+	if len(servers) == 1 && servers[0].ID == raft.ServerID(n.cfg.ID) {
+		return fmt.Errorf("%w: %s holds a cluster of %s alone (started once without -join?); start it without -join to serve that cluster, or from an empty -dir to join %s",
+			ErrJoinIgnored, n.cfg.Dir, n.cfg.ID, n.cfg.Join)
+	}
+	return nil
 }
 
 // leaderLoop runs a barrier each time this node becomes leader, so reads
