@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,6 +205,13 @@ type joinRequest struct {
 func (r joinRequest) validate() error {
 	if r.ID == "" || r.Raft == "" || r.HTTP == "" {
 		return fmt.Errorf("%w: join needs id, raft and http", ErrBadCommand)
+	}
+	// The HTTP address goes into the redirects every follower sends while
+	// the joiner leads (scheme://HTTP/kv/...): a URL or a bare host there
+	// would make them all unfollowable.
+	host, port, err := net.SplitHostPort(r.HTTP)
+	if p, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || p == 0 || host == "" || strings.ContainsAny(host, "/?#@") {
+		return fmt.Errorf("%w: join http %q is not HOST:PORT", ErrBadCommand, r.HTTP)
 	}
 	return nil
 }
