@@ -59,6 +59,23 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		}
 	}
 
+	// A member without a vote joining again at its own address is the
+	// same server, alive as it is: it gets its vote back.
+	other := (leader + 2) % 3
+	otherID := c.nodes[other].cfg.ID
+	if err := c.nodes[c.leader()].raft.DemoteVoter(raft.ServerID(otherID), 0, 0).Error(); err != nil {
+		t.Fatalf("demote %s: %v", otherID, err)
+	}
+	body, _ := json.Marshal(joinRequest{ID: otherID, Raft: string(c.addrs[other]), HTTP: c.nodes[other].cfg.HTTPAddr})
+	resp, err := c.client.Post(c.https[c.leader()].URL+"/join", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !isVoter(c.nodes[c.leader()], otherID) {
+		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[c.leader()], otherID))
+	}
+
 	// The follower's machine is gone: a join with its ID replaces it.
 	id := c.nodes[follower].cfg.ID
 	c.nodes[follower].Shutdown()
@@ -71,4 +88,17 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	if l < 0 || !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
 		t.Fatalf("the stopped member %s was not replaced", id)
 	}
+}
+
+func isVoter(n *Node, id string) bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			return s.Suffrage == raft.Voter
+		}
+	}
+	return false
 }

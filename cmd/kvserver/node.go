@@ -287,11 +287,12 @@ func (n *Node) addMember(req joinRequest) error {
 	already := false
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
-		if sameID && sameAddr && s.Suffrage == raft.Voter {
+		switch {
+		case sameID && sameAddr && s.Suffrage == raft.Voter:
 			already = true // joining again is not an error
-			continue
-		}
-		if sameID || sameAddr {
+		case sameID && sameAddr:
+			stale = append(stale, s.ID) // the joiner itself, without a vote
+		case sameID || sameAddr:
 			if n.memberAlive(s) {
 				return fmt.Errorf("%w: %s at %s answers as itself; join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
 			}
