@@ -50,6 +50,10 @@
 //	   applied index; Snapshot then fails rather than let raft compact
 //	   the skipped commands out of the log under a snapshot lacking them.
 //	   A Restore replaces the state whole and ends the failure.
+//	S7 (no wait outlives raft): every raft future the node waits on is
+//	   given up once the node or raft shuts down (Node.await); raft drops
+//	   the futures still queued for its FSM goroutine unanswered, and a
+//	   wait on one held Shutdown, or a request, for ever.
 //
 // # Security
 //

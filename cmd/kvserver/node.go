@@ -183,7 +183,7 @@ func (n *Node) leaderLoop() {
 				continue
 			}
 			term := n.raft.CurrentTerm()
-			if n.raft.Barrier(applyTimeout).Error() != nil {
+			if n.await(n.raft.Barrier(applyTimeout)) != nil {
 				continue
 			}
 			n.readyTerm.Store(term)
@@ -304,11 +304,11 @@ func (n *Node) addMember(req joinRequest) error {
 		return err
 	}
 	for _, id := range stale {
-		if err := n.raft.RemoveServer(id, 0, applyTimeout).Error(); err != nil {
+		if err := n.await(n.raft.RemoveServer(id, 0, applyTimeout)); err != nil {
 			return err
 		}
 	}
-	return n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout).Error()
+	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
 }
 
 // memberProbeTimeout bounds the /status request memberAlive sends.
@@ -349,10 +349,39 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	return false
 }
 
+// awaitPoll is how often await looks whether raft shut itself down.
+const awaitPoll = 50 * time.Millisecond
+
+// await is f.Error(), unless raft or this node shuts down first
+// (raft.ErrRaftShutdown). raft drops the futures of entries still queued
+// for its FSM goroutine when it shuts down, unanswered (hashicorp/raft
+// issue 498), so their Error waits for ever: a leaderLoop barrier held
+// Shutdown for good, and a request its MaxRequests slot. raft shuts
+// itself down too (a node removed from the cluster), hence the poll. The
+// goroutine left waiting on a dropped future ends with the process.
+func (n *Node) await(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	poll := time.NewTicker(awaitPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-n.stop:
+			return raft.ErrRaftShutdown
+		case <-poll.C:
+			if n.raft.State() == raft.Shutdown {
+				return raft.ErrRaftShutdown
+			}
+		}
+	}
+}
+
 // apply proposes c and waits until this node's state machine applied it.
 func (n *Node) apply(c command) error {
 	f := n.raft.Apply(c.encode(), applyTimeout)
-	if err := f.Error(); err != nil {
+	if err := n.await(f); err != nil {
 		return err
 	}
 	if err, ok := f.Response().(error); ok {
@@ -415,13 +444,13 @@ func (n *Node) leaderHTTP() string {
 func (n *Node) linearizableRead(key []byte) ([]byte, error) {
 	if n.readyTerm.Load() != n.raft.CurrentTerm() {
 		term := n.raft.CurrentTerm()
-		if err := n.raft.Barrier(applyTimeout).Error(); err != nil {
+		if err := n.await(n.raft.Barrier(applyTimeout)); err != nil {
 			return nil, err
 		}
 		n.readyTerm.Store(term)
 	}
 	readIndex := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
+	if err := n.await(n.raft.VerifyLeader()); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(applyTimeout)
