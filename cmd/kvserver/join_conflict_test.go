@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -21,11 +22,18 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	c := newTestCluster(t)
 	c.waitSettled()
 	leader := c.leader()
+	// lead is the leader's index, waiting out an election under load.
+	lead := func() int {
+		t.Helper()
+		l := -1
+		waitFor(t, "a leader", 10*time.Second, func() bool { l = c.leader(); return l >= 0 })
+		return l
+	}
 	follower := (leader + 1) % 3
 	join := func(id, addr string) (int, string) {
 		t.Helper()
 		body, _ := json.Marshal(joinRequest{ID: id, Raft: addr, HTTP: "127.0.0.1:9"})
-		resp, err := c.client.Post(c.https[c.leader()].URL+"/join", "application/json", bytes.NewReader(body))
+		resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,8 +58,8 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		if code, msg := join(id, "inmem-impostor"); code != http.StatusConflict {
 			t.Fatalf("join as live member %s at another address: %d %s; want 409", id, code, msg)
 		}
-		l := c.leader()
-		if l < 0 || !hasServer(l, id, string(c.addrs[i])) || c.voters(l) != 3 {
+		l := lead()
+		if !hasServer(l, id, string(c.addrs[i])) || c.voters(l) != 3 {
 			t.Fatalf("member %s lost to a conflicting join (leader %d)", id, l)
 		}
 		if got := c.nodes[l].fsm.memberHTTP(id); got != httpAddr {
@@ -63,17 +71,17 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	// same server, alive as it is: it gets its vote back.
 	other := (leader + 2) % 3
 	otherID := c.nodes[other].cfg.ID
-	if err := c.nodes[c.leader()].raft.DemoteVoter(raft.ServerID(otherID), 0, 0).Error(); err != nil {
+	if err := c.nodes[lead()].raft.DemoteVoter(raft.ServerID(otherID), 0, 0).Error(); err != nil {
 		t.Fatalf("demote %s: %v", otherID, err)
 	}
 	body, _ := json.Marshal(joinRequest{ID: otherID, Raft: string(c.addrs[other]), HTTP: c.nodes[other].cfg.HTTPAddr})
-	resp, err := c.client.Post(c.https[c.leader()].URL+"/join", "application/json", bytes.NewReader(body))
+	resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !isVoter(c.nodes[c.leader()], otherID) {
-		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[c.leader()], otherID))
+	if resp.StatusCode != http.StatusOK || !isVoter(c.nodes[lead()], otherID) {
+		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[lead()], otherID))
 	}
 
 	// The follower's machine is gone: a join with its ID replaces it.
@@ -84,8 +92,8 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	if code, msg := join(id, "inmem-replacement"); code != http.StatusOK {
 		t.Fatalf("join replacing the stopped member %s: %d %s", id, code, msg)
 	}
-	l := c.leader()
-	if l < 0 || !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
+	l := lead()
+	if !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
 		t.Fatalf("the stopped member %s was not replaced", id)
 	}
 }
