@@ -26,7 +26,7 @@ func TestHTTPAPI(t *testing.T) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	c.waitSettled()
-	leader := c.leader()
+	leader := c.waitLeader("a leader")
 	follower := (leader + 1) % 3
 	leaderURL := c.https[leader].URL
 

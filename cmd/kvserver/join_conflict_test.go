@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -21,14 +20,8 @@ import (
 func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	c := newTestCluster(t)
 	c.waitSettled()
-	leader := c.leader()
-	// lead is the leader's index, waiting out an election under load.
-	lead := func() int {
-		t.Helper()
-		l := -1
-		waitFor(t, "a leader", 10*time.Second, func() bool { l = c.leader(); return l >= 0 })
-		return l
-	}
+	leader := c.waitLeader("a leader")
+	lead := func() int { return c.waitLeader("a leader") }
 	follower := (leader + 1) % 3
 	join := func(id, addr string) (int, string) {
 		t.Helper()

@@ -61,14 +61,13 @@ func TestClusterSoakLeaderKills(t *testing.T) {
 	for round := 0; round < rounds; round++ {
 		before := ackedCount()
 		waitFor(t, "writes acknowledged before the kill", 10*time.Second, func() bool { return ackedCount() >= before+20 })
-		waitFor(t, "a leader", 10*time.Second, func() bool { return c.leader() >= 0 })
-		old := c.leader()
+		old := c.waitLeader("a leader")
 		if err := c.nodes[old].Shutdown(); err != nil {
 			t.Fatalf("round %d: shut the leader down: %v", round, err)
 		}
 		c.nodes[old] = nil
 		c.api[old].h.Store(nil)
-		waitFor(t, "a new leader", 10*time.Second, func() bool { return c.leader() >= 0 })
+		c.waitLeader("a new leader")
 		c.start(old)
 	}
 	close(stop)
@@ -85,7 +84,7 @@ func TestClusterSoakLeaderKills(t *testing.T) {
 		c.start(i)
 	}
 	c.waitSettled()
-	leader := c.leader()
+	leader := c.waitLeader("a leader after the restart")
 	t.Logf("%d rounds, %d writes acknowledged", rounds, len(acked))
 	for key, want := range acked {
 		if got, code := c.get(leader, key, false); code != http.StatusOK || got != want {
