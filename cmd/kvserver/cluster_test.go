@@ -137,6 +137,33 @@ func (c *testCluster) leader() int {
 	return -1
 }
 
+// waitSettled waits for a leader with three voters, known (with its HTTP
+// address) to every node.
+func (c *testCluster) waitSettled() {
+	c.t.Helper()
+	waitFor(c.t, "a leader with three voters known to all", 10*time.Second, func() bool {
+		l := c.leader()
+		if l < 0 || c.voters(l) != 3 {
+			return false
+		}
+		for _, n := range c.nodes {
+			if n.leaderHTTP() == "" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitLeader waits for a leader and returns its index, read once: an
+// election under load may unseat it between two calls of leader.
+func (c *testCluster) waitLeader(what string) int {
+	c.t.Helper()
+	l := -1
+	waitFor(c.t, what, 10*time.Second, func() bool { l = c.leader(); return l >= 0 })
+	return l
+}
+
 func (c *testCluster) voters(i int) int {
 	cf := c.nodes[i].raft.GetConfiguration()
 	if cf.Error() != nil {
@@ -188,14 +215,13 @@ func TestClusterLeaderFailover(t *testing.T) {
 	for i := 0; i < before; i++ {
 		c.put(i%3, fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i))
 	}
-	old := c.leader()
+	old := c.waitLeader("the leader")
 	if err := c.nodes[old].Shutdown(); err != nil {
 		t.Fatalf("shut the leader down: %v", err)
 	}
 	c.nodes[old] = nil
 	c.api[old].h.Store(nil)
-	waitFor(t, "a new leader", 10*time.Second, func() bool { return c.leader() >= 0 })
-	next := c.leader()
+	next := c.waitLeader("a new leader")
 	for i := before; i < before+after; i++ {
 		c.put(next, fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i))
 	}

@@ -21,6 +21,8 @@
 // raft calls the state machine's Apply, Snapshot and Restore on one
 // goroutine; HTTP handlers read the state concurrently under
 // stateMachine.mu held shared, which Restore takes exclusively to swap DBs.
+// A snapshot's Persist and Release run on raft's snapshot goroutine and
+// hold no lock between them (S5).
 //
 // # Invariants
 //
@@ -37,6 +39,21 @@
 //	S4 (linearizable reads): served by the leader after a barrier in its
 //	   current term, at read index = commit index, once VerifyLeader has
 //	   heard from a quorum and the applied index reached the read index.
+//	S5 (Restore never waits for a snapshot): an unreleased FSM snapshot
+//	   pins its DB, not stateMachine.mu; Restore swaps in the new DB at
+//	   once and the snapshot's Release closes the DB it replaced. raft's
+//	   takeSnapshot holds its FSM snapshot while it waits on raft's main
+//	   goroutine, which in installSnapshot waits for Restore: a lock held
+//	   from Snapshot to Release deadlocked the node there.
+//	S6 (a failed state is not snapshotted): after an Apply fails to write
+//	   the DB, later commands are skipped, so the state is behind raft's
+//	   applied index; Snapshot then fails rather than let raft compact
+//	   the skipped commands out of the log under a snapshot lacking them.
+//	   A Restore replaces the state whole and ends the failure.
+//	S7 (no wait outlives raft): every raft future the node waits on is
+//	   given up once the node or raft shuts down (Node.await); raft drops
+//	   the futures still queued for its FSM goroutine unanswered, and a
+//	   wait on one held Shutdown, or a request, for ever.
 //
 // # Security
 //

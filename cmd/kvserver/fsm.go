@@ -39,21 +39,26 @@ var stateDirFS vfs.FS = vfs.Default
 type stateMachine struct {
 	dir string
 
-	// mu guards db and gen. Apply, Snapshot and Restore run on raft's FSM
-	// goroutine, one at a time; readers and snapshot streams hold mu
-	// shared so Restore, holding it exclusively, never closes a DB under
+	// mu guards db, gen and pins. Apply, Snapshot and Restore run on
+	// raft's FSM goroutine, one at a time; readers hold mu shared for one
+	// read so Restore, holding it exclusively, never closes a DB under
 	// them.
 	mu  sync.RWMutex
 	db  *kv.DB
 	gen uint64
+	// pins counts, per DB, the snapshots not yet released. Restore must
+	// not wait for them (S5): it swaps in the new DB at once, and a DB it
+	// replaced while pinned is closed and removed by its last Release.
+	pins map[*kv.DB]*pin
 
 	applied atomic.Uint64 // index of the last command applied (S2)
 	dbOpts  *kv.Options
 
 	// failed is the first write failure of the DB (owned by the FSM
 	// goroutine; read by status through failure). After it the state is
-	// behind the log, so no later command is applied: a restart replays
-	// them from the raft log (S2).
+	// behind the log, so no later command is applied and no snapshot is
+	// taken (S6): a restart replays them from the raft log (S2), and a
+	// Restore, which replaces the state whole, clears it.
 	failed atomic.Pointer[error]
 }
 
@@ -77,7 +82,7 @@ func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
 	if err := vfs.MkdirAllDurable(stateDirFS, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kvserver: state dir: %w", err)
 	}
-	sm := &stateMachine{dir: dir, dbOpts: opts, gen: 1}
+	sm := &stateMachine{dir: dir, dbOpts: opts, gen: 1, pins: map[*kv.DB]*pin{}}
 	switch b, err := os.ReadFile(filepath.Join(dir, currentFile)); {
 	case errors.Is(err, os.ErrNotExist):
 		if err := sm.setCurrent(1); err != nil {
@@ -231,18 +236,41 @@ func (sm *stateMachine) memberHTTP(id string) string {
 // durable before raft may compact them out of its log (S2), and pins a
 // sievekv snapshot for Persist to stream.
 func (sm *stateMachine) Snapshot() (raft.FSMSnapshot, error) {
+	if err := sm.failure(); err != nil {
+		// raft would label the snapshot with its own applied index and
+		// compact the log below it: the commands skipped since the
+		// failure would be gone from the log and missing from the state
+		// it streams to every follower it installs.
+		return nil, fmt.Errorf("kvserver: no snapshot of a state behind the log: %w", err)
+	}
 	applied := sm.applied.Load()
 	if err := sm.db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync); err != nil {
 		return nil, fmt.Errorf("kvserver: sync state for snapshot: %w", err)
 	}
-	sm.mu.RLock() // released by Release
-	return &fsmSnapshot{sm: sm, snap: sm.db.NewSnapshot(), applied: applied}, nil
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	p := sm.pins[sm.db]
+	if p == nil {
+		p = &pin{}
+		sm.pins[sm.db] = p
+	}
+	p.snapshots++
+	return &fsmSnapshot{sm: sm, db: sm.db, snap: sm.db.NewSnapshot(), applied: applied}, nil
 }
 
-// fsmSnapshot streams a pinned sievekv snapshot; it holds sm.mu shared
-// until Release.
+// pin is the count of a DB's unreleased snapshots, and once Restore has
+// replaced the DB, the directory its last Release removes.
+type pin struct {
+	snapshots int
+	retired   bool
+	dir       string
+}
+
+// fsmSnapshot streams a pinned sievekv snapshot of db, which stays open
+// until Release (S5).
 type fsmSnapshot struct {
 	sm       *stateMachine
+	db       *kv.DB
 	snap     *kv.Snapshot
 	applied  uint64
 	released sync.Once
@@ -260,16 +288,36 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	return sink.Close()
 }
 
+// Release unpins the snapshot; the last Release of a DB that Restore
+// replaced closes it and removes its generation.
 func (s *fsmSnapshot) Release() {
 	s.released.Do(func() {
 		s.snap.Close()
-		s.sm.mu.RUnlock()
+		sm := s.sm
+		sm.mu.Lock()
+		p := sm.pins[s.db]
+		if p == nil { // released after close, which closed every DB
+			sm.mu.Unlock()
+			return
+		}
+		p.snapshots--
+		last := p.snapshots == 0
+		if last {
+			delete(sm.pins, s.db)
+		}
+		sm.mu.Unlock()
+		if last && p.retired {
+			s.db.Close()
+			os.RemoveAll(p.dir)
+		}
 	})
 }
 
 // Restore replaces the state with a snapshot stream: it fills a fresh
 // generation, makes it durable, switches CURRENT to it, and only then
-// closes and removes the old one. A damaged stream leaves the old state.
+// closes and removes the old one (at once, or at the last Release of a
+// snapshot still streaming from it: S5). A damaged stream leaves the old
+// state.
 func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	gen := sm.gen + 1
@@ -294,17 +342,34 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("kvserver: restore: %w", err)
 	}
 	sm.mu.Lock()
-	old, oldGen := sm.db, sm.gen
+	old, oldDir := sm.db, sm.genDir(sm.gen)
 	sm.db, sm.gen = db, gen
 	sm.applied.Store(applied)
+	// The failed DB is gone: the new state is whole at applied (S6).
+	sm.failed.Store(nil)
+	p := sm.pins[old]
+	if p != nil {
+		// A snapshot still streams from old: its last Release closes it.
+		p.retired, p.dir = true, oldDir
+	}
 	sm.mu.Unlock()
-	old.Close()
-	os.RemoveAll(sm.genDir(oldGen))
+	if p == nil {
+		old.Close()
+		os.RemoveAll(oldDir)
+	}
 	return nil
 }
 
+// close closes the DB and any DB Restore replaced that a snapshot still
+// pins (raft, shut down, holds none).
 func (sm *stateMachine) close() error {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
+	for db, p := range sm.pins {
+		if p.retired {
+			db.Close()
+		}
+	}
+	sm.pins = map[*kv.DB]*pin{}
 	return sm.db.Close()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
@@ -20,9 +21,12 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
-//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most
+//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most;
+//	                          409 when it would replace a live member (addMember)
 //
-// Writes and linearizable reads on a follower answer 307 with the same
+// KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
+// and "x/.." are keys of their own, not paths to clean. Writes and
+// linearizable reads on a follower answer 307 with the same
 // request on the leader. Every request must be authenticated when the node
 // has a token or TLS (K2: 401 otherwise), and is bounded by the node's
 // Limits (K3: 413 beyond the key or value size, 503 beyond MaxRequests).
@@ -35,12 +39,38 @@ func NewHandler(n *Node) http.Handler {
 func newHandler(b backend, sec *security, limits Limits, client *http.Client) http.Handler {
 	h := &handler{b: b, client: client, scheme: sec.scheme(), limits: limits.withDefaults()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("PUT /kv/{key...}", h.put)
-	mux.HandleFunc("DELETE /kv/{key...}", h.delete)
-	mux.HandleFunc("GET /kv/{key...}", h.get)
 	mux.HandleFunc("GET /status", h.status)
 	mux.HandleFunc("POST /join", h.join)
-	return requireAuth(sec, limitRequests(h.limits.MaxRequests, mux))
+	return requireAuth(sec, limitRequests(h.limits.MaxRequests, h.routeKeys(mux)))
+}
+
+// keysPrefix is the path prefix of the key routes; the key is the rest.
+const keysPrefix = "/kv/"
+
+// routeKeys serves /kv/KEY itself and passes every other path to next.
+// ServeMux cleans a path before matching it, answering "/kv/a//b",
+// "/kv/x/." or "/kv/x/../y" with a 307 to the cleaned path; a client
+// following it (as it must follow a follower's 307 to the leader) would
+// then PUT or DELETE another key, "a/b", "x" or "y". A key is any bytes,
+// so its path is taken as sent.
+func (h *handler) routeKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, keysPrefix) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		switch r.Method {
+		case http.MethodPut:
+			h.put(w, r)
+		case http.MethodDelete:
+			h.delete(w, r)
+		case http.MethodGet, http.MethodHead:
+			h.get(w, r)
+		default:
+			w.Header().Set("Allow", "DELETE, GET, HEAD, PUT")
+			http.Error(w, fmt.Sprintf("kvserver: method %s not allowed on a key", r.Method), http.StatusMethodNotAllowed)
+		}
+	})
 }
 
 // backend is what the HTTP API needs of a node.
@@ -132,10 +162,10 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// requestKey is the URL's key (path-unescaped); an empty key, or one
-// longer than MaxKeyBytes, is refused.
+// requestKey is the URL's key (path-unescaped, not cleaned: routeKeys);
+// an empty key, or one longer than MaxKeyBytes, is refused.
 func (h *handler) requestKey(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	key := r.PathValue("key")
+	key := strings.TrimPrefix(r.URL.Path, keysPrefix)
 	switch {
 	case key == "":
 		http.Error(w, "empty key", http.StatusBadRequest)
@@ -173,6 +203,8 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 		if !h.redirectToLeader(w, r) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
+	case errors.Is(err, ErrMemberConflict):
+		http.Error(w, err.Error(), http.StatusConflict)
 	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:

@@ -25,19 +25,8 @@ func TestHTTPAPI(t *testing.T) {
 		Transport:     bearer{token: testToken, next: http.DefaultTransport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	waitFor(t, "a leader with three voters known to all", 10*time.Second, func() bool {
-		l := c.leader()
-		if l < 0 || c.voters(l) != 3 {
-			return false
-		}
-		for _, n := range c.nodes {
-			if n.leaderHTTP() == "" {
-				return false
-			}
-		}
-		return true
-	})
-	leader := c.leader()
+	c.waitSettled()
+	leader := c.waitLeader("a leader")
 	follower := (leader + 1) % 3
 	leaderURL := c.https[leader].URL
 

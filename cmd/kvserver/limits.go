@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 )
 
 // Limits bound what one HTTP request may cost a node (K3). A zero field
@@ -15,6 +17,8 @@ type Limits struct {
 	// a raft entry, held in memory by every member on its way to the log,
 	// so it must stay small: the 1 MiB default is etcd's order of
 	// magnitude (1.5 MiB per request). Beyond either the answer is 413.
+	// Together they may not exceed maxCommandBytes (16 MiB - 64 KiB):
+	// StartNode refuses larger ones with ErrLimits.
 	MaxKeyBytes   int
 	MaxValueBytes int
 	// MaxRequests bounds the requests served at once; one more is answered
@@ -65,6 +69,32 @@ func (l Limits) withDefaults() Limits {
 	setD(&l.WriteTimeout, defaultWriteTimeout)
 	setD(&l.IdleTimeout, defaultIdleTimeout)
 	return l
+}
+
+// ErrLimits is wrapped by the refusal of Limits no node can honour.
+var ErrLimits = errors.New("kvserver: limits out of range")
+
+// raftBatchBytes is the most one raftstore StoreLogs call takes: it is one
+// kv batch, which kv refuses past 1 GiB (with a margin for each entry's
+// encoding, as for kv's own entry bound).
+const raftBatchBytes = 1<<30 - 4<<20
+
+// maxCommandBytes bounds MaxKeyBytes + MaxValueBytes. raft hands its log
+// store up to MaxAppendEntries commands in one StoreLogs, a leader's batch
+// of proposals or a follower's AppendEntries, so a larger command lets a
+// burst of writes fail the leader's StoreLogs (it steps down) and a
+// follower's on every retry of the same entries (it never catches up).
+func maxCommandBytes() int {
+	return raftBatchBytes / raft.DefaultConfig().MaxAppendEntries
+}
+
+// check refuses limits a node cannot honour; l has its defaults set.
+func (l Limits) check() error {
+	if max := maxCommandBytes(); l.MaxKeyBytes+l.MaxValueBytes > max {
+		return fmt.Errorf("%w: -max-key-bytes %d and -max-value-bytes %d make commands of more than %d bytes, and raft stores up to %d of them in one batch of at most %d",
+			ErrLimits, l.MaxKeyBytes, l.MaxValueBytes, max, raft.DefaultConfig().MaxAppendEntries, raftBatchBytes)
+	}
+	return nil
 }
 
 // maxHeaderBytes bounds a request's line and headers: room for a key of

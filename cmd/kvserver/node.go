@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +47,8 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 // StartNode opens the node's directory and starts raft: bootstrapping a
 // one-node cluster in an empty directory without cfg.Join, joining through
 // cfg.Join in an empty directory with it, and rejoining from the stored
-// state otherwise (cfg.Join is then ignored).
+// state otherwise (cfg.Join is then ignored, unless the stored cluster is
+// this node alone: ErrJoinIgnored).
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
@@ -65,8 +69,16 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 		cfg.LogOutput = os.Stderr
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	if err := cfg.Limits.check(); err != nil {
+		return nil, err
+	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
 	if err := n.open(); err != nil {
+		if n.raft != nil {
+			// Started, and failed after: its goroutines must not go on
+			// calling into the stores closed below.
+			n.raft.Shutdown().Error()
+		}
 		n.closeStores()
 		return nil, err
 	}
@@ -100,6 +112,10 @@ func (n *Node) open() error {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
 	switch {
+	case existing && cfg.Join != "":
+		if err := n.checkJoinHonoured(); err != nil {
+			return err
+		}
 	case existing:
 		// Rejoin from the stored configuration.
 	case cfg.Join == "":
@@ -131,6 +147,28 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 	return n.fsm.Restore(rc)
 }
 
+// ErrJoinIgnored is returned by StartNode for a -join it would ignore in
+// a directory that holds a one-node cluster of this node alone.
+var ErrJoinIgnored = errors.New("kvserver: -join would be ignored")
+
+// checkJoinHonoured refuses to start with cfg.Join when the stored
+// configuration is this node alone: a node started once without -join by
+// mistake bootstrapped a cluster of its own, and restarted with -join it
+// would silently go on serving that one, acknowledging writes the cluster
+// it was meant to join never sees.
+func (n *Node) checkJoinHonoured() error {
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("kvserver: read the stored configuration: %w", err)
+	}
+	servers := cf.Configuration().Servers
+	if len(servers) == 1 && servers[0].ID == raft.ServerID(n.cfg.ID) {
+		return fmt.Errorf("%w: %s holds a cluster of %s alone (started once without -join?); start it without -join to serve that cluster, or from an empty -dir to join %s",
+			ErrJoinIgnored, n.cfg.Dir, n.cfg.ID, n.cfg.Join)
+	}
+	return nil
+}
+
 // leaderLoop runs a barrier each time this node becomes leader, so reads
 // see every entry committed before it led (S4), and registers this node's
 // HTTP address if the state does not have it yet.
@@ -145,7 +183,7 @@ func (n *Node) leaderLoop() {
 				continue
 			}
 			term := n.raft.CurrentTerm()
-			if n.raft.Barrier(applyTimeout).Error() != nil {
+			if n.await(n.raft.Barrier(applyTimeout)) != nil {
 				continue
 			}
 			n.readyTerm.Store(term)
@@ -167,6 +205,13 @@ type joinRequest struct {
 func (r joinRequest) validate() error {
 	if r.ID == "" || r.Raft == "" || r.HTTP == "" {
 		return fmt.Errorf("%w: join needs id, raft and http", ErrBadCommand)
+	}
+	// The HTTP address goes into the redirects every follower sends while
+	// the joiner leads (scheme://HTTP/kv/...): a URL or a bare host there
+	// would make them all unfollowable.
+	host, port, err := net.SplitHostPort(r.HTTP)
+	if p, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || p == 0 || host == "" || strings.ContainsAny(host, "/?#@") {
+		return fmt.Errorf("%w: join http %q is not HOST:PORT", ErrBadCommand, r.HTTP)
 	}
 	return nil
 }
@@ -218,40 +263,125 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	return nil
 }
 
-// addMember makes req's server a voter and records its HTTP address.
+// ErrMemberConflict is returned for a join that would replace a live
+// member: its ID or raft address is a member's, the other half differs,
+// and that member answers as itself.
+var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member")
+
+// addMember makes req's server a voter and records its HTTP address. A
+// member with req's ID at another address, or at req's address with
+// another ID, is taken to be the machine req replaces and is removed
+// first, unless it is alive: a node started by mistake with a live
+// member's ID must not vote that member out (nor, naming the leader,
+// depose it) and take over its clients' redirects.
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
-		return err
-	}
-	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
-	if err := n.apply(c); err != nil {
 		return err
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return err
 	}
+	var stale []raft.ServerID
+	already := false
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
-		if sameID && sameAddr && s.Suffrage == raft.Voter {
-			return nil // already a member: joining again is not an error
+		switch {
+		case sameID && sameAddr && s.Suffrage == raft.Voter:
+			already = true // joining again is not an error
+		case sameID && sameAddr:
+			stale = append(stale, s.ID) // the joiner itself, without a vote
+		case sameID || sameAddr:
+			if n.memberAlive(s) {
+				return fmt.Errorf("%w: %s at %s answers as itself; join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
+			}
+			stale = append(stale, s.ID)
 		}
-		if sameID || sameAddr {
-			// A server that moved address or was replaced: drop the
-			// stale entry before adding the new one.
-			if err := n.raft.RemoveServer(s.ID, 0, applyTimeout).Error(); err != nil {
-				return err
+	}
+	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
+	if err := n.apply(c); err != nil || already {
+		return err
+	}
+	for _, id := range stale {
+		if err := n.await(n.raft.RemoveServer(id, 0, applyTimeout)); err != nil {
+			return err
+		}
+	}
+	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
+}
+
+// memberProbeTimeout bounds the /status request memberAlive sends.
+const memberProbeTimeout = 2 * time.Second
+
+// memberAlive reports whether member m is this node, or answers GET
+// /status at its registered HTTP address as m's ID and as a member at m's
+// raft address. A fresh node taking over m's ID (even its HTTP address)
+// is in no configuration yet, so it does not pass for m.
+func (n *Node) memberAlive(m raft.Server) bool {
+	if string(m.ID) == n.cfg.ID {
+		return true
+	}
+	addr := n.fsm.memberHTTP(string(m.ID))
+	if addr == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+"/status", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var s statusReply
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s) != nil || s.ID != string(m.ID) {
+		return false
+	}
+	for _, sm := range s.Members {
+		if sm.ID == string(m.ID) && sm.Raft == string(m.Address) {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitPoll is how often await looks whether raft shut itself down.
+const awaitPoll = 50 * time.Millisecond
+
+// await is f.Error(), unless raft or this node shuts down first
+// (raft.ErrRaftShutdown). raft drops the futures of entries still queued
+// for its FSM goroutine when it shuts down, unanswered (hashicorp/raft
+// issue 498), so their Error waits for ever: a leaderLoop barrier held
+// Shutdown for good, and a request its MaxRequests slot. raft shuts
+// itself down too (a node removed from the cluster), hence the poll. The
+// goroutine left waiting on a dropped future ends with the process.
+func (n *Node) await(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	poll := time.NewTicker(awaitPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-n.stop:
+			return raft.ErrRaftShutdown
+		case <-poll.C:
+			if n.raft.State() == raft.Shutdown {
+				return raft.ErrRaftShutdown
 			}
 		}
 	}
-	return n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout).Error()
 }
 
 // apply proposes c and waits until this node's state machine applied it.
 func (n *Node) apply(c command) error {
 	f := n.raft.Apply(c.encode(), applyTimeout)
-	if err := f.Error(); err != nil {
+	if err := n.await(f); err != nil {
 		return err
 	}
 	if err, ok := f.Response().(error); ok {
@@ -314,13 +444,13 @@ func (n *Node) leaderHTTP() string {
 func (n *Node) linearizableRead(key []byte) ([]byte, error) {
 	if n.readyTerm.Load() != n.raft.CurrentTerm() {
 		term := n.raft.CurrentTerm()
-		if err := n.raft.Barrier(applyTimeout).Error(); err != nil {
+		if err := n.await(n.raft.Barrier(applyTimeout)); err != nil {
 			return nil, err
 		}
 		n.readyTerm.Store(term)
 	}
 	readIndex := n.raft.CommitIndex()
-	if err := n.raft.VerifyLeader().Error(); err != nil {
+	if err := n.await(n.raft.VerifyLeader()); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(applyTimeout)

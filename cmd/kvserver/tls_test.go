@@ -176,8 +176,12 @@ func TestMutualTLSCluster(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * nodes[leader].cfg.HeartbeatTimeout)
+	// A request that got through would have moved a node to term+10. On a
+	// loaded machine the cluster may hold an election or two of its own
+	// meanwhile (one term each, after a pre-vote), so the leader and the
+	// exact term may change; ten terms it cannot reach.
 	for _, n := range nodes {
-		if _, id := n.raft.LeaderWithID(); id != leaderID || n.raft.CurrentTerm() != term || len(n.voters()) != members {
+		if _, id := n.raft.LeaderWithID(); n.raft.CurrentTerm() >= term+10 || len(n.voters()) != members {
 			t.Errorf("%s after the rogue: leader %s term %d, %d members; before: leader %s term %d, %d members",
 				n.cfg.ID, id, n.raft.CurrentTerm(), len(n.voters()), leaderID, term, members)
 		}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// TestJoinDoesNotReplaceALiveMember caught that a join naming a member's ID
+// at another raft address removed that member first, taken for a machine
+// that had been replaced: a node started by mistake with the leader's ID
+// deposed the leader, and with a follower's ID voted the follower out,
+// and either way took over the member's HTTP address, where followers
+// redirect clients. A live member is kept (409); once it is down, a join
+// with its ID replaces it.
+func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
+	c := newTestCluster(t)
+	c.waitSettled()
+	leader := c.waitLeader("a leader")
+	lead := func() int { return c.waitLeader("a leader") }
+	follower := (leader + 1) % 3
+	join := func(id, addr string) (int, string) {
+		t.Helper()
+		body, _ := json.Marshal(joinRequest{ID: id, Raft: addr, HTTP: "127.0.0.1:9"})
+		resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(msg)
+	}
+	hasServer := func(i int, id, addr string) bool {
+		cf := c.nodes[i].raft.GetConfiguration()
+		if cf.Error() != nil {
+			return false
+		}
+		for _, s := range cf.Configuration().Servers {
+			if s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range []int{leader, follower} {
+		id, httpAddr := c.nodes[i].cfg.ID, c.nodes[i].cfg.HTTPAddr
+		if code, msg := join(id, "inmem-impostor"); code != http.StatusConflict {
+			t.Fatalf("join as live member %s at another address: %d %s; want 409", id, code, msg)
+		}
+		l := lead()
+		if !hasServer(l, id, string(c.addrs[i])) || c.voters(l) != 3 {
+			t.Fatalf("member %s lost to a conflicting join (leader %d)", id, l)
+		}
+		if got := c.nodes[l].fsm.memberHTTP(id); got != httpAddr {
+			t.Fatalf("member %s's HTTP address is %q after a conflicting join; want %s", id, got, httpAddr)
+		}
+	}
+
+	// A member without a vote joining again at its own address is the
+	// same server, alive as it is: it gets its vote back.
+	other := (leader + 2) % 3
+	otherID := c.nodes[other].cfg.ID
+	if err := c.nodes[lead()].raft.DemoteVoter(raft.ServerID(otherID), 0, 0).Error(); err != nil {
+		t.Fatalf("demote %s: %v", otherID, err)
+	}
+	body, _ := json.Marshal(joinRequest{ID: otherID, Raft: string(c.addrs[other]), HTTP: c.nodes[other].cfg.HTTPAddr})
+	resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !isVoter(c.nodes[lead()], otherID) {
+		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[lead()], otherID))
+	}
+
+	// The follower's machine is gone: a join with its ID replaces it.
+	id := c.nodes[follower].cfg.ID
+	c.nodes[follower].Shutdown()
+	c.nodes[follower] = nil
+	c.api[follower].h.Store(nil)
+	if code, msg := join(id, "inmem-replacement"); code != http.StatusOK {
+		t.Fatalf("join replacing the stopped member %s: %d %s", id, code, msg)
+	}
+	l := lead()
+	if !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
+		t.Fatalf("the stopped member %s was not replaced", id)
+	}
+}
+
+func isVoter(n *Node, id string) bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			return s.Suffrage == raft.Voter
+		}
+	}
+	return false
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestJoinHTTPAddressIsHostPort caught a join whose http was a URL
+// ("http://10.0.0.2:8002") or a bare host being recorded: every follower
+// then redirected clients to "http://http://10.0.0.2:8002/kv/..." while
+// that node led. Only HOST:PORT is taken.
+func TestJoinHTTPAddressIsHostPort(t *testing.T) {
+	fake := newFakeBackend(Limits{}, true)
+	h := newHandler(fake, &security{}, fake.limits, http.DefaultClient)
+	join := func(httpAddr string) int {
+		req := httptest.NewRequest(http.MethodPost, "/join", strings.NewReader(`{"id":"n2","raft":"127.0.0.1:7002","http":"`+httpAddr+`"}`))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	for _, bad := range []string{"http://10.0.0.2:8002", "10.0.0.2", ":8002", "10.0.0.2:0", "10.0.0.2:http", "10.0.0.2:99999", "a/b:8002", "user@h:8002"} {
+		if code := join(bad); code != http.StatusBadRequest {
+			t.Errorf("join with http %q: %d; want 400", bad, code)
+		}
+	}
+	for _, good := range []string{"10.0.0.2:8002", "[::1]:8002", "node-2.example:443"} {
+		if code := join(good); code != http.StatusOK {
+			t.Errorf("join with http %q: %d; want 200", good, code)
+		}
+	}
+	if _, violations := fake.record(); len(violations) != 0 || len(fake.members) != 3 {
+		t.Fatalf("joins recorded %v, violations %v; want the 3 good ones", fake.members, violations)
+	}
+}
