@@ -234,9 +234,9 @@ func filterBudgetGoals(rs []result) []goal {
 	// readmissing's twin of this goal, on the compacted DB, is in goals.
 	if s, p := find(rs, "readmissing-live", "sievekv"), find(rs, "readmissing-live", "pebble-l6filters"); s != nil && p != nil {
 		gs = append(gs, goal{"20", "readmissing-live: reads per Get <= 0.2x pebble-l6filters at <= its filter bytes/key",
-			fmt.Sprintf("reads %.4f vs %.4f = %s; filter B/key %.3f vs %.3f = %s", s.DataBlockReadsPerOp, p.DataBlockReadsPerOp,
-				ratioStr(s.DataBlockReadsPerOp, p.DataBlockReadsPerOp), s.FilterBytesPerKey, p.FilterBytesPerKey,
-				ratioStr(s.FilterBytesPerKey, p.FilterBytesPerKey)),
+			fmt.Sprintf("reads %.4f vs %.4f = %s; filter B/key %.3f vs %.3f = %s; trees read (loaded alike, live_load.go): sievekv %s, pebble %s",
+				s.DataBlockReadsPerOp, p.DataBlockReadsPerOp, ratioStr(s.DataBlockReadsPerOp, p.DataBlockReadsPerOp),
+				s.FilterBytesPerKey, p.FilterBytesPerKey, ratioStr(s.FilterBytesPerKey, p.FilterBytesPerKey), s.EngineShape, p.EngineShape),
 			s.DataBlockReadsPerOp <= 0.2*p.DataBlockReadsPerOp && s.FilterBytesPerKey <= p.FilterBytesPerKey, true})
 	}
 	// The budget sweep's pairs read one tree (scriptedFill), so their
