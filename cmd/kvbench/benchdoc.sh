@@ -61,6 +61,11 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   verdict followed), so each engine reads a DB of its own, loaded untimed with
   fillrandom's keys, a flush every half memtable of keys and the engine settled
   after each: the same tree every run. The goal row names each engine's tree.
+- **Interleaved speed goals** (the filter and budget sweeps) are the median of the
+  per-chunk speed ratios; beside it is that median's 95% confidence interval (order
+  statistics), and "within noise" where the interval holds 1.0x. The budget sweep
+  times at least 400k Gets per DB (390 chunks): the filters it compares differ by a
+  few percent in speed.
 - **One engine per process** (the write run) keeps each workload's and engine's
   median-ops/s round as its row; its goals compare the engines' medians over the
   rounds (write amp too) and give the per-round ratios' median and range. Where
