@@ -204,12 +204,12 @@ func loadBudgetPoint(ks *keySet, c config, fl *flags, fam budgetSweepFamily, bit
 }
 
 // budgetReads is how many absent Gets the budget sweep times on each of
-// its DBs: at least 400k, 390 interleaved chunks. Its speed goal compares
-// two filters a few percent apart, and 49 chunks (quick's 50k Gets, a
-// millisecond each) put the median's own spread at about as much: the
-// same code read 1.00x, 1.02x and 1.04x. The Gets cost about half a
-// second per DB.
-func budgetReads(ops int) int { return max(ops, 400_000) }
+// its DBs: -ops, raised towards 400k (390 interleaved chunks) by at most
+// eight times. Its speed goal compares two filters a few percent apart,
+// and 49 chunks (quick's 50k Gets, a millisecond each) put the median's
+// own spread at about as much: the same code read 1.00x, 1.02x and
+// 1.04x. The Gets cost about half a second per DB.
+func budgetReads(ops int) int { return min(8*ops, max(ops, 400_000)) }
 
 // levelShape describes sievekv's tree for a readmissing-live result: the
 // tables, filter bits per key and expected FP of each non-empty level
