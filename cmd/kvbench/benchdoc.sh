@@ -55,6 +55,22 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   so **pebble** (plain Get) gets no help from filters at all: Pebble skips L6
   filters on Get. **pebble-l6filters** reads the same DB with Get emulated by
   SeekPrefixGE with UseL6Filters, the configuration to compare filters with.
+- **readmissing-live** reads a tree with L0 tables and levels, not compacted. The
+  tree a timed fill leaves depends on how its flushes fell against its
+  compactions (the same code left sievekv 0 to 3 L0 tables, and the goal's
+  verdict followed), so each engine reads a DB of its own, loaded untimed with
+  fillrandom's keys, a flush every half memtable of keys and the engine settled
+  after each: the same tree every run. The goal row names each engine's tree.
+- **Interleaved speed goals** (the filter and budget sweeps) are the median of the
+  per-chunk speed ratios; beside it is that median's 95% confidence interval (order
+  statistics), and "within noise" where the interval holds 1.0x. The budget sweep
+  times at least 400k Gets per DB (390 chunks): the filters it compares differ by a
+  few percent in speed.
+- **One engine per process** (the write run) keeps each workload's and engine's
+  median-ops/s round as its row; its goals compare the engines' medians over the
+  rounds (write amp too) and give the per-round ratios' median and range. Where
+  that range holds the goal's limit the row says "within noise": the rounds
+  disagree, and its met or NOT met says which side this run's median fell on.
 
 HDR
 cat "$fpart"

@@ -34,7 +34,7 @@ func TestKVBenchBudgetSweep(t *testing.T) {
 		t.Errorf("%d budget sweep points, want %d", len(rs), want)
 	}
 	for _, f := range []string{"bloom/6", "bloom/10", "binary-fuse-8/fixed", "auto-uniform/10", "auto-monkey/6", "pebble-l6filters/10"} {
-		if r := findFilter(rs, budgetSweepWorkload, f); r == nil || r.Found != 0 || r.Ops != fl.ops {
+		if r := findFilter(rs, budgetSweepWorkload, f); r == nil || r.Found != 0 || r.Ops != budgetReads(fl.ops) {
 			t.Errorf("budget sweep point %s: %+v", f, r)
 		}
 	}

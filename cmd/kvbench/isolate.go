@@ -125,6 +125,10 @@ func medianRounds(rounds [][]result, engines []string) []result {
 			if len(all) == 0 {
 				continue
 			}
+			var ops, wa []float64
+			for _, r := range all {
+				ops, wa = append(ops, r.OpsPerSec), append(wa, r.WriteAmp)
+			}
 			slices.SortStableFunc(all, func(a, b result) int {
 				switch {
 				case a.OpsPerSec < b.OpsPerSec:
@@ -134,7 +138,9 @@ func medianRounds(rounds [][]result, engines []string) []result {
 				}
 				return 0
 			})
-			out = append(out, all[(len(all)-1)/2])
+			med := all[(len(all)-1)/2]
+			med.RoundOpsPerSec, med.RoundWriteAmp = ops, wa
+			out = append(out, med)
 		}
 	}
 	return out

@@ -158,12 +158,22 @@ func goals(rs []result) []goal {
 			return
 		}
 		a, b := metric(s), metric(p)
+		// An isolated run's rounds: the medians, and their spread
+		// (round_spread.go).
+		sr, pr := roundFigures(s, what), roundFigures(p, what)
+		spread := roundSpread(sr, pr)
+		if spread != nil {
+			a, b = lowerMedian(sr), lowerMedian(pr)
+		}
 		cmp, met := "<=", a <= limit*b
 		if atLeast {
 			cmp, met = ">=", a >= limit*b
 		}
-		gs = append(gs, goal{issue, fmt.Sprintf("%s: %s %s %.1fx %s", w, what, cmp, limit, peer),
-			fmt.Sprintf("%s vs %s = %s", fmtFigure(a), fmtFigure(b), ratioStr(a, b)), met, true})
+		measured := fmt.Sprintf("%s vs %s = %s", fmtFigure(a), fmtFigure(b), ratioStr(a, b))
+		if spread != nil {
+			measured += " (medians)" + spreadNote(spread, limit)
+		}
+		gs = append(gs, goal{issue, fmt.Sprintf("%s: %s %s %.1fx %s", w, what, cmp, limit, peer), measured, met, true})
 	}
 	opsPerSec := func(r *result) float64 { return r.OpsPerSec }
 	p99 := func(r *result) float64 { return r.P99us }

@@ -152,6 +152,12 @@ type result struct {
 	// or in a paired phase as the clock started (and as it stopped, if
 	// that differs).
 	EngineShape string `json:"engine_shape,omitempty"`
+	// RoundOpsPerSec and RoundWriteAmp are, in an isolated run of several
+	// rounds (-isolate -rounds), this workload's and engine's ops/s and
+	// write amp in each round, in round order (the result itself is the
+	// median-ops/s round's): the spread the goals report (round_spread.go).
+	RoundOpsPerSec []float64 `json:"round_ops_per_sec,omitempty"`
+	RoundWriteAmp  []float64 `json:"round_write_amp,omitempty"`
 	// PairedWith names the engine this one was measured against in
 	// alternating chunks (pair.go), if it was.
 	PairedWith string `json:"paired_with,omitempty"`
