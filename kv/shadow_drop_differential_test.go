@@ -22,8 +22,10 @@ import (
 // compaction runs in another goroutine and flushes land beside it; point
 // deletes beside DeleteRange; keys deleted and re-created across snapshot
 // stripes; iterators opened before and read after; reopen (the index
-// rebuilt) and Checkpoint then Open of the checkpoint; and half the seeds
-// with a tiny tombstone index, so it grows and saturates. After every step
+// rebuilt) and Checkpoint then Open of the checkpoint; half the seeds
+// with a tiny tombstone index, so it grows and saturates, and a quarter
+// with every check asking a set of the above tables' keys instead of the
+// index (shadow_drop_local.go). After every step
 // every Get and a full scan, at the latest state and at every open
 // snapshot, match the model. Early drop must have fired, with both index
 // sizes, for the run to count. SIEVEKV_SOAK=1 runs many more seeds.
@@ -44,9 +46,14 @@ func TestShadowDropDifferential(t *testing.T) {
 		tiny := seed%2 == 0
 		t.Run(fmt.Sprintf("seed%d-tiny%v", seed, tiny), func(t *testing.T) {
 			if tiny {
-				old := tombstoneIndexMinCapacity
-				tombstoneIndexMinCapacity = 8
-				defer func() { tombstoneIndexMinCapacity = old }()
+				old, oldRatio := tombstoneIndexMinCapacity, shadowLocalRatio
+				// The tiny index is there to be asked: no local set.
+				tombstoneIndexMinCapacity, shadowLocalRatio = 8, 0
+				defer func() { tombstoneIndexMinCapacity, shadowLocalRatio = old, oldRatio }()
+			} else if seed%4 == 1 {
+				// Every check asks the above tables' keys instead.
+				testShadowLocalAlways = true
+				defer func() { testShadowLocalAlways = false }()
 			}
 			r := runShadowDropDifferential(t, seed, ops)
 			dropped[btoi(tiny)] += r.drops
