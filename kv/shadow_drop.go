@@ -16,7 +16,9 @@ import (
 // levels' filters for every value a compaction writes would cost more than
 // the rewrite; the tombstone index says "no tombstone anywhere" for all
 // but the deleted keys (and its ~0.4% false positives), so only those pay
-// a lookup, and a lookup that finds nothing keeps v.
+// a lookup, and a lookup that finds nothing keeps v. When the tables above
+// hold few entries, a set of their keys answers instead of the index
+// (shadow_drop_local.go).
 
 // shadowCheck is one compaction's early-drop decision (compaction.Iter's
 // Shadowed) and its tally. It runs on the compaction's goroutine only.
