@@ -53,8 +53,9 @@ type shadowCheck struct {
 // or the check would ask the index (the above tables are not few enough
 // for a set of their keys, aboveKeyHashes) and the index holds no
 // tombstone or is saturated or growing (it then answers "may have" for
-// every key, and a lookup per value written is what it exists to avoid). REQUIRES: d.compactMu held (K14b); v referenced by the
-// caller until the compaction is done.
+// every key, and a lookup per value written is what it exists to avoid).
+// REQUIRES: d.compactMu held (K14b); v referenced by the caller until the
+// compaction is done.
 func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []levelTable) *shadowCheck {
 	if v == nil || !d.tombstones.on || d.noShadowDrop || len(inputs) == 0 {
 		return nil
