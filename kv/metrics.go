@@ -73,9 +73,10 @@ type CompactionMetrics struct {
 	// ShadowedDropped and ShadowedDroppedBytes count the values (and their
 	// key and value bytes) compactions dropped early because a newer entry
 	// of their key outside the compaction already shadowed them;
-	// ShadowChecks counts the tombstone-index lookups that decided which
-	// values to check, ShadowPositives those answering "may have" (each
-	// cost a lookup in the upper levels). kv/shadow_drop.go.
+	// ShadowChecks counts the lookups that decided which values to check
+	// (in the tombstone index, or in the set of the above tables' keys
+	// when those are few), ShadowPositives those answering "may have"
+	// (each cost a lookup in the upper levels). kv/shadow_drop.go.
 	ShadowedDropped, ShadowedDroppedBytes uint64
 	ShadowChecks, ShadowPositives         uint64
 	InProgress                            bool

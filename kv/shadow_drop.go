@@ -16,7 +16,9 @@ import (
 // levels' filters for every value a compaction writes would cost more than
 // the rewrite; the tombstone index says "no tombstone anywhere" for all
 // but the deleted keys (and its ~0.4% false positives), so only those pay
-// a lookup, and a lookup that finds nothing keeps v.
+// a lookup, and a lookup that finds nothing keeps v. When the tables above
+// hold few entries, a set of their keys answers instead of the index
+// (shadow_drop_local.go).
 
 // shadowCheck is one compaction's early-drop decision (compaction.Iter's
 // Shadowed) and its tally. It runs on the compaction's goroutine only.
@@ -29,6 +31,10 @@ type shadowCheck struct {
 	// and holding point tombstones (or not known not to). In K4's search
 	// order: L0 newest first, then level by level.
 	above []*manifest.TableMetadata
+	// local, when not nil, is the sorted set of the hashes of above's
+	// point keys that the check asks instead of the index, because above
+	// holds few entries against the inputs (shadow_drop_local.go).
+	local []uint64
 	// shadowedBy sums, per table holding a confirmed shadowing entry, the
 	// bytes of the values that entry made the compaction drop: they no
 	// longer count in that table's ShadowedBytes once the compaction
@@ -40,14 +46,16 @@ type shadowCheck struct {
 }
 
 // newShadowCheck returns the early-drop check for a compaction of inputs
-// from v into outputLevel, or nil when it could drop nothing or the index
-// cannot narrow the lookups: the index is disabled, holds no tombstone,
-// is saturated or growing (it then answers "may have" for every key, and a
-// lookup per value written is what the index exists to avoid), or no
-// table of v outside the inputs above outputLevel overlaps them with
-// point tombstones (a table without any is found only through the index's
-// false positives). REQUIRES: d.compactMu held (K14b); v referenced by the
-// caller until the compaction is done.
+// from v into outputLevel, or nil when it could drop nothing or nothing
+// can narrow the lookups: the index is disabled, or no table of v outside
+// the inputs above outputLevel overlaps them with point tombstones (a
+// table without any is found only through the index's false positives),
+// or the check would ask the index (the above tables are not few enough
+// for a set of their keys, aboveKeyHashes) and the index holds no
+// tombstone or is saturated or growing (it then answers "may have" for
+// every key, and a lookup per value written is what it exists to avoid).
+// REQUIRES: d.compactMu held (K14b); v referenced by the caller until the
+// compaction is done.
 func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []levelTable) *shadowCheck {
 	if v == nil || !d.tombstones.on || d.noShadowDrop || len(inputs) == 0 {
 		return nil
@@ -71,7 +79,16 @@ func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []level
 			}
 		}
 	}
-	if len(above) == 0 || !d.tombstones.readyToNarrow() {
+	if len(above) == 0 {
+		return nil
+	}
+	if local, ok := d.aboveKeyHashes(above, inputs, lo, hi); ok {
+		if len(local) == 0 {
+			return nil // no key of above in the inputs' range
+		}
+		return &shadowCheck{d: d, above: above, local: local}
+	}
+	if !d.tombstones.readyToNarrow() {
 		return nil
 	}
 	return &shadowCheck{d: d, above: above}
@@ -93,7 +110,7 @@ func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum
 	}
 	h := filters.Hash(k.UserKey)
 	c.probes++
-	if !c.d.tombstones.mayHaveTombstoneHash(h) && !testIndexFalsePositive {
+	if !c.mayShadow(h) && !testIndexFalsePositive {
 		return false
 	}
 	c.positives++
@@ -109,6 +126,16 @@ func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum
 	c.dropped++
 	c.droppedBytes += n
 	return true
+}
+
+// mayShadow is the check's cheap answer for the key hashing to h: false
+// when no table of c.above can hold an entry of it (local set) or no table
+// at all holds a tombstone for it (the index).
+func (c *shadowCheck) mayShadow(h uint64) bool {
+	if c.local != nil {
+		return c.inLocalSet(h)
+	}
+	return c.d.tombstones.mayHaveTombstoneHash(h)
 }
 
 // mayBeAbove reports whether some table of c.above has userKey in range.

@@ -251,3 +251,52 @@ func TestShadowDropOffWithoutTombstones(t *testing.T) {
 		t.Fatal("a value was dropped early with the index disabled")
 	}
 }
+
+// TestShadowDropAsksFewAboveTablesNotTheIndex: a compaction under one small
+// table of tombstones (a flush of a few deletes over a large bottom level,
+// as the last flush of kvbench's deleterandom leaves) decides which values
+// to look up from a set of that table's keys, not from the tombstone
+// index: with the index unable to answer (saturated here, as during a
+// growth) the deleted values still go, and only they are positives. With
+// the set turned off the same compaction consults the index and drops
+// nothing, which shows the index was not what dropped them.
+func TestShadowDropAsksFewAboveTablesNotTheIndex(t *testing.T) {
+	const n = 200
+	deleted := map[int]bool{3: true, 77: true, 150: true}
+	run := func(local bool) Metrics {
+		if !local {
+			old := shadowLocalRatio
+			shadowLocalRatio = 0
+			defer func() { shadowLocalRatio = old }()
+		}
+		d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+		defer d.Close()
+		for i := range deleted {
+			mustDelete(t, d, delKey(i))
+		}
+		mustFlush(t, d)
+		d.tombstones.mu.Lock()
+		d.tombstones.saturated = true
+		d.tombstones.mu.Unlock()
+
+		rewriteBottomForTest(t, d)
+
+		checkDeleted(t, d, n, func(i int) bool { return deleted[i] })
+		for i := 0; i < n; i++ {
+			if held := levelHoldsKey(t, d, NumLevels-1, delKey(i)); held == (local && deleted[i]) {
+				t.Fatalf("local set %v: key %d at the bottom: %v", local, i, held)
+			}
+		}
+		return d.Metrics()
+	}
+	m := run(true)
+	if m.Compaction.ShadowedDropped != uint64(len(deleted)) || m.Compaction.ShadowPositives != uint64(len(deleted)) {
+		t.Fatalf("with the set: dropped %d values, %d positives, want %d of each", m.Compaction.ShadowedDropped, m.Compaction.ShadowPositives, len(deleted))
+	}
+	if m.Compaction.ShadowChecks == 0 {
+		t.Fatal("with the set: no value was checked")
+	}
+	if m = run(false); m.Compaction.ShadowedDropped != 0 {
+		t.Fatalf("without the set the saturated index dropped %d values", m.Compaction.ShadowedDropped)
+	}
+}
