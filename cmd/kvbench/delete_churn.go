@@ -18,12 +18,29 @@ package main
 // compares write amp; sievekv and sievekv-notsi (and sievekv-control) run
 // it as a pair (pair.go), so the bytes they write come from the same ops
 // on the same machine moments apart.
+//
+// Write amp counted as other writing phases count it (the table bytes
+// until the DB settles after the phase) depends on when compactions run:
+// on 2 shared cores with three DBs in one interleave, a DB whose
+// compactions fall behind lets more L0 tables gather and merges them into
+// the base level in fewer, larger compactions, and ends the phase with
+// anywhere from 1 to 6 L0 tables (and their pushes into the levels below)
+// still unpaid. Two identical DBs then differed by up to 6% (an A/A of
+// 0.955x and 1.058x), as much as the effect. So every engine, Pebble
+// included, waits after each chunk of the load and of the churn until its
+// flush and compactions are done (afterChunk, off the clock), so its
+// compactions start at the same points of the ops whatever the machine
+// does, and ends the churn flushed and compacted to one level, so no
+// engine leaves work due that another has paid. The figure is then the
+// write amp of a DB whose compactions keep up, the tree a provisioned
+// store runs, and its ops/s that of the writes alone.
 
 import (
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // isDeleteChurn reports whether w is the churn workload.
@@ -67,6 +84,12 @@ func churnOps(n int, seed uint64) ([]churnOp, int) {
 	return ops, nLive
 }
 
+// churnChunk is the churn's ops per chunk: about one churn memtable at
+// -quick (a quarter at 1M), so a chunk sets off a flush or none, and the
+// compactions it makes due end before the engine's next chunk. The load,
+// all Sets, waits every half chunk.
+const churnChunk = 512
+
 // churnPair measures sievekv against sievekv-notsi on deletechurn.
 var churnPair = &enginePair{
 	engines: [2]string{"sievekv", "sievekv-notsi"},
@@ -79,10 +102,7 @@ var churnPair = &enginePair{
 		}
 		return fr, []phaseSpec{p}, done, nil
 	},
-	// 512 ops are about one churn memtable at -quick: each chunk sets off
-	// a flush and the compactions it makes due, which then run while the
-	// other side's chunk does.
-	chunk: 512,
+	chunk: churnChunk,
 	describe: func(ep *enginePair) string {
 		return fmt.Sprintf("deletechurn: %s and %s each load a DB of their own and run the same churn in alternating chunks of %d ops "+
 			"(the first of the two in even chunks, the other in odd ones); ops/s is each one's ops over the time of its own chunks, "+
@@ -107,7 +127,13 @@ func runDeleteChurn(r *runner, w string, ks *keySet, fl *flags, root string, pro
 	if err != nil {
 		return nil, err
 	}
-	return measureFresh(fr, p, done, progress)
+	// In chunks as the pair runs it, so that its compactions run at the
+	// same points of the churn as theirs (afterChunk).
+	rs, err := measureInterleaved([]*phaseMeter{{r: fr, p: p}}, churnChunk, fmt.Sprintf("%-24s %-17s", w, r.name), progress)
+	if cerr := done(); err == nil {
+		err = cerr
+	}
+	return rs, err
 }
 
 // loadChurnDB opens a fresh DB of r's engine with the churn's memtable,
@@ -123,12 +149,21 @@ func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runn
 		return nil, phaseSpec{}, nil, err
 	}
 	e := fr.eng
-	n := len(ks.present)
+	keys := ks.present
+	n := len(keys)
 	val := make([]byte, r.valueSize)
-	for i, k := range ks.present {
+	for i, k := range keys {
 		if err := e.set(k, valueFor(val, i)); err != nil {
 			closeDB()
 			return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
+		}
+		// Quiet at the same points as the churn's chunks, so the engines
+		// of a pair start the churn on the same tree.
+		if (i+1)%(churnChunk/2) == 0 {
+			if err := waitQuiet(fr, time.Millisecond); err != nil {
+				closeDB()
+				return nil, phaseSpec{}, nil, fmt.Errorf("load: %w", err)
+			}
 		}
 	}
 	if err := flushQuiet(fr); err != nil {
@@ -142,12 +177,19 @@ func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runn
 		op: func(i int) (int64, bool, error) {
 			op := ops[i]
 			if op.del {
-				return int64(ks.keySize), false, e.del(ks.present[op.key])
+				return int64(ks.keySize), false, e.del(keys[op.key])
 			}
-			return kvLen, false, e.set(ks.present[op.key], valueFor(val, n+i))
-		}}
+			return kvLen, false, e.set(keys[op.key], valueFor(val, n+i))
+		},
+		afterChunk: func(hi int) error {
+			if hi < len(ops) {
+				return waitQuiet(fr, time.Millisecond)
+			}
+			return compactAllQuiet(fr)
+		},
+	}
 	done := func() error {
-		if err := checkChurn(e, ks, ops); err != nil {
+		if err := checkChurn(e, keys, ops); err != nil {
 			closeDB()
 			return err
 		}
@@ -159,15 +201,15 @@ func loadChurnDB(r *runner, w string, ks *keySet, fl *flags, root string) (*runn
 // checkChurn reads every key of ks from e and compares it with what ops
 // left: a value dropped while still live, or a deleted one come back, is
 // a wrong answer.
-func checkChurn(e engine, ks *keySet, ops []churnOp) error {
-	live := make([]bool, len(ks.present))
+func checkChurn(e engine, keys [][]byte, ops []churnOp) error {
+	live := make([]bool, len(keys))
 	for i := range live {
 		live[i] = true
 	}
 	for _, op := range ops {
 		live[op.key] = !op.del
 	}
-	for i, k := range ks.present {
+	for i, k := range keys {
 		found, err := e.get(k)
 		if err != nil {
 			return fmt.Errorf("check after the churn: key %d: %w", i, err)
@@ -183,9 +225,11 @@ func checkChurn(e engine, ks *keySet, ops []churnOp) error {
 func churnDescription(fl *flags) string {
 	mt := churnMemTable(fl.memTable)
 	return fmt.Sprintf("deletechurn: a DB of its own per engine, memtable %d B (Lbase %d B x10, tables split at %d B), loaded with the %d keys and flushed; "+
-		"then %d ops on random keys of them, each a Delete or a Set re-creating the key (half and half, the same for every engine), flushed and settled; "+
+		"then %d ops on random keys of them, each a Delete or a Set re-creating the key (half and half, the same for every engine); "+
+		"after every %d ops of the load and %d of the churn each engine waits, untimed, until its flushes and compactions are done, "+
+		"and the churn ends flushed and compacted to one level (counted in its write amp), so the bytes written do not depend on when compactions ran; "+
 		"every key is read back after it and must answer as the churn left it\n",
-		mt, 16*int64(mt), max(int64(mt)/2, 16<<10), fl.n, fl.n)
+		mt, 16*int64(mt), max(int64(mt)/2, 16<<10), fl.n, fl.n, churnChunk/2, churnChunk)
 }
 
 // churnWriteGoal is deletechurn's goal row: the table bytes sievekv
@@ -240,4 +284,20 @@ func churnDropLine(rs []result, w string) string {
 		return ""
 	}
 	return "values dropped early by compaction (Metrics.Compaction.ShadowedDropped): " + strings.Join(parts, "; ")
+}
+
+// compactAllQuiet flushes r's engine, compacts its whole key range and
+// waits until it is quiet: every engine ends the churn on one fully
+// compacted tree, whatever compaction work the churn left due.
+func compactAllQuiet(r *runner) error {
+	if err := r.eng.flush(); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	if err := waitQuiet(r, time.Millisecond); err != nil {
+		return err
+	}
+	if err := r.eng.compactAll(); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return waitQuiet(r, time.Millisecond)
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestKVBenchDeleteChurn runs deletechurn end to end on a tiny DB: each
@@ -33,8 +36,18 @@ func TestKVBenchDeleteChurn(t *testing.T) {
 			t.Errorf("%s: %+v", e, r)
 			continue
 		}
-		if paired := e != "pebble"; paired != (r.PairedWith != "" && len(r.ChunkSeconds) > 0) {
+		if paired := e != "pebble"; paired != (r.PairedWith != "") || len(r.ChunkSeconds) == 0 {
 			t.Errorf("%s: paired with %q over %d chunks", e, r.PairedWith, len(r.ChunkSeconds))
+		}
+		// The churn ends compacted to one level: no engine leaves work due.
+		levels := 0
+		for _, n := range r.LevelTablesAfter {
+			if n > 0 {
+				levels++
+			}
+		}
+		if levels != 1 {
+			t.Errorf("%s: tables per level after the churn %v, want one level", e, r.LevelTablesAfter)
 		}
 	}
 	on, off := find(rs, "deletechurn", "sievekv"), find(rs, "deletechurn", "sievekv-notsi")
@@ -108,7 +121,7 @@ func TestCheckChurnCatchesWrongAnswers(t *testing.T) {
 			e.set(ks.present[op.key], nil)
 		}
 	}
-	if err := checkChurn(e, ks, ops); err != nil {
+	if err := checkChurn(e, ks.present, ops); err != nil {
 		t.Fatalf("a right store failed the check: %v", err)
 	}
 	var liveKey, deadKey []byte
@@ -120,12 +133,12 @@ func TestCheckChurnCatchesWrongAnswers(t *testing.T) {
 		}
 	}
 	e.del(liveKey)
-	if err := checkChurn(e, ks, ops); err == nil || !strings.Contains(err.Error(), "wrong answers") {
+	if err := checkChurn(e, ks.present, ops); err == nil || !strings.Contains(err.Error(), "wrong answers") {
 		t.Errorf("a lost live key: %v", err)
 	}
 	e.set(liveKey, nil)
 	e.set(deadKey, nil)
-	if err := checkChurn(e, ks, ops); err == nil || !strings.Contains(err.Error(), "wrong answers") {
+	if err := checkChurn(e, ks.present, ops); err == nil || !strings.Contains(err.Error(), "wrong answers") {
 		t.Errorf("a deleted key come back: %v", err)
 	}
 }
@@ -158,5 +171,30 @@ func TestChurnWriteGoal(t *testing.T) {
 	}
 	if _, ok := churnWriteGoal([]result{mk("sievekv", "", 5.4, 900)}); ok {
 		t.Error("a goal row without sievekv-notsi")
+	}
+}
+
+// TestAfterChunkOffTheClock: a phase's afterChunk runs after every chunk,
+// told where the chunk ended, and its time is not the phase's.
+func TestAfterChunkOffTheClock(t *testing.T) {
+	const ops, chunk = 40, 10
+	var ends []int
+	r := &runner{name: "sievekv", eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true, live: ops}
+	p := phaseSpec{workload: "deletechurn", ops: ops, wantFound: noCheck,
+		op: func(int) (int64, bool, error) { return 0, false, nil },
+		afterChunk: func(hi int) error {
+			ends = append(ends, hi)
+			time.Sleep(20 * time.Millisecond)
+			return nil
+		}}
+	rs, err := measureInterleaved([]*phaseMeter{{r: r, p: p}}, chunk, "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ends, []int{10, 20, 30, 40}) {
+		t.Errorf("afterChunk saw chunk ends %v", ends)
+	}
+	if len(rs) != 1 || rs[0].ElapsedSec >= 0.08 {
+		t.Errorf("the waits after the chunks were timed: %+v", rs)
 	}
 }

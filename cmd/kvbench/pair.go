@@ -354,5 +354,10 @@ func (m *phaseMeter) runChunk(lo, hi int) error {
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&ms1)
 	m.add(elapsed, ms1.TotalAlloc-ms0.TotalAlloc, written, found)
+	if m.p.afterChunk != nil {
+		if err := m.p.afterChunk(hi); err != nil {
+			return fmt.Errorf("after ops [%d, %d): %w", lo, hi, err)
+		}
+	}
 	return nil
 }

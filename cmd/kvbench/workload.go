@@ -213,6 +213,10 @@ type phaseSpec struct {
 	// are then unused): throughput under concurrent Gets.
 	readers int
 	opFor   func(g int) opFunc
+	// afterChunk, if set, runs after each chunk of a chunked measurement
+	// (measureInterleaved), off the clock; hi is the chunk's end (ops for
+	// the last). Its table writes count as the phase's.
+	afterChunk func(hi int) error
 }
 
 // syncWriters is fillsync8's number of concurrent writers.
@@ -427,13 +431,16 @@ func runOps(p phaseSpec, lat []time.Duration, bar *progressbar.ProgressBar) (wri
 }
 
 // settle waits until r's engine has no flush or compaction running and its
-// table files have seen no write for settleQuiet.
-func settle(r *runner) error {
-	const settleQuiet = 150 * time.Millisecond
+// table files have seen no write for 150 ms.
+func settle(r *runner) error { return waitQuiet(r, 150*time.Millisecond) }
+
+// waitQuiet waits until r's engine has no flush or compaction running and
+// its table files have seen no write for quiet.
+func waitQuiet(r *runner, quiet time.Duration) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		w := r.io.writeBytes.Load()
-		time.Sleep(settleQuiet)
+		time.Sleep(quiet)
 		if !r.eng.busy() && r.io.writeBytes.Load() == w {
 			return nil
 		}
