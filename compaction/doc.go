@@ -75,4 +75,11 @@
 //	   TombstoneMaxAge is compacted one level down; outputs inherit the
 //	   oldest tombstone time, so within about (levels x check interval)
 //	   past the bound the tombstone is at the bottom, where C2 drops it.
+//	P6 (an idle DB keeps no garbage): asked with PickIdle, which the
+//	   engine does only once it took no write for a while, the picker
+//	   takes what Pick would, or else the purge candidate of P4 that frees
+//	   the largest share of its rewrite among those whose tombstones
+//	   shadow at least IdleRatio of the tree's bytes. Each idle purge
+//	   frees that much, so idle purges rewrite at most 1/IdleRatio bytes
+//	   per byte deleted, and only while no write competes for the disk.
 package compaction

@@ -33,11 +33,16 @@ type Options struct {
 	// bottom level before a compaction moves it down (P5); the Picker's
 	// Now must be set for it to apply. 0 disables the bound.
 	TombstoneMaxAge time.Duration
+	// IdleRatio makes a compaction due on an idle DB (PickIdle) when its
+	// inputs' tombstones shadow at least this share of the tree's bytes,
+	// whatever share of its rewrite that is (P6). 0 disables idle purges.
+	IdleRatio float64
 }
 
 // DefaultOptions are LevelDB's and Pebble's usual leveled settings, with
 // purge compactions on (a compaction is due once it frees at least a
-// quarter of what it rewrites) and no age bound.
+// quarter of what it rewrites), idle purges on (an idle DB compacts away
+// tombstones that shadow at least 1% of its bytes) and no age bound.
 func DefaultOptions() Options {
 	return Options{
 		L0Trigger:             4,
@@ -46,6 +51,7 @@ func DefaultOptions() Options {
 		TargetFileSize:        2 << 20,
 		MaxGrandparentOverlap: 20 << 20,
 		PurgeRatio:            0.25,
+		IdleRatio:             0.01,
 	}
 }
 
@@ -59,6 +65,11 @@ const (
 	ReasonPurge
 	// ReasonAge: a tombstone reached TombstoneMaxAge above the bottom (P5).
 	ReasonAge
+	// ReasonIdle: on an idle DB, the inputs' tombstones shadow at least
+	// IdleRatio of the tree (P6).
+	ReasonIdle
+	// NumReasons is the number of reasons, for counters indexed by them.
+	NumReasons
 )
 
 func (r Reason) String() string {
@@ -69,6 +80,8 @@ func (r Reason) String() string {
 		return "purge"
 	case ReasonAge:
 		return "age"
+	case ReasonIdle:
+		return "idle"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -85,8 +98,8 @@ type Compaction struct {
 	// Reason is why the compaction was picked.
 	Reason Reason
 	// Score is the level's score for ReasonScore (>= 1), the shadowed
-	// share of the rewrite for ReasonPurge, and the oldest tombstone's age
-	// over TombstoneMaxAge for ReasonAge.
+	// share of the rewrite for ReasonPurge and ReasonIdle, and the oldest
+	// tombstone's age over TombstoneMaxAge for ReasonAge.
 	Score float64
 	// TrivialMove reports that the input tables (Inputs[0]; Inputs[1] is
 	// empty) can move to OutputLevel by a manifest edit alone: nothing
@@ -322,26 +335,80 @@ func (p *Picker) levelCompaction(v *manifest.Version, l int, t *manifest.TableMe
 	return c
 }
 
+// PickIdle is Pick for a DB that took no write for a while: what Pick
+// returns, or else the idle purge (P6). The engine asks it only while
+// idle, since an idle purge may rewrite far more than it frees.
+func (p *Picker) PickIdle(v *manifest.Version) *Compaction {
+	if c := p.Pick(v); c != nil {
+		return c
+	}
+	return p.pickIdlePurge(v)
+}
+
+// pickIdlePurge returns, among the purge candidates whose inputs'
+// tombstones shadow at least IdleRatio of the tree's bytes, the one that
+// frees the largest share of its rewrite (P6). A delete burst can end with
+// a memtable of tombstones flushed while the L0 compaction that took the
+// burst's other tables runs: that lone table never makes L0 due, and its
+// purge, which rewrites every base table its keys meet, frees too small a
+// share of that to pass PurgeRatio, so without this its tombstones and
+// the values they hide stayed until TombstoneMaxAge.
+func (p *Picker) pickIdlePurge(v *manifest.Version) *Compaction {
+	if p.Opts.IdleRatio <= 0 {
+		return nil
+	}
+	var tree uint64
+	for _, ts := range v.Levels {
+		tree += manifest.TotalDataSize(ts)
+	}
+	floor := p.Opts.IdleRatio * float64(tree)
+	baseLevel, _ := Targets(v, p.Opts)
+	var best *Compaction
+	bestShare := -1.0
+	p.purgeCandidates(v, baseLevel, func(c *Compaction, shadowed, rewrite uint64) {
+		if share := float64(shadowed) / float64(max(rewrite, 1)); float64(shadowed) >= floor && shadowed > 0 && share > bestShare {
+			best, bestShare = c, share
+		}
+	})
+	if best != nil {
+		best.Reason, best.Score = ReasonIdle, bestShare
+	}
+	return best
+}
+
 // pickPurge returns the compaction above the bottom whose inputs' tombstones
 // shadow the largest share of the bytes it would rewrite, if that share is
-// at least PurgeRatio (P4). L0's candidate is the whole of L0, as for a
-// score compaction; a deeper level's are its tables one at a time.
+// at least PurgeRatio (P4).
 func (p *Picker) pickPurge(v *manifest.Version, baseLevel int) *Compaction {
 	if p.Opts.PurgeRatio <= 0 {
 		return nil
 	}
 	var best *Compaction
 	bestShare := p.Opts.PurgeRatio
-	consider := func(c *Compaction) {
+	p.purgeCandidates(v, baseLevel, func(c *Compaction, shadowed, rewrite uint64) {
+		if share := float64(shadowed) / float64(max(rewrite, 1)); share >= bestShare {
+			best, bestShare = c, share
+		}
+	})
+	if best != nil {
+		best.Reason, best.Score = ReasonPurge, bestShare
+	}
+	return best
+}
+
+// purgeCandidates calls consider with each compaction above the bottom
+// whose inputs hold tombstones that shadow bytes below, the bytes they
+// shadow and the bytes it would rewrite. L0's candidate is the whole of
+// L0, as for a score compaction; a deeper level's are its tables one at a
+// time.
+func (p *Picker) purgeCandidates(v *manifest.Version, baseLevel int, consider func(c *Compaction, shadowed, rewrite uint64)) {
+	visit := func(c *Compaction) {
 		var shadowed uint64
 		for _, t := range c.Inputs[0] {
 			n, _ := t.ShadowedBytes()
 			shadowed += n
 		}
-		rewrite := manifest.TotalDataSize(c.Inputs[0]) + manifest.TotalDataSize(c.Inputs[1])
-		if share := float64(shadowed) / float64(max(rewrite, 1)); share >= bestShare {
-			best, bestShare = c, share
-		}
+		consider(c, shadowed, manifest.TotalDataSize(c.Inputs[0])+manifest.TotalDataSize(c.Inputs[1]))
 	}
 	for l := 0; l < manifest.NumLevels-1; l++ {
 		if l > 0 && l < baseLevel {
@@ -349,20 +416,16 @@ func (p *Picker) pickPurge(v *manifest.Version, baseLevel int) *Compaction {
 		}
 		if l == 0 {
 			if shadowedAny(v.Levels[0]) {
-				consider(p.pickL0(v, baseLevel))
+				visit(p.pickL0(v, baseLevel))
 			}
 			continue
 		}
 		for _, t := range v.Levels[l] {
 			if n, _ := t.ShadowedBytes(); n > 0 {
-				consider(p.levelCompaction(v, l, t))
+				visit(p.levelCompaction(v, l, t))
 			}
 		}
 	}
-	if best != nil {
-		best.Reason, best.Score = ReasonPurge, bestShare
-	}
-	return best
 }
 
 func shadowedAny(ts []*manifest.TableMetadata) bool {

@@ -122,6 +122,8 @@ func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
 				e.opts.MaxGrandparentOverlap = n
 			case "purge-percent":
 				e.opts.PurgeRatio = float64(n) / 100
+			case "idle-permille":
+				e.opts.IdleRatio = float64(n) / 1000
 			case "tombstone-max-age-s":
 				e.opts.TombstoneMaxAge = time.Duration(n) * time.Second
 			default:
@@ -151,6 +153,9 @@ func (e *pickerEnv) run(t *testing.T, d *datadriven.TestData) string {
 		var b strings.Builder
 		for i := 0; i < n; i++ {
 			c := e.p.Pick(e.v)
+			if d.HasArg("idle") {
+				c = e.p.PickIdle(e.v)
+			}
 			b.WriteString(describeCompaction(c))
 			if c != nil && d.HasArg("apply") {
 				e.apply(c)

@@ -15,7 +15,7 @@ func (d *DB) maybeScheduleCompactionLocked() {
 	if d.compacting || d.closed || d.bgErr != nil || d.opts.ReadOnly || d.opts.DisableAutomaticCompactions {
 		return
 	}
-	if d.picker.Pick(d.current) == nil {
+	if d.pickLocked() == nil {
 		return
 	}
 	d.compacting = true
@@ -32,7 +32,7 @@ func (d *DB) compactLoop() {
 		d.mu.Lock()
 		var c *compaction.Compaction
 		if !d.closed && d.bgErr == nil {
-			c = d.picker.Pick(d.current)
+			c = d.pickLocked()
 		}
 		if c == nil {
 			d.compacting = false

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/sstable"
@@ -106,6 +107,48 @@ type tickerState struct {
 	// saw it: unchanged at the next tick means no write came between.
 	idleMemID   uint64
 	idleMemSize int64
+	// quiet: the last tick found the mutable memtable as the tick before
+	// left it and no immutable one; while it stays so, the DB is idle and
+	// its compactions may be idle purges (idleLocked).
+	quiet bool
+}
+
+// idleLocked reports whether the DB took no write for at least a tick:
+// the ticker runs, and the mutable memtable is the one the last two ticks
+// saw, at the size they saw, with nothing waiting to flush. A write ends
+// it at once, so an idle purge never starts after one (a running one
+// finishes).
+// REQUIRES: d.mu held.
+func (d *DB) idleLocked() bool {
+	t := &d.ticker
+	return t.stop != nil && t.quiet && len(d.imm) == 0 && d.mem != nil &&
+		d.mem.id == t.idleMemID && d.mem.ApproximateSize() == t.idleMemSize
+}
+
+// pickLocked is the picker's choice on d.current: with idle purges
+// (compaction's P6) while the DB is idle. A delete burst can end with
+// its last memtable flushed while the L0 compaction taking the burst's
+// other tables runs; the lone table left makes no level due and its purge
+// rewrites every base table its keys meet, too much to pass PurgeRatio,
+// so its tombstones and the values they hide stayed until TombstoneMaxAge.
+// REQUIRES: d.mu held.
+func (d *DB) pickLocked() *compaction.Compaction {
+	if d.idleLocked() {
+		return d.picker.PickIdle(d.current)
+	}
+	return d.picker.Pick(d.current)
+}
+
+// idlePurgePendingLocked reports whether an idle purge is due once the DB
+// stays idle: what the ticker will start within two ticks of the last
+// write, unless another comes.
+// REQUIRES: d.mu held.
+func (d *DB) idlePurgePendingLocked() bool {
+	if d.ticker.stop == nil || d.closed || d.bgErr != nil || d.current == nil {
+		return false
+	}
+	c := d.picker.PickIdle(d.current)
+	return c != nil && c.Reason == compaction.ReasonIdle
 }
 
 // estimatesPerTick bounds the tables estimateMissing reads per tick, so a
@@ -253,7 +296,8 @@ func (d *DB) tickLoop(stop <-chan struct{}, every time.Duration) {
 //     last tick is flushed, so its tombstones reach tables where the picker
 //     sees them;
 //   - a compaction is scheduled if one is due (purge or tombstone age
-//     included, which nothing else would notice on an idle DB).
+//     included, which nothing else would notice on an idle DB), and, once
+//     a whole tick passed without a write, an idle purge (pickLocked).
 func (d *DB) tick() {
 	d.mu.Lock()
 	if d.closed || d.bgErr != nil {
@@ -272,7 +316,9 @@ func (d *DB) tick() {
 		mem.ref() // read below without d.mu; a flush may drop it (K12)
 		defer mem.unref()
 	}
-	idle := mem != nil && !mem.Empty() && mem.id == d.ticker.idleMemID && mem.ApproximateSize() == d.ticker.idleMemSize
+	unchanged := mem != nil && mem.id == d.ticker.idleMemID && mem.ApproximateSize() == d.ticker.idleMemSize
+	idle := unchanged && !mem.Empty()
+	d.ticker.quiet = unchanged && len(d.imm) == 0
 	if mem != nil {
 		d.ticker.idleMemID, d.ticker.idleMemSize = mem.id, mem.ApproximateSize()
 	}
@@ -301,7 +347,7 @@ func (d *DB) tick() {
 // compactionCounters count what the delete-aware and leveled policies did.
 type compactionCounters struct {
 	// byReason counts picked compactions by compaction.Reason.
-	byReason [3]atomic.Uint64
+	byReason [compaction.NumReasons]atomic.Uint64
 	// idleFlushes counts memtables the ticker flushed for their tombstones.
 	idleFlushes atomic.Uint64
 	// estimateReads counts tables estimateMissing read for their

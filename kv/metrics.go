@@ -80,11 +80,18 @@ type CompactionMetrics struct {
 	ShadowedDropped, ShadowedDroppedBytes uint64
 	ShadowChecks, ShadowPositives         uint64
 	InProgress                            bool
-	// ByScore, Purges and AgeCompactions count background compactions by
-	// why the picker chose them: a level over its target, tombstones that
-	// shadow at least a quarter of what the compaction rewrites, or a
-	// tombstone older than Options.TombstoneMaxAge (trivial moves included).
-	ByScore, Purges, AgeCompactions uint64
+	// ByScore, Purges, AgeCompactions and IdlePurges count background
+	// compactions by why the picker chose them: a level over its target,
+	// tombstones that shadow at least a quarter of what the compaction
+	// rewrites, a tombstone older than Options.TombstoneMaxAge, or, on a
+	// DB that took no write for a background check's interval, tombstones
+	// that shadow at least 1% of the tree (trivial moves included).
+	ByScore, Purges, AgeCompactions, IdlePurges uint64
+	// IdlePurgePending reports an idle purge due: the background check
+	// starts it once the DB stays idle for about two of its intervals
+	// (a second each by default). Work the DB has yet to do on its own,
+	// like InProgress.
+	IdlePurgePending bool
 	// IdleFlushes counts memtables flushed because they held tombstones
 	// and took no write between two background checks.
 	IdleFlushes uint64
@@ -226,8 +233,8 @@ func (m Metrics) String() string {
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
 	fmt.Fprintf(&b, "shadowed values dropped early: %d (%s), %d index checks, %d positives\n",
 		m.Compaction.ShadowedDropped, humanize.Bytes(m.Compaction.ShadowedDroppedBytes), m.Compaction.ShadowChecks, m.Compaction.ShadowPositives)
-	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age; idle flushes: %d\n",
-		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdleFlushes)
+	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age, %d idle purge; idle flushes: %d\n",
+		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdlePurges, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
 	peak := ""
 	if ti := m.TombstoneIndex; ti.PeakEntries > ti.Entries {
@@ -404,6 +411,7 @@ func (d *DB) collectMetrics() Metrics {
 	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()
 	m.Compaction.Purges = cc.byReason[compaction.ReasonPurge].Load()
 	m.Compaction.AgeCompactions = cc.byReason[compaction.ReasonAge].Load()
+	m.Compaction.IdlePurges = cc.byReason[compaction.ReasonIdle].Load()
 	m.Compaction.IdleFlushes = cc.idleFlushes.Load()
 	for l := range m.Levels {
 		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()
@@ -451,6 +459,11 @@ func (d *DB) collectMetrics() Metrics {
 	}
 	m.MemTable.Immutable = len(d.imm)
 	m.Compaction.InProgress = d.compacting
+	shadowed := false
+	for _, lm := range m.Levels[:NumLevels-1] {
+		shadowed = shadowed || lm.ShadowedBytes > 0
+	}
+	m.Compaction.IdlePurgePending = shadowed && !d.compacting && d.idlePurgePendingLocked()
 	if d.bgErr != nil {
 		m.BackgroundError = d.bgErr.Error()
 	}

@@ -263,7 +263,9 @@ type Options struct {
 	// gone (Lethe's persistence latency; compaction's P5). A restart
 	// restarts the clock of tombstones already in tables. Default 1 hour;
 	// negative disables the bound (purge compactions, which run when they
-	// free at least a quarter of what they rewrite, stay on).
+	// free at least a quarter of what they rewrite, stay on, and so do
+	// idle purges, which a DB that took no write for a second or two runs
+	// when they free at least 1% of its table bytes).
 	TombstoneMaxAge time.Duration
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.

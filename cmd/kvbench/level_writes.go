@@ -81,7 +81,11 @@ func levelWritesLine(rs []result, w string) string {
 		if len(r.LevelTablesAfter) > 0 {
 			left = r.LevelTablesAfter[0]
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (compactions %d, L0 tables left %d)", r.Engine, strings.Join(per, ", "), r.Compactions, left))
+		tombs := ""
+		if r.TombstonesAfter != nil {
+			tombs = fmt.Sprintf(", tombstones left %d", *r.TombstonesAfter)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (compactions %d, L0 tables left %d%s)", r.Engine, strings.Join(per, ", "), r.Compactions, left, tombs))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -115,6 +115,10 @@ type result struct {
 	LevelBytesWritten []uint64 `json:"level_bytes_written,omitempty"`
 	Compactions       uint64   `json:"compactions,omitempty"`
 	LevelTablesAfter  []int    `json:"level_tables_after,omitempty"`
+	// TombstonesAfter is, for a writing phase of an engine that counts
+	// them (tombstoneReporter), the point tombstones its tables still hold
+	// once settled, as space amp is measured.
+	TombstonesAfter *uint64 `json:"tombstones_after,omitempty"`
 	// SpaceAmp is the table files' bytes on disk over the key and value
 	// bytes of the live keys, at the end of the phase.
 	SpaceAmp float64 `json:"space_amp"`
@@ -371,6 +375,10 @@ func (m *phaseMeter) finish() (result, error) {
 		if lr, ok := r.eng.(levelReporter); ok {
 			phaseLevelWrites(&res, m.w0, lr.levelWrites())
 		}
+		if tr, ok := r.eng.(tombstoneReporter); ok {
+			n := tr.tombstonesLeft()
+			res.TombstonesAfter = &n
+		}
 	}
 	if p.live > 0 {
 		r.live = p.live
@@ -430,12 +438,13 @@ func runOps(p phaseSpec, lat []time.Duration, bar *progressbar.ProgressBar) (wri
 	return sumWritten.Load(), int(sumFound.Load()), errors.Join(errs...)
 }
 
-// settle waits until r's engine has no flush or compaction running and its
-// table files have seen no write for 150 ms.
+// settle waits until r's engine has no flush or compaction running (nor
+// one due that it starts on its own once idle: sievekv's idle purge) and
+// its table files have seen no write for 150 ms.
 func settle(r *runner) error { return waitQuiet(r, 150*time.Millisecond) }
 
-// waitQuiet waits until r's engine has no flush or compaction running and
-// its table files have seen no write for quiet.
+// waitQuiet waits until r's engine has no flush or compaction running (nor
+// an idle purge due) and its table files have seen no write for quiet.
 func waitQuiet(r *runner, quiet time.Duration) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
