@@ -213,11 +213,20 @@ func (e *sieveEngine) scan(start []byte, n int) (int, error) {
 	return got, it.Close()
 }
 
-// busy counts an idle purge due as work in progress: sievekv starts it
-// itself once the DB is idle, so a settled tree is one after it.
 func (e *sieveEngine) busy() bool {
 	m := e.db.Metrics()
-	return m.Compaction.InProgress || m.MemTable.Immutable > 0 || m.Compaction.IdlePurgePending
+	return m.Compaction.InProgress || m.MemTable.Immutable > 0
+}
+
+// idleWorkDue reports an idle purge due: sievekv starts it itself once
+// the DB is idle, so a settled tree is one after it.
+func (e *sieveEngine) idleWorkDue() bool { return e.db.Metrics().Compaction.IdlePurgePending }
+
+// idleWorkDue reports whether eng has work it starts on its own once idle
+// (false for an engine that has none, or does not say).
+func idleWorkDue(eng engine) bool {
+	iw, ok := eng.(interface{ idleWorkDue() bool })
+	return ok && iw.idleWorkDue()
 }
 func (e *sieveEngine) filterBytes() int64    { return int64(e.db.Metrics().Filter.Bytes) }
 func (e *sieveEngine) concurrentReads() bool { return true }

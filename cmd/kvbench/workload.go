@@ -440,17 +440,24 @@ func runOps(p phaseSpec, lat []time.Duration, bar *progressbar.ProgressBar) (wri
 
 // settle waits until r's engine has no flush or compaction running (nor
 // one due that it starts on its own once idle: sievekv's idle purge) and
-// its table files have seen no write for 150 ms.
-func settle(r *runner) error { return waitQuiet(r, 150*time.Millisecond) }
+// its table files have seen no write for 150 ms: the tree a user finds
+// after the phase, once the DB has been left alone.
+func settle(r *runner) error { return waitFor(r, 150*time.Millisecond, true) }
 
-// waitQuiet waits until r's engine has no flush or compaction running (nor
-// an idle purge due) and its table files have seen no write for quiet.
-func waitQuiet(r *runner, quiet time.Duration) error {
+// waitQuiet waits until r's engine has no flush or compaction running and
+// its table files have seen no write for quiet. It does not wait for an
+// idle purge: a wait between a workload's chunks is not the DB left idle,
+// and an idle purge after every chunk would be work no user running the
+// workload sees.
+func waitQuiet(r *runner, quiet time.Duration) error { return waitFor(r, quiet, false) }
+
+// waitFor is settle (idle true) or waitQuiet.
+func waitFor(r *runner, quiet time.Duration, idle bool) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		w := r.io.writeBytes.Load()
 		time.Sleep(quiet)
-		if !r.eng.busy() && r.io.writeBytes.Load() == w {
+		if !r.eng.busy() && !(idle && idleWorkDue(r.eng)) && r.io.writeBytes.Load() == w {
 			return nil
 		}
 	}
