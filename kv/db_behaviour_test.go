@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 		{BlockSize: 1},
 		{Filter: FilterType(99)},
 		{BloomBitsPerKey: 1000},
+		{IdlePurgeMinShare: 1.5},
+		{IdlePurgeMinShare: math.NaN()},
 	} {
 		o.FS = vfs.NewMem()
 		if _, err := Open("db", o); !errors.Is(err, ErrInvalidOptions) {

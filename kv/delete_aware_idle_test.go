@@ -67,3 +67,31 @@ func TestIdlePurgeOnlyOnceIdle(t *testing.T) {
 	}
 	checkDeleted(t, d, n, func(i int) bool { return i != 0 && deleted(i) })
 }
+
+// TestIdlePurgeOffStaysOff: with IdlePurgeMinShare negative, the same
+// lone L0 table of tombstones survives idle ticks (the garbage then waits
+// for TombstoneMaxAge or a compaction due by size), and none is reported
+// pending.
+func TestIdlePurgeOffStaysOff(t *testing.T) {
+	old := testTickInterval
+	testTickInterval = time.Hour // the test's own d.tick calls only
+	t.Cleanup(func() { testTickInterval = old })
+	const n = 600
+	d := bottomDB(t, &Options{MemTableSize: 1 << 20, TombstoneMaxAge: -1, IdlePurgeMinShare: -1}, n)
+	for i := 3; i < n; i += 25 {
+		if err := d.Delete(delKey(i), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
+	for range 3 {
+		d.tick()
+	}
+	waitFor(t, "no compaction in progress", func() bool { return !d.Metrics().Compaction.InProgress })
+	if m := d.Metrics(); m.Compaction.IdlePurges != 0 || m.Compaction.IdlePurgePending || m.Levels[0].Tombstones == 0 {
+		t.Fatalf("idle purges off, yet L0 %+v, %+v", m.Levels[0], m.Compaction)
+	}
+}

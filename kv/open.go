@@ -43,7 +43,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		MaxGrandparentOverlap: 10 * uint64(o.TargetFileSize),
 		PurgeRatio:            compaction.DefaultOptions().PurgeRatio,
 		TombstoneMaxAge:       o.TombstoneMaxAge,
-		IdleRatio:             compaction.DefaultOptions().IdleRatio,
+		IdleRatio:             o.IdlePurgeMinShare,
 	}
 	d.picker.Now = func() int64 { return time.Now().UnixNano() }
 	d.openTime = time.Now()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -267,6 +268,16 @@ type Options struct {
 	// idle purges, which a DB that took no write for a second or two runs
 	// when they free at least 1% of its table bytes).
 	TombstoneMaxAge time.Duration
+	// IdlePurgeMinShare makes a DB that took no write for a whole
+	// background tick (about a second) compact away tombstones that shadow
+	// at least this share of its table bytes, however much the compaction
+	// rewrites to do it (compaction's P6): a delete burst's last flush can
+	// leave a table whose purge is never worth it by PurgeRatio's measure
+	// and whose garbage would otherwise wait for TombstoneMaxAge. Such a
+	// purge may write up to 1/IdlePurgeMinShare bytes per byte it frees,
+	// and only while the DB is idle. Default 0.01 (1%); at most 1;
+	// negative disables idle purges.
+	IdlePurgeMinShare float64
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.
 	DisableTombstoneIndex bool
@@ -398,6 +409,14 @@ func (o *Options) withDefaults() (Options, error) {
 		r.TombstoneMaxAge = defaultTombstoneMaxAge
 	case r.TombstoneMaxAge < 0:
 		r.TombstoneMaxAge = 0
+	}
+	switch {
+	case r.IdlePurgeMinShare == 0:
+		r.IdlePurgeMinShare = compaction.DefaultOptions().IdleRatio
+	case r.IdlePurgeMinShare < 0:
+		r.IdlePurgeMinShare = 0 // off: the picker's 0
+	case !(r.IdlePurgeMinShare <= 1): // also NaN
+		return r, fmt.Errorf("%w: IdlePurgeMinShare %v above 1 (negative disables idle purges)", ErrInvalidOptions, r.IdlePurgeMinShare)
 	}
 	if r.Logger == nil {
 		r.Logger = func(string, ...any) {}

@@ -36,6 +36,8 @@ func TestOptionsAtTheirLimitsWork(t *testing.T) {
 		"smallest memtable and block":   {MemTableSize: minMemTableSize, BlockSize: 256},
 		"tombstone age 1ns":             {TombstoneMaxAge: 1},
 		"tombstone age forever":         {TombstoneMaxAge: math.MaxInt64},
+		"idle purge at any share":       {IdlePurgeMinShare: math.SmallestNonzeroFloat64},
+		"idle purge of the whole tree":  {IdlePurgeMinShare: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fs := vfs.NewMem()
