@@ -70,11 +70,13 @@ func deleteSpeedGoal(rs []result) (goal, bool) {
 	return goal{"19", name, measured, speed >= 1, true}, true
 }
 
-// chunkFigures prints a's speed relative to b's per chunk: the median and
-// interquartile range of the chunk ratios, and the CPU-charged ratio.
+// chunkFigures prints a's speed relative to b's per chunk: the median,
+// its 95% confidence interval and the interquartile range of the chunk
+// ratios, and the CPU-charged ratio.
 func chunkFigures(a, b *result, chunks int) string {
 	ratios := chunkRatios(a, b)
-	out := fmt.Sprintf("per-chunk median %.3fx (IQR %.3f-%.3f, %d chunks)", quantile(ratios, 0.5), quantile(ratios, 0.25), quantile(ratios, 0.75), chunks)
+	out := fmt.Sprintf("per-chunk median %.3fx%s (IQR %.3f-%.3f, %d chunks)", quantile(ratios, 0.5), medianCINote(ratios, 1),
+		quantile(ratios, 0.25), quantile(ratios, 0.75), chunks)
 	if cpu, ok := pairedCPUSpeed(a, b); ok {
 		out += fmt.Sprintf(", CPU-charged %.3fx", cpu)
 	}
