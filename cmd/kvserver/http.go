@@ -21,9 +21,9 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
-//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most;
-//	                          409 when it would replace a live member (addMember),
-//	                          413 beyond maxJoinBytes
+//	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
+//	                          leader, one hop at most; 409 when it would replace a
+//	                          live member (addMember), 413 beyond maxJoinBytes
 //
 // KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
 // and "x/.." are keys of their own, not paths to clean. Writes and
@@ -302,5 +302,6 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		h.raftError(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusOK)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(joinReply{Fresh: req.Fresh})
 }

@@ -172,7 +172,7 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	killed.start(t, bin) // its -join is ignored: the directory has state
+	killed.start(t, bin) // it has state: its -join finds it a member already
 	var live *proc
 	for i, p := range procs {
 		if i != leader {
