@@ -21,7 +21,7 @@ func main() {
 	flag.StringVar(&cfg.Dir, "dir", "", "data directory (created if missing)")
 	flag.StringVar(&cfg.RaftAddr, "raft", "", "HOST:PORT for raft traffic, as peers dial it (no HOST: loopback)")
 	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it (no HOST: loopback)")
-	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through; ignored once DIR has state (refused if DIR holds a cluster of this node alone)")
+	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through: with an empty DIR, raft starts once the leader removed any member of this -id or -raft; with state, a member removed while down is added back (refused if DIR holds a cluster of this node alone)")
 	tokenFile := flag.String("token-file", "", "file holding the bearer token every HTTP request (and join) must carry")
 	flag.StringVar(&cfg.TLSCertFile, "tls-cert", "", "this node's certificate (PEM): HTTPS, and mutual TLS for raft")
 	flag.StringVar(&cfg.TLSKeyFile, "tls-key", "", "this node's private key (PEM)")
