@@ -30,17 +30,7 @@ func TestProcessWipedMemberRejoins(t *testing.T) {
 		}
 	}
 	defer killAll(procs)
-	procs[0].startLeader(t, bin)
-	procs[1].start(t, bin)
-	procs[2].start(t, bin)
-	waitFor(t, "three members that know the leader", 15*time.Second, func() bool {
-		for _, p := range procs {
-			if s, ok := p.status(); !ok || len(s.Members) != 3 || s.LeaderHTTP == "" {
-				return false
-			}
-		}
-		return true
-	})
+	startCluster(t, bin, procs)
 	client := &http.Client{Timeout: 5 * time.Second}
 	const n = 50
 	for i := 0; i < n; i++ {
