@@ -55,8 +55,9 @@ func (j *joinLog) seen() []bool {
 // "already a voter", with an empty log and no memory of its votes. Writes
 // commit on n2 and n3 while n1 is down; n3 loses its directory; n2 is
 // down too. n1 and the wiped n3 then made a majority that elected n1,
-// which lacks the writes, and n2's copies were overwritten: acknowledged
-// writes lost. The wiped node must not start raft before a leader has
+// which lacks the writes, and n2's log was overwritten to match (its
+// state kept them: the members diverged): acknowledged writes lost on
+// n1 and n3. The wiped node must not start raft before a leader has
 // committed its removal, which needs n2; then it is added back as a new
 // voter, and every write is on every node.
 func TestWipedMemberRejoinsAsNew(t *testing.T) {

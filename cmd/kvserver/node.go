@@ -323,11 +323,11 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // A fresh join (req.Fresh) only removes: every member with req's ID or
 // raft address, whatever its suffrage, unless alive as above, and
 // returns once the removal is committed (S8). The joiner, which starts
-// raft only then, joins again to be added. Added straight as a voter, not
-// first as a nonvoter to catch up: a new server's empty log is its true
-// state, so its vote is safe; a catch-up phase would only keep commits
-// from waiting on it meanwhile, which they do not while the other
-// members are a majority.
+// raft only then, joins again to be added. It is added straight as a
+// voter, not first as a nonvoter to catch up: a new server's empty log is
+// its true state, so its vote is safe. A nonvoter phase would only spare
+// commits from waiting on it while it catches up, and they do not wait
+// while the other members are a majority (in a cluster of two they do).
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
