@@ -55,8 +55,10 @@
 //	   the futures still queued for its FSM goroutine unanswered, and a
 //	   wait on one held Shutdown, or a request, for ever.
 //	S8 (a node that lost its state returns as a new server): a node with
-//	   -join and no raft state (no term, log or snapshot) first sends a
-//	   fresh join (joinRequest.Fresh): the leader removes every member of
+//	   -join and no raft term or log (raft/ lost; snapshots alone hold
+//	   neither its vote nor what it acknowledged after them, and without
+//	   -join they are ErrRaftStateLost) first sends a fresh join
+//	   (joinRequest.Fresh): the leader removes every member of
 //	   its ID or raft address (raft sends to an address, so a member
 //	   listed at it would take this node's answers for its own) and
 //	   answers once the removal is committed (addMember). Only then does

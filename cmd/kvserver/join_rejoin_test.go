@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,8 +62,25 @@ func (j *joinLog) seen() []bool {
 // n1 and n3. The wiped node must not start raft before a leader has
 // committed its removal, which needs n2; then it is added back as a new
 // voter, and every write is on every node.
+//
+// Losing only the raft directory, with snapshots/ and state/ kept, loses
+// the vote and the entries after the snapshot just the same: raft took
+// the snapshots for state, and the node back as the voter it was.
 func TestWipedMemberRejoinsAsNew(t *testing.T) {
-	// No snapshots: the leader's log keeps the whole configuration history.
+	t.Run("directory", func(t *testing.T) {
+		testWipedMemberRejoins(t, func(c *testCluster, i int) error { return os.RemoveAll(c.dirs[i]) })
+	})
+	t.Run("raft store", func(t *testing.T) {
+		testWipedMemberRejoins(t, func(c *testCluster, i int) error { return os.RemoveAll(filepath.Join(c.dirs[i], "raft")) })
+	})
+}
+
+// testWipedMemberRejoins is TestWipedMemberRejoinsAsNew with the wiped
+// node's loss made by wipe, called once it has taken a snapshot and
+// stopped.
+func testWipedMemberRejoins(t *testing.T, wipe func(c *testCluster, i int) error) {
+	// No automatic snapshots: the leader's log keeps the whole
+	// configuration history.
 	c := newTestCluster(t, func(cfg *Config) { cfg.SnapshotThreshold = 1 << 30 })
 	c.waitSettled()
 	const a, b, wiped = 0, 1, 2 // n1 is the node the others join through
@@ -79,9 +98,14 @@ func TestWipedMemberRejoinsAsNew(t *testing.T) {
 		c.put(b, key, "v"+key)
 		keys = append(keys, key)
 	}
+	commit := c.nodes[b].raft.CommitIndex()
+	waitFor(t, "the node to wipe to apply the writes", 10*time.Second, func() bool { return c.nodes[wiped].raft.AppliedIndex() >= commit })
+	if err := c.nodes[wiped].raft.Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
 	c.stop(b)
 	c.stop(wiped)
-	if err := os.RemoveAll(c.dirs[wiped]); err != nil {
+	if err := wipe(c, wiped); err != nil {
 		t.Fatal(err)
 	}
 
@@ -122,7 +146,7 @@ func TestWipedMemberRejoinsAsNew(t *testing.T) {
 	}
 	c.waitSettled()
 	l := c.waitLeader("a leader")
-	commit := c.nodes[l].raft.CommitIndex()
+	commit = c.nodes[l].raft.CommitIndex()
 	waitFor(t, "every node to apply the leader's commit index", 10*time.Second, func() bool {
 		for _, n := range c.nodes {
 			if n.raft.AppliedIndex() < commit {
@@ -256,5 +280,48 @@ func TestFreshJoinNeedsALeaderThatKnowsIt(t *testing.T) {
 	req.Fresh = false
 	if err := n.requestJoin(context.Background(), req); err != nil {
 		t.Fatalf("an ordinary join answered 200 without a body: %v", err)
+	}
+}
+
+// TestRaftStoreLostRefusedWithoutJoin caught a node whose raft directory
+// was lost, its snapshots kept, starting as the member it was without
+// -join: raft took the snapshots for its state, with no vote and none of
+// the entries after the last snapshot, which in a one-node cluster were
+// acknowledged writes, silently lost. It is ErrRaftStateLost.
+func TestRaftStoreLostRefusedWithoutJoin(t *testing.T) {
+	cfg := Config{ID: "solo", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", HeartbeatTimeout: 100 * time.Millisecond, LogOutput: io.Discard, LogLevel: "ERROR"}
+	start := func() (*Node, error) {
+		_, tr := raft.NewInmemTransport("inmem-solo")
+		c := cfg
+		c.Transport = tr
+		return StartNode(c)
+	}
+	n, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "leadership", 5*time.Second, func() bool { return n.isLeader() })
+	for i := 0; i < 3; i++ {
+		if err := n.apply(command{op: opSet, key: fmt.Appendf(nil, "k%d", i), value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.apply(command{op: opSet, key: []byte("after"), value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(cfg.Dir, "raft")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := start(); !errors.Is(err, ErrRaftStateLost) {
+		if err == nil {
+			n.Shutdown()
+		}
+		t.Fatalf("StartNode without -join after losing the raft directory = %v; want ErrRaftStateLost", err)
 	}
 }

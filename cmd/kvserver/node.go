@@ -47,11 +47,12 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 // StartNode opens the node's directory and starts raft: bootstrapping a
 // one-node cluster in a directory without raft state and without
 // cfg.Join, and rejoining from the stored state otherwise. With cfg.Join
-// and no raft state it first has the leader remove any member of its ID
-// or raft address and returns only once that is committed, retrying
-// through cfg.Join until it is (S8); with cfg.Join and state it asks to be
-// added back in case it was removed (S9), unless the stored cluster is
-// this node alone (ErrJoinIgnored).
+// and no raft term or log it first has the leader remove any member of
+// its ID or raft address and returns only once that is committed,
+// retrying through cfg.Join until it is (S8); without cfg.Join, snapshots
+// without a term or log are ErrRaftStateLost. With cfg.Join and state it
+// asks to be added back in case it was removed (S9), unless the stored
+// cluster is this node alone (ErrJoinIgnored).
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
@@ -111,13 +112,24 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("kvserver: inspect state: %w", err)
 	}
-	if !existing && cfg.Join != "" {
+	// Whether the raft store holds a term or a log: snapshots alone (the
+	// raft directory lost, snapshots/ kept) do not hold this node's vote
+	// nor what it acknowledged after them.
+	logged, err := raft.HasExistingState(n.store, n.store, raft.NewInmemSnapshotStore())
+	if err != nil {
+		return fmt.Errorf("kvserver: inspect state: %w", err)
+	}
+	switch {
+	case !logged && cfg.Join != "":
 		// Before raft runs, so that nothing this node says in raft can
 		// count as what a member of the same ID or address said before
 		// it lost its state (S8).
 		if err := n.requestJoin(context.Background(), n.joinRequest(true)); err != nil {
 			return err
 		}
+	case !logged && existing:
+		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
+			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
 	}
 	if n.raft, err = raft.NewRaft(cfg.raftConfig(), n.fsm, n.store, n.store, snaps, n.trans); err != nil {
 		return fmt.Errorf("kvserver: start raft: %w", err)
@@ -162,6 +174,10 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 	}
 	return n.fsm.Restore(rc)
 }
+
+// ErrRaftStateLost is returned by StartNode without Join for a directory
+// whose raft store is empty while its snapshots remain (S8).
+var ErrRaftStateLost = errors.New("kvserver: raft state lost")
 
 // ErrJoinIgnored is returned by StartNode for a -join it would ignore in
 // a directory that holds a one-node cluster of this node alone.
