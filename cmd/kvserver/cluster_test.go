@@ -68,6 +68,19 @@ func (c *testCluster) config(i int) Config {
 // transport at its old address, connected both ways to the others.
 func (c *testCluster) start(i int) {
 	c.t.Helper()
+	cfg := c.connect(i)
+	n, err := StartNode(cfg)
+	if err != nil {
+		c.t.Fatalf("start %s: %v", cfg.ID, err)
+	}
+	c.serve(i, n)
+}
+
+// connect gives node i a fresh in-memory transport at its old address,
+// connected both ways to the others, and returns the Config to start it
+// with. With serve, it is start in two halves, so that StartNode can run
+// on another goroutine (a fresh joiner's waits for the leader).
+func (c *testCluster) connect(i int) Config {
 	_, tr := raft.NewInmemTransport(c.addrs[i])
 	for j, other := range c.trans {
 		if j != i && other != nil {
@@ -78,13 +91,24 @@ func (c *testCluster) start(i int) {
 	c.trans[i] = tr
 	cfg := c.config(i)
 	cfg.Transport = tr
-	n, err := StartNode(cfg)
-	if err != nil {
-		c.t.Fatalf("start %s: %v", cfg.ID, err)
-	}
+	return cfg
+}
+
+// serve makes the started node n node i, serving its HTTP API.
+func (c *testCluster) serve(i int, n *Node) {
 	c.nodes[i] = n
 	h := NewHandler(n)
 	c.api[i].h.Store(&h)
+}
+
+// stop shuts node i down; its HTTP server answers 503 until it restarts.
+func (c *testCluster) stop(i int) {
+	c.t.Helper()
+	if err := c.nodes[i].Shutdown(); err != nil {
+		c.t.Fatalf("shut n%d down: %v", i+1, err)
+	}
+	c.nodes[i] = nil
+	c.api[i].h.Store(nil)
 }
 
 func newTestCluster(t *testing.T, opts ...func(*Config)) *testCluster {

@@ -22,7 +22,10 @@ type Config struct {
 	// host (":7001") both mean loopback (K1).
 	RaftAddr string
 	HTTPAddr string
-	Join     string // URL of any member to join through; ignored once state exists
+	// Join is the URL of any member to join through: without raft
+	// state after the leader removed any member of this ID or raft
+	// address (S8), with state to be added back if removed (S9).
+	Join string
 
 	// Token, when set, is the bearer token every HTTP request must carry
 	// (K2); main reads it from -token-file. At least minTokenBytes long.

@@ -54,6 +54,35 @@
 //	   given up once the node or raft shuts down (Node.await); raft drops
 //	   the futures still queued for its FSM goroutine unanswered, and a
 //	   wait on one held Shutdown, or a request, for ever.
+//	S8 (a node that lost its state returns as a new server): a node with
+//	   -join and no raft term or log (raft/ lost; snapshots alone hold
+//	   neither its vote nor what it acknowledged after them, and without
+//	   -join they are ErrRaftStateLost) first sends a fresh join
+//	   (joinRequest.Fresh): the leader removes every member of
+//	   its ID or raft address (raft sends to an address, so a member
+//	   listed at it would take this node's answers for its own) and
+//	   answers once the removal is committed (addMember). Only then does
+//	   the node start raft, and it joins again to be added as a voter.
+//	   The old member's acknowledgements and votes went with its disk:
+//	   the removal, committed by a majority of the members left, puts
+//	   every committed entry on that majority, and a candidate still
+//	   counting the old member (a configuration older than the removal)
+//	   lacks the removal and gets no vote from that majority. So the
+//	   votes hashicorp/raft grants while its configuration is empty, and
+//	   the RPCs its transport queued before raft started (answered only
+//	   after the removal), are a new server's. A member that answers as
+//	   itself is not removed (ErrMemberConflict). Without -join a node
+//	   without state bootstraps a cluster of its own: it cannot know of
+//	   one that still counts its ID. A member that lost its disk must
+//	   therefore be restarted with -join; started without, it fails
+//	   ("bootstrap only works on new clusters") if the old leader reaches
+//	   it first, and otherwise leads its own cluster until the old leader
+//	   overwrites its log, then serves there as the voter it was with its
+//	   votes forgotten, the case the fresh join exists to prevent.
+//	S9 (a node with state rejoins): a node with -join and raft state
+//	   asks to join once raft runs: a member removed while it was down is
+//	   added back as a voter (its log and votes are its own), and one
+//	   still a voter changes nothing.
 //
 // # Security
 //

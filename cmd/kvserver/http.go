@@ -21,8 +21,9 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
-//	POST   /join              JSON joinRequest; forwarded to the leader, one hop at most;
-//	                          409 when it would replace a live member (addMember)
+//	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
+//	                          leader, one hop at most; 409 when it would replace a
+//	                          live member (addMember), 413 beyond maxJoinBytes
 //
 // KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
 // and "x/.." are keys of their own, not paths to clean. Writes and
@@ -238,6 +239,9 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(h.b.status())
 }
 
+// maxJoinBytes bounds a /join body: a joinRequest is three addresses.
+const maxJoinBytes = 4096
+
 // forwardedJoinHeader marks a join one member forwarded to another.
 const forwardedJoinHeader = "X-Kvserver-Forwarded-Join"
 
@@ -245,7 +249,12 @@ const forwardedJoinHeader = "X-Kvserver-Forwarded-Join"
 // to the leader and relays its answer. A forwarded join is not forwarded
 // again.
 func (h *handler) join(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJoinBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		http.Error(w, fmt.Sprintf("join request: larger than %d bytes", maxJoinBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
 	var req joinRequest
 	if err == nil {
 		err = json.Unmarshal(body, &req)
@@ -286,12 +295,13 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		}
 		defer resp.Body.Close()
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, 4096))
+		io.Copy(w, io.LimitReader(resp.Body, maxJoinBytes))
 		return
 	}
 	if err := h.b.addMember(req); err != nil {
 		h.raftError(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusOK)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(joinReply{Fresh: req.Fresh})
 }

@@ -23,9 +23,9 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	leader := c.waitLeader("a leader")
 	lead := func() int { return c.waitLeader("a leader") }
 	follower := (leader + 1) % 3
-	join := func(id, addr string) (int, string) {
+	join := func(id, addr string, fresh ...bool) (int, string) {
 		t.Helper()
-		body, _ := json.Marshal(joinRequest{ID: id, Raft: addr, HTTP: "127.0.0.1:9"})
+		body, _ := json.Marshal(joinRequest{ID: id, Raft: addr, HTTP: "127.0.0.1:9", Fresh: len(fresh) > 0 && fresh[0]})
 		resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +57,20 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		}
 		if got := c.nodes[l].fsm.memberHTTP(id); got != httpAddr {
 			t.Fatalf("member %s's HTTP address is %q after a conflicting join; want %s", id, got, httpAddr)
+		}
+	}
+
+	// A fresh join (of a node without raft state) under a live member's
+	// ID, even at that member's own address, is refused as well: the
+	// member still holds its log and votes, and removing it would only
+	// cost the cluster a voter (or its leader).
+	for _, i := range []int{leader, follower} {
+		id := c.nodes[i].cfg.ID
+		if code, msg := join(id, string(c.addrs[i]), true); code != http.StatusConflict {
+			t.Fatalf("fresh join as live member %s at its address: %d %s; want 409", id, code, msg)
+		}
+		if l := lead(); !hasServer(l, id, string(c.addrs[i])) || c.voters(l) != 3 {
+			t.Fatalf("member %s lost to a conflicting fresh join (leader %d)", id, l)
 		}
 	}
 

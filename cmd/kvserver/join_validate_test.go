@@ -34,3 +34,26 @@ func TestJoinHTTPAddressIsHostPort(t *testing.T) {
 		t.Fatalf("joins recorded %v, violations %v; want the 3 good ones", fake.members, violations)
 	}
 }
+
+// TestJoinBodyTooLarge caught a /join body over maxJoinBytes answered 400
+// Bad Request, as if malformed: it is 413, as every other oversized
+// request, and reaches no backend.
+func TestJoinBodyTooLarge(t *testing.T) {
+	fake := newFakeBackend(Limits{}, true)
+	h := newHandler(fake, &security{}, fake.limits, http.DefaultClient)
+	join := func(body string) int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/join", strings.NewReader(body)))
+		return w.Code
+	}
+	ok := `{"id":"n2","raft":"127.0.0.1:7002","http":"127.0.0.1:8002"}`
+	if code := join(ok[:len(ok)-1] + strings.Repeat(" ", maxJoinBytes-len(ok)) + "}"); code != http.StatusOK {
+		t.Fatalf("join of exactly %d bytes: %d; want 200", maxJoinBytes, code)
+	}
+	if code := join(ok[:len(ok)-1] + strings.Repeat(" ", maxJoinBytes+1-len(ok)) + "}"); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("join of %d bytes: %d; want 413", maxJoinBytes+1, code)
+	}
+	if calls, _ := fake.record(); calls != 1 {
+		t.Fatalf("the backend saw %d joins; want the 1 within the limit", calls)
+	}
+}

@@ -120,15 +120,20 @@ func limitRequests(max int, next http.Handler) http.Handler {
 // (K3) and, when the node has TLS files, its HTTPS settings; serve it on a
 // listener from listenHTTP.
 func NewServer(n *Node) *http.Server {
-	l := n.cfg.Limits
+	return newServer(&n.cfg, NewHandler(n))
+}
+
+// newServer is NewServer's http.Server serving h.
+func newServer(cfg *Config, h http.Handler) *http.Server {
+	l := cfg.Limits.withDefaults()
 	return &http.Server{
-		Handler:           NewHandler(n),
+		Handler:           h,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.maxHeaderBytes(),
 		// TLS handshake failures and the like, into the node's log.
-		ErrorLog: n.cfg.logger("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		ErrorLog: cfg.logger("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -21,7 +22,7 @@ func main() {
 	flag.StringVar(&cfg.Dir, "dir", "", "data directory (created if missing)")
 	flag.StringVar(&cfg.RaftAddr, "raft", "", "HOST:PORT for raft traffic, as peers dial it (no HOST: loopback)")
 	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it (no HOST: loopback)")
-	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through; ignored once DIR has state (refused if DIR holds a cluster of this node alone)")
+	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through: with an empty DIR, raft starts once the leader removed any member of this -id or -raft; with state, a member removed while down is added back (refused if DIR holds a cluster of this node alone)")
 	tokenFile := flag.String("token-file", "", "file holding the bearer token every HTTP request (and join) must carry")
 	flag.StringVar(&cfg.TLSCertFile, "tls-cert", "", "this node's certificate (PEM): HTTPS, and mutual TLS for raft")
 	flag.StringVar(&cfg.TLSKeyFile, "tls-key", "", "this node's private key (PEM)")
@@ -75,14 +76,23 @@ func run(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	node, err := startNode(cfg, sec)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	srv := NewServer(node)
+	// Served from the start: a node without state waits in startNode
+	// until the leader has removed its ID (S8), and the leader's probe of
+	// whether a member of that ID is alive (memberAlive) must be answered
+	// "starting", not left to time out.
+	api := &startingHandler{starting: requireAuth(sec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "kvserver: starting (a node without raft state joins once the leader has removed any member of its ID)", http.StatusServiceUnavailable)
+	}))}
+	srv := newServer(&cfg, api)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	node, err := startNode(cfg, sec)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	h := NewHandler(node)
+	api.h.Store(&h)
 	fmt.Fprintf(os.Stderr, "kvserver: %s serving %s on %s, raft on %s\n", cfg.ID, sec.scheme(), ln.Addr(), cfg.RaftAddr)
 
 	sig := make(chan os.Signal, 1)
@@ -99,6 +109,20 @@ func run(cfg Config) error {
 		err = serr
 	}
 	return err
+}
+
+// startingHandler is starting until the node's API is stored in h.
+type startingHandler struct {
+	h        atomic.Pointer[http.Handler]
+	starting http.Handler
+}
+
+func (s *startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := s.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	s.starting.ServeHTTP(w, r)
 }
 
 // listenHTTP listens for the HTTP API on addr, over TLS when sec has

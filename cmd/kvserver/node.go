@@ -45,10 +45,14 @@ type Node struct {
 var ErrNoLeader = errors.New("kvserver: no leader")
 
 // StartNode opens the node's directory and starts raft: bootstrapping a
-// one-node cluster in an empty directory without cfg.Join, joining through
-// cfg.Join in an empty directory with it, and rejoining from the stored
-// state otherwise (cfg.Join is then ignored, unless the stored cluster is
-// this node alone: ErrJoinIgnored).
+// one-node cluster in a directory without raft state and without
+// cfg.Join, and rejoining from the stored state otherwise. With cfg.Join
+// and no raft term or log it first has the leader remove any member of
+// its ID or raft address and returns only once that is committed,
+// retrying through cfg.Join until it is (S8); without cfg.Join, snapshots
+// without a term or log are ErrRaftStateLost. With cfg.Join and state it
+// asks to be added back in case it was removed (S9), unless the stored
+// cluster is this node alone (ErrJoinIgnored).
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
@@ -108,6 +112,25 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("kvserver: inspect state: %w", err)
 	}
+	// Whether the raft store holds a term or a log: snapshots alone (the
+	// raft directory lost, snapshots/ kept) do not hold this node's vote
+	// nor what it acknowledged after them.
+	logged, err := raft.HasExistingState(n.store, n.store, raft.NewInmemSnapshotStore())
+	if err != nil {
+		return fmt.Errorf("kvserver: inspect state: %w", err)
+	}
+	switch {
+	case !logged && cfg.Join != "":
+		// Before raft runs, so that nothing this node says in raft can
+		// count as what a member of the same ID or address said before
+		// it lost its state (S8).
+		if err := n.requestJoin(context.Background(), n.joinRequest(true)); err != nil {
+			return err
+		}
+	case !logged && existing:
+		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
+			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
+	}
 	if n.raft, err = raft.NewRaft(cfg.raftConfig(), n.fsm, n.store, n.store, snaps, n.trans); err != nil {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
@@ -119,11 +142,16 @@ func (n *Node) open() error {
 	case existing:
 		// Rejoin from the stored configuration.
 	case cfg.Join == "":
+		// A node without state and without -join cannot know of a
+		// cluster that still counts its ID: it starts a new one (S8).
 		boot := raft.Configuration{Servers: []raft.Server{{ID: raft.ServerID(cfg.ID), Address: n.trans.LocalAddr()}}}
 		if err := n.raft.BootstrapCluster(boot).Error(); err != nil {
 			return fmt.Errorf("kvserver: bootstrap: %w", err)
 		}
-	default:
+	}
+	if cfg.Join != "" {
+		// With state too: a node removed while it was down is in no
+		// configuration its peers hold, and only a join adds it back (S9).
 		n.bg.Add(1)
 		go n.joinLoop()
 	}
@@ -146,6 +174,10 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 	}
 	return n.fsm.Restore(rc)
 }
+
+// ErrRaftStateLost is returned by StartNode without Join for a directory
+// whose raft store is empty while its snapshots remain (S8).
+var ErrRaftStateLost = errors.New("kvserver: raft state lost")
 
 // ErrJoinIgnored is returned by StartNode for a -join it would ignore in
 // a directory that holds a one-node cluster of this node alone.
@@ -200,6 +232,18 @@ type joinRequest struct {
 	ID   string `json:"id"`
 	Raft string `json:"raft"`
 	HTTP string `json:"http"`
+	// Fresh marks the join of a node that has no raft state and has not
+	// started raft: the leader removes every member with its ID or raft
+	// address and adds nothing; the node starts raft once that is
+	// committed, and then joins again without Fresh (S8).
+	Fresh bool `json:"fresh,omitempty"`
+}
+
+// joinReply is the body of a 200 answer to POST /join. Fresh tells a
+// fresh joiner that the leader knew the flag: one that did not (an older
+// kvserver) took the join as an ordinary one.
+type joinReply struct {
+	Fresh bool `json:"fresh"`
 }
 
 func (r joinRequest) validate() error {
@@ -216,12 +260,14 @@ func (r joinRequest) validate() error {
 	return nil
 }
 
+func (n *Node) joinRequest(fresh bool) joinRequest {
+	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh}
+}
+
 // joinLoop asks cfg.Join to add this node until it is a member or the node
 // stops; any member forwards the request to the leader.
 func (n *Node) joinLoop() {
 	defer n.bg.Done()
-	body, _ := json.Marshal(joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr})
-	client := n.sec.httpClient(n.cfg.Token)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -231,36 +277,51 @@ func (n *Node) joinLoop() {
 		case <-ctx.Done():
 		}
 	}()
+	n.requestJoin(ctx, n.joinRequest(false))
+}
+
+// requestJoin posts req to cfg.Join until the leader accepts it or ctx
+// ends. A fresh join is accepted only by a leader that says it took it as
+// one (joinReply).
+func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
+	body, _ := json.Marshal(req)
+	client := n.sec.httpClient(n.cfg.Token)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		err := postJoin(ctx, client, n.cfg.Join, body)
+		reply, err := postJoin(ctx, client, n.cfg.Join, body)
+		if err == nil && req.Fresh && !reply.Fresh {
+			err = fmt.Errorf("the leader took the join of a node without raft state as an ordinary one (a kvserver that predates fresh joins?); raft stays stopped, as a member of ID %s or address %s may still be counted with the state this node lost", req.ID, req.Raft)
+		}
 		if err == nil {
-			return
+			return nil
 		}
 		fmt.Fprintf(n.cfg.LogOutput, "kvserver: join through %s: %v (retrying)\n", n.cfg.Join, err)
 		select {
-		case <-n.stop:
-			return
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-time.After(delay):
 		}
 	}
 }
 
-func postJoin(ctx context.Context, client *http.Client, base string, body []byte) error {
+func postJoin(ctx context.Context, client *http.Client, base string, body []byte) (joinReply, error) {
+	var reply joinReply
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/join", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return reply, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return reply, err
 	}
 	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
+		return reply, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
-	return nil
+	// An empty body is an older leader's 200: Fresh stays false.
+	json.Unmarshal(msg, &reply)
+	return reply, nil
 }
 
 // ErrMemberConflict is returned for a join that would replace a live
@@ -274,6 +335,15 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // first, unless it is alive: a node started by mistake with a live
 // member's ID must not vote that member out (nor, naming the leader,
 // depose it) and take over its clients' redirects.
+//
+// A fresh join (req.Fresh) only removes: every member with req's ID or
+// raft address, whatever its suffrage, unless alive as above, and
+// returns once the removal is committed (S8). The joiner, which starts
+// raft only then, joins again to be added. It is added straight as a
+// voter, not first as a nonvoter to catch up: a new server's empty log is
+// its true state, so its vote is safe. A nonvoter phase would only spare
+// commits from waiting on it while it catches up, and they do not wait
+// while the other members are a majority (in a cluster of two they do).
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
@@ -288,9 +358,9 @@ func (n *Node) addMember(req joinRequest) error {
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
 		switch {
-		case sameID && sameAddr && s.Suffrage == raft.Voter:
+		case sameID && sameAddr && !req.Fresh && s.Suffrage == raft.Voter:
 			already = true // joining again is not an error
-		case sameID && sameAddr:
+		case sameID && sameAddr && !req.Fresh:
 			stale = append(stale, s.ID) // the joiner itself, without a vote
 		case sameID || sameAddr:
 			if n.memberAlive(s) {
@@ -299,14 +369,19 @@ func (n *Node) addMember(req joinRequest) error {
 			stale = append(stale, s.ID)
 		}
 	}
-	c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
-	if err := n.apply(c); err != nil || already {
-		return err
+	if !req.Fresh {
+		c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
+		if err := n.apply(c); err != nil || already {
+			return err
+		}
 	}
 	for _, id := range stale {
 		if err := n.await(n.raft.RemoveServer(id, 0, applyTimeout)); err != nil {
 			return err
 		}
+	}
+	if req.Fresh {
+		return nil
 	}
 	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
 }

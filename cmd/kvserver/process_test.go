@@ -110,18 +110,7 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		}
 	}
 	defer killAll(procs)
-	procs[0].startLeader(t, bin)
-	procs[1].start(t, bin)
-	procs[2].start(t, bin)
-	waitFor(t, "three members that know the leader", 15*time.Second, func() bool {
-		for _, p := range procs {
-			s, ok := p.status()
-			if !ok || len(s.Members) != 3 || s.LeaderHTTP == "" {
-				return false
-			}
-		}
-		return true
-	})
+	startCluster(t, bin, procs)
 
 	// Writers send PUTs to every node in turn (followers redirect) and
 	// record the writes acknowledged with 204.
@@ -172,7 +161,7 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	killed.start(t, bin) // its -join is ignored: the directory has state
+	killed.start(t, bin) // it has state: its -join finds it a member already
 	var live *proc
 	for i, p := range procs {
 		if i != leader {
@@ -224,6 +213,25 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	t.Logf("%d writes acknowledged (%d before the kill), all readable", n, atKill)
 
 	terminateAll(t, procs)
+}
+
+// startCluster starts procs[0] and waits until it leads, then the others,
+// and waits until every one knows them all and the leader.
+func startCluster(t *testing.T, bin string, procs []*proc) {
+	t.Helper()
+	procs[0].startLeader(t, bin)
+	for _, p := range procs[1:] {
+		p.start(t, bin)
+	}
+	waitFor(t, "every member to know the others and the leader", 15*time.Second, func() bool {
+		for _, p := range procs {
+			s, ok := p.status()
+			if !ok || len(s.Members) != len(procs) || s.LeaderHTTP == "" {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // startLeader starts p, the first node, and waits until it leads.

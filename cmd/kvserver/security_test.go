@@ -159,6 +159,10 @@ func TestJoinRequiresToken(t *testing.T) {
 func TestOversizeRefused(t *testing.T) {
 	s := serveNode(t, Config{ID: "solo", Limits: Limits{MaxKeyBytes: 8, MaxValueBytes: 100}})
 	s.waitLeader(t)
+	// raft counts an entry applied only after handing it to the state
+	// machine, so the member registration waitLeader saw may not be
+	// counted yet.
+	waitFor(t, "the registration counted applied", 5*time.Second, func() bool { return s.raft.AppliedIndex() == s.raft.LastIndex() })
 	applied := s.raft.AppliedIndex()
 	put := func(key string, body io.Reader, length int64) (int, string) {
 		req, _ := http.NewRequest(http.MethodPut, s.url+"/kv/"+key, body)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestProcessWipedMemberRejoins runs S8 over TCP: a follower killed and
+// restarted with an empty directory and -join waits for its removal
+// before raft listens to its peers, is added back as a voter, and
+// catches up with every write.
+func TestProcessWipedMemberRejoins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs three processes")
+	}
+	bin := buildKVServer(t)
+	addrs := freeAddrs(t, 6)
+	root := t.TempDir()
+	procs := make([]*proc, 3)
+	for i := range procs {
+		procs[i] = &proc{id: fmt.Sprintf("n%d", i+1), dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)), raft: addrs[2*i], http: addrs[2*i+1]}
+		if i > 0 {
+			procs[i].join = procs[0].url()
+		}
+	}
+	defer killAll(procs)
+	startCluster(t, bin, procs)
+	client := &http.Client{Timeout: 5 * time.Second}
+	const n = 50
+	for i := 0; i < n; i++ {
+		code, body, err := doRetrying(client, func() *http.Request {
+			req, _ := http.NewRequest(http.MethodPut, procs[i%3].url()+fmt.Sprintf("/kv/k%02d", i), bytes.NewReader([]byte("v")))
+			return req
+		})
+		if err != nil || code != http.StatusNoContent {
+			t.Fatalf("PUT k%02d: %d %s %v", i, code, body, err)
+		}
+	}
+
+	var wiped, live *proc
+	for _, p := range procs[1:] {
+		if s, ok := p.status(); ok && s.State == "Follower" {
+			wiped = p
+		}
+	}
+	if wiped == nil {
+		t.Fatal("no follower among n2 and n3")
+	}
+	for _, p := range procs {
+		if p != wiped {
+			live = p
+		}
+	}
+	wiped.cmd.Process.Signal(syscall.SIGKILL)
+	<-wiped.exited
+	if err := os.RemoveAll(wiped.dir); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	wiped.start(t, bin)
+	waitFor(t, "the wiped node back and caught up", 20*time.Second, func() bool {
+		ls, ok1 := live.status()
+		ws, ok2 := wiped.status()
+		return ok1 && ok2 && len(ws.Members) == 3 && ws.LeaderHTTP != "" && ws.AppliedIndex >= ls.CommitIndex
+	})
+	t.Logf("the wiped %s rejoined and caught up in %v", wiped.id, time.Since(start).Round(time.Millisecond))
+	if s, _ := live.status(); !hasVoter(s, wiped.id, wiped.raft) {
+		t.Fatalf("%s is not a voter at %s after rejoining: %+v", wiped.id, wiped.raft, s.Members)
+	}
+	for i := 0; i < n; i++ {
+		resp, err := client.Get(wiped.url() + fmt.Sprintf("/kv/k%02d?stale=true", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("k%02d on the rejoined %s: %d", i, wiped.id, resp.StatusCode)
+		}
+	}
+	terminateAll(t, procs)
+}
+
+func hasVoter(s statusReply, id, raftAddr string) bool {
+	for _, m := range s.Members {
+		if m.ID == id && m.Raft == raftAddr && m.Suffrage == "Voter" {
+			return true
+		}
+	}
+	return false
+}
