@@ -219,6 +219,18 @@ type Options struct {
 	// the directory (so it works on a read-only mount) and takes a shared
 	// lock: read-only opens coexist, and exclude a writer (ErrLocked).
 	ReadOnly bool
+	// ErrorIfNotExists makes Open fail with ErrDBDoesNotExist, creating
+	// nothing (no directory, no LOCK), when dirname holds no DB, rather
+	// than create one there: for a caller that means to open an existing
+	// DB and could be handed the wrong path, such as a home directory full
+	// of other files, where Open would otherwise write a new DB's LOCK,
+	// CURRENT, MANIFEST and WAL among them (LevelDB's create_if_missing
+	// turned off, Pebble's ErrorIfNotExists).
+	ErrorIfNotExists bool
+	// ErrorIfExists makes Open fail with ErrDBExists when dirname already
+	// holds a DB: for a caller that means to create a fresh one (LevelDB's
+	// error_if_exists, Pebble's ErrorIfExists).
+	ErrorIfExists bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
 	Logger func(format string, args ...any)
 
