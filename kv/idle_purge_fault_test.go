@@ -22,45 +22,10 @@ func TestIdlePurgeFaultSweep(t *testing.T) {
 	old := testTickInterval
 	testTickInterval = time.Hour // the test's own d.tick calls only
 	t.Cleanup(func() { testTickInterval = old })
-	const n = 300
-	deleted := func(i int) bool { return i%25 == 3 }
-	// setup returns a DB whose only due work is an idle purge of a lone L0
-	// table of tombstones, on an FS that counts mutating operations.
-	setup := func() (*errorfs.FS, vfs.FS, *DB) {
-		mem := vfs.NewMem()
-		efs := errorfs.Wrap(mem, errorfs.OpMutating)
-		o := &Options{FS: efs, MemTableSize: 1 << 20, TombstoneMaxAge: -1}
-		d, err := Open("db", o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		val := make([]byte, 512)
-		for i := 0; i < n; i++ {
-			val[0] = byte(i)
-			if err := d.Set(delKey(i), val, NoSync); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := d.Compact(nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < n; i++ {
-			if deleted(i) {
-				if err := d.Delete(delKey(i), NoSync); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
-		if !d.Metrics().Compaction.IdlePurgePending {
-			t.Fatal("no idle purge pending")
-		}
-		efs.Reset()
-		return efs, mem, d
-	}
+	setup := func() (*errorfs.FS, vfs.FS, *DB) { return idlePurgeSetup(t) }
+	const n = idlePurgeKeys
+	deleted := idlePurgeDeleted
+
 	purge := func(d *DB) {
 		d.tick()
 		d.tick() // idle since the last tick: the purge starts
@@ -116,6 +81,87 @@ func TestIdlePurgeFaultSweep(t *testing.T) {
 					t.Fatalf("%s failed: %d keys after reopening, want %d", what, kept, want)
 				}
 			})
+		}
+	}
+}
+
+const idlePurgeKeys = 300
+
+func idlePurgeDeleted(i int) bool { return i%25 == 3 }
+
+// idlePurgeSetup returns a DB whose only due work is an idle purge of a
+// lone L0 table of tombstones, on an FS that counts mutating operations
+// (the inner FS returned beside it), the count reset.
+func idlePurgeSetup(t *testing.T) (*errorfs.FS, vfs.FS, *DB) {
+	t.Helper()
+	const n = idlePurgeKeys
+	deleted := idlePurgeDeleted
+	mem := vfs.NewMem()
+	efs := errorfs.Wrap(mem, errorfs.OpMutating)
+	o := &Options{FS: efs, MemTableSize: 1 << 20, TombstoneMaxAge: -1}
+	d, err := Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := make([]byte, 512)
+	for i := 0; i < n; i++ {
+		val[0] = byte(i)
+		if err := d.Set(delKey(i), val, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if deleted(i) {
+			if err := d.Delete(delKey(i), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
+	if !d.Metrics().Compaction.IdlePurgePending {
+		t.Fatal("no idle purge pending")
+	}
+	efs.Reset()
+	return efs, mem, d
+}
+
+// TestIdlePurgeRacingClose closes the DB at moments from before the idle
+// purge starts to after it ends: Close returns nil, waits for the purge,
+// and the reopened DB holds every key and every delete.
+func TestIdlePurgeRacingClose(t *testing.T) {
+	old := testTickInterval
+	testTickInterval = time.Hour
+	t.Cleanup(func() { testTickInterval = old })
+	rounds := 12
+	if raceEnabled {
+		rounds = 6
+	}
+	for r := 0; r < rounds; r++ {
+		_, mem, d := idlePurgeSetup(t)
+		d.tick()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.tick() // starts the purge
+		}()
+		time.Sleep(time.Duration(r) * 300 * time.Microsecond)
+		if err := d.Close(); err != nil {
+			t.Fatalf("round %d: Close: %v", r, err)
+		}
+		<-done
+		d2, err := Open("db", &Options{FS: mem})
+		if err != nil {
+			t.Fatalf("round %d: reopen: %v", r, err)
+		}
+		checkDeleted(t, d2, idlePurgeKeys, idlePurgeDeleted)
+		if err := d2.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
