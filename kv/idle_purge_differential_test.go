@@ -195,6 +195,9 @@ func runIdlePurgeDifferential(t *testing.T, seed uint64) (total CompactionMetric
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
+			if rep, err := Check("db", opts); err != nil || len(rep.Problems) > 0 {
+				t.Fatalf("seed %d: Check after Close: %v, %v", seed, err, rep.Problems)
+			}
 			if d, err = Open("db", opts); err != nil {
 				t.Fatalf("seed %d: reopen: %v", seed, err)
 			}

@@ -146,6 +146,9 @@ func runRangeFilterOddBounds(t *testing.T, seed uint64) {
 			if err := d.Close(); err != nil {
 				t.Fatal(err)
 			}
+			if rep, err := Check("db", opts); err != nil || len(rep.Problems) > 0 {
+				t.Fatalf("seed %d: Check after Close: %v, %v", seed, err, rep.Problems)
+			}
 			if d, err = Open("db", opts); err != nil {
 				t.Fatal(err)
 			}
