@@ -45,6 +45,14 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		IdleRatio:             o.IdlePurgeMinShare,
 	}
 	d.picker.Now = func() int64 { return time.Now().UnixNano() }
+	// The picker runs under d.mu (pickLocked, CompactDue), which guards
+	// the snapshot list.
+	d.picker.OldestSnapshot = func() (base.SeqNum, bool) {
+		if s := d.snapshots.head; s != nil {
+			return s.seq, true
+		}
+		return 0, false
+	}
 	d.openTime = time.Now()
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}

@@ -273,7 +273,10 @@ type Options struct {
 	// due by size or worth it for the space it frees: once a table's oldest
 	// tombstone is older, background compactions move it down, level by
 	// level, until it is dropped at the bottom and the shadowed data is
-	// gone (Lethe's persistence latency; compaction's P5). A restart
+	// gone (Lethe's persistence latency; compaction's P5). A tombstone an
+	// open snapshot keeps at the bottom (the snapshot still sees the
+	// value beneath it) goes once no snapshot older than its table's
+	// entries is open. A restart
 	// restarts the clock of tombstones already in tables. Default 1 hour;
 	// negative disables the bound (purge compactions, which run when they
 	// free at least a quarter of what they rewrite, stay on, and so do
