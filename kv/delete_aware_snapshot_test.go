@@ -18,9 +18,7 @@ import (
 // bottom. While the snapshot is open nothing it sees may go, and once the
 // garbage is gone no compaction repeats.
 func TestTombstoneMaxAgeAfterSnapshotReleased(t *testing.T) {
-	old := testTickInterval
-	testTickInterval = time.Millisecond
-	t.Cleanup(func() { testTickInterval = old })
+	withTickInterval(t, time.Millisecond)
 	d := openMem(t, vfs.NewMem(), &Options{TombstoneMaxAge: 5 * time.Millisecond})
 	defer d.Close()
 	const n = 200

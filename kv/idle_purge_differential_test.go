@@ -24,9 +24,7 @@ import (
 // must match its map model for every Get and a full scan; a reopen
 // (tombstone times restart) comes midway. The seed is in every failure.
 func TestIdlePurgeDifferential(t *testing.T) {
-	old := testTickInterval
-	testTickInterval = time.Millisecond
-	t.Cleanup(func() { testTickInterval = old })
+	withTickInterval(t, time.Millisecond)
 	seeds := []uint64{1, 2, 3, 4, 5, 6}
 	if raceEnabled {
 		seeds = seeds[:3]
@@ -44,6 +42,15 @@ func TestIdlePurgeDifferential(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("idle purges %d, age compactions %d, values dropped early %d", idle, aged, dropped)
 	}
+}
+
+// withTickInterval sets the background ticker's interval for the DBs the
+// test opens (time.Hour: only the test's own d.tick calls), restored when
+// it ends.
+func withTickInterval(t *testing.T, every time.Duration) {
+	old := testTickInterval
+	testTickInterval = every
+	t.Cleanup(func() { testTickInterval = old })
 }
 
 type heldIter struct {
@@ -119,36 +126,8 @@ func runIdlePurgeDifferential(t *testing.T, seed uint64) (total CompactionMetric
 	}
 	for burst := 0; burst < 30; burst++ {
 		for i, n := 0, 5+rng.IntN(60); i < n; i++ {
-			k := pool[rng.IntN(len(pool))]
-			switch r := rng.IntN(20); {
-			case r < 12:
-				v := fmt.Sprintf("v%d.%d.%s", burst, i, bytes.Repeat([]byte{'x'}, rng.IntN(40)))
-				if err := d.Set(k, []byte(v), NoSync); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				model[string(k)] = v
-			case r < 19:
-				if err := d.Delete(k, NoSync); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				delete(model, string(k))
-			default:
-				e := pool[rng.IntN(len(pool))]
-				if bytes.Compare(k, e) > 0 {
-					k, e = e, k
-				}
-				if bytes.Equal(k, e) {
-					continue
-				}
-				if err := d.DeleteRange(k, e, NoSync); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				for mk := range model {
-					if mk >= string(k) && mk < string(e) {
-						delete(model, mk)
-					}
-				}
-			}
+			v := fmt.Sprintf("v%d.%d.%s", burst, i, bytes.Repeat([]byte{'x'}, rng.IntN(40)))
+			randomWrite(t, seed, d, rng, model, func() []byte { return pool[rng.IntN(len(pool))] }, v)
 		}
 		switch rng.IntN(6) {
 		case 0:

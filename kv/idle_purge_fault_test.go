@@ -19,9 +19,7 @@ import (
 // after reopening on a sound disk nothing is lost and the deletes still
 // hold.
 func TestIdlePurgeFaultSweep(t *testing.T) {
-	old := testTickInterval
-	testTickInterval = time.Hour // the test's own d.tick calls only
-	t.Cleanup(func() { testTickInterval = old })
+	withTickInterval(t, time.Hour) // the test's own d.tick calls only
 	setup := func() (*errorfs.FS, vfs.FS, *DB) { return idlePurgeSetup(t) }
 	const n = idlePurgeKeys
 	deleted := idlePurgeDeleted
@@ -135,9 +133,7 @@ func idlePurgeSetup(t *testing.T) (*errorfs.FS, vfs.FS, *DB) {
 // purge starts to after it ends: Close returns nil, waits for the purge,
 // and the reopened DB holds every key and every delete.
 func TestIdlePurgeRacingClose(t *testing.T) {
-	old := testTickInterval
-	testTickInterval = time.Hour
-	t.Cleanup(func() { testTickInterval = old })
+	withTickInterval(t, time.Hour)
 	rounds := 12
 	if raceEnabled {
 		rounds = 6

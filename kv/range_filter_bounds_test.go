@@ -96,36 +96,7 @@ func runRangeFilterOddBounds(t *testing.T, seed uint64) {
 	var negatives uint64
 	for round := 0; round < 12; round++ {
 		for i := 0; i < 60; i++ {
-			k := oddKey(rng)
-			switch r := rng.IntN(10); {
-			case r < 7:
-				v := fmt.Sprintf("v%d.%d", round, i)
-				if err := d.Set(k, []byte(v), nil); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				model[string(k)] = v
-			case r < 9:
-				if err := d.Delete(k, nil); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				delete(model, string(k))
-			default:
-				e := oddKey(rng)
-				if bytes.Compare(k, e) > 0 {
-					k, e = e, k
-				}
-				if bytes.Equal(k, e) {
-					continue
-				}
-				if err := d.DeleteRange(k, e, nil); err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				for mk := range model {
-					if mk >= string(k) && mk < string(e) {
-						delete(model, mk)
-					}
-				}
-			}
+			randomWrite(t, seed, d, rng, model, func() []byte { return oddKey(rng) }, fmt.Sprintf("v%d.%d", round, i))
 		}
 		switch rng.IntN(4) {
 		case 0, 1:
@@ -160,6 +131,41 @@ func runRangeFilterOddBounds(t *testing.T, seed uint64) {
 	negatives += d.Metrics().Filter.RangeNegatives
 	if negatives == 0 {
 		t.Fatalf("seed %d: no range filter ruled a table out: the test exercised nothing", seed)
+	}
+}
+
+// randomWrite applies one random write to d and model: a Set of value
+// (60%), a Delete (30%) or a DeleteRange (10%), of keys drawn by key.
+func randomWrite(t *testing.T, seed uint64, d *DB, rng *rand.Rand, model map[string]string, key func() []byte, value string) {
+	t.Helper()
+	k := key()
+	switch r := rng.IntN(10); {
+	case r < 6:
+		if err := d.Set(k, []byte(value), NoSync); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		model[string(k)] = value
+	case r < 9:
+		if err := d.Delete(k, NoSync); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		delete(model, string(k))
+	default:
+		e := key()
+		if bytes.Compare(k, e) > 0 {
+			k, e = e, k
+		}
+		if bytes.Equal(k, e) {
+			return
+		}
+		if err := d.DeleteRange(k, e, NoSync); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for mk := range model {
+			if mk >= string(k) && mk < string(e) {
+				delete(model, mk)
+			}
+		}
 	}
 }
 
