@@ -60,14 +60,7 @@ type heldIter struct {
 
 func runIdlePurgeDifferential(t *testing.T, seed uint64) (total CompactionMetrics) {
 	rng := rand.New(rand.NewPCG(seed, 11))
-	keys := map[string]bool{}
-	pool := make([][]byte, 0, 40)
-	for len(pool) < cap(pool) {
-		if k := oddKey(rng); !keys[string(k)] {
-			keys[string(k)] = true
-			pool = append(pool, k)
-		}
-	}
+	pool := oddKeyPool(rng, 40)
 	fs := vfs.NewMem()
 	opts := &Options{FS: fs, MemTableSize: 2 << 10, TargetFileSize: 1 << 10, LBaseMaxBytes: 4 << 10,
 		L0CompactionThreshold: 2, TombstoneMaxAge: time.Duration(1+rng.IntN(20)) * time.Millisecond,

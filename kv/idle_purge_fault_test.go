@@ -96,32 +96,8 @@ func idlePurgeSetup(t *testing.T) (*errorfs.FS, vfs.FS, *DB) {
 	deleted := idlePurgeDeleted
 	mem := vfs.NewMem()
 	efs := errorfs.Wrap(mem, errorfs.OpMutating)
-	o := &Options{FS: efs, MemTableSize: 1 << 20, TombstoneMaxAge: -1}
-	d, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val := make([]byte, 512)
-	for i := 0; i < n; i++ {
-		val[0] = byte(i)
-		if err := d.Set(delKey(i), val, NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Compact(nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < n; i++ {
-		if deleted(i) {
-			if err := d.Delete(delKey(i), NoSync); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
+	d := bottomDB(t, &Options{FS: efs, MemTableSize: 1 << 20, TombstoneMaxAge: -1}, n)
+	deleteAndFlush(t, d, n, deleted)
 	if !d.Metrics().Compaction.IdlePurgePending {
 		t.Fatal("no idle purge pending")
 	}

@@ -28,6 +28,19 @@ func oddKey(rng *rand.Rand) []byte {
 	return k
 }
 
+// oddKeyPool returns n distinct keys drawn by oddKey.
+func oddKeyPool(rng *rand.Rand, n int) [][]byte {
+	seen := map[string]bool{}
+	pool := make([][]byte, 0, n)
+	for len(pool) < n {
+		if k := oddKey(rng); !seen[string(k)] {
+			seen[string(k)] = true
+			pool = append(pool, k)
+		}
+	}
+	return pool
+}
+
 // oddBound is a bound a careless caller passes: nil, empty, a key that may
 // or may not be stored, or that key plus 0x00 or 0xff.
 func oddBound(rng *rand.Rand) []byte {

@@ -16,14 +16,7 @@ import (
 // hundreds of bytes, in byte order.
 func TestShadowDropDifferentialEdgeKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 14))
-	seen := map[string]bool{}
-	var pool [][]byte
-	for len(pool) < 48+6 { // DeleteRange ends reach 5 keys past the last written
-		if k := oddKey(rng); !seen[string(k)] {
-			seen[string(k)] = true
-			pool = append(pool, k)
-		}
-	}
+	pool := oddKeyPool(rng, 48+6) // DeleteRange ends reach 5 keys past the last written
 	slices.SortFunc(pool, bytes.Compare)
 	old := differentialKey
 	differentialKey = func(i int) []byte { return slices.Clone(pool[i]) }
