@@ -75,6 +75,10 @@
 //	   TombstoneMaxAge is compacted one level down; outputs inherit the
 //	   oldest tombstone time, so within about (levels x check interval)
 //	   past the bound the tombstone is at the bottom, where C2 drops it.
+//	   A tombstone a snapshot kept at the bottom (the value beneath it
+//	   still visible to the snapshot) is dropped once no open snapshot is
+//	   older than any entry of its table: the table is compacted into
+//	   itself (OldestSnapshot), and its output holds no tombstone.
 //	P6 (an idle DB keeps no garbage): asked with PickIdle, which the
 //	   engine does only once it took no write for a while, the picker
 //	   takes what Pick would, or else the purge candidate of P4 that frees

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
@@ -171,6 +172,10 @@ type Picker struct {
 	// Now returns the current time in Unix nanoseconds, for the tombstone
 	// age bound (P5); nil turns the bound off.
 	Now func() int64
+	// OldestSnapshot returns the sequence number of the oldest open
+	// snapshot, ok false when none is open, for P5 at the bottom; nil
+	// leaves the bottom level to the other rules.
+	OldestSnapshot func() (seq base.SeqNum, ok bool)
 }
 
 // Scores returns each level's compaction score: L0 by table count against
@@ -455,7 +460,7 @@ func (p *Picker) pickAged(v *manifest.Version, baseLevel int) *Compaction {
 		}
 	}
 	if oldest == nil {
-		return nil
+		return p.pickAgedBottom(v, deadline)
 	}
 	var c *Compaction
 	if oldestLevel == 0 {
@@ -464,6 +469,40 @@ func (p *Picker) pickAged(v *manifest.Version, baseLevel int) *Compaction {
 		c = p.levelCompaction(v, oldestLevel, oldest)
 	}
 	c.Reason = ReasonAge
+	c.Score = float64(p.Now()-oldest.TombstoneTime()) / float64(p.Opts.TombstoneMaxAge)
+	return c
+}
+
+// pickAgedBottom returns the compaction of the bottom table with the
+// oldest tombstone older than deadline into itself, if no open snapshot
+// is older than any of its entries (P5 at the bottom). A tombstone kept
+// at the bottom because a snapshot needed the value beneath it stays once
+// the snapshot is gone: nothing else compacts a bottom table whose level
+// is not due, so without this its tombstones and the values they hide
+// would outlive TombstoneMaxAge for good. With no snapshot below the
+// table's entries, C1 and C2 drop every tombstone and what it shadows,
+// so the output holds no tombstone and is never picked for its age again.
+func (p *Picker) pickAgedBottom(v *manifest.Version, deadline int64) *Compaction {
+	if p.OldestSnapshot == nil {
+		return nil
+	}
+	snap, pinned := p.OldestSnapshot()
+	bottom := manifest.NumLevels - 1
+	var oldest *manifest.TableMetadata
+	for _, t := range v.Levels[bottom] {
+		tt := t.TombstoneTime()
+		if tt == 0 || tt > deadline || (pinned && snap < t.LargestSeq) {
+			continue
+		}
+		if oldest == nil || tt < oldest.TombstoneTime() {
+			oldest = t
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	c := &Compaction{Level: bottom, OutputLevel: bottom, Reason: ReasonAge}
+	c.Inputs[0] = []*manifest.TableMetadata{oldest}
 	c.Score = float64(p.Now()-oldest.TombstoneTime()) / float64(p.Opts.TombstoneMaxAge)
 	return c
 }

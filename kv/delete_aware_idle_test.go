@@ -20,17 +20,7 @@ func TestIdlePurgeOnlyOnceIdle(t *testing.T) {
 	const n = 600
 	d := bottomDB(t, &Options{MemTableSize: 1 << 20, TombstoneMaxAge: -1}, n)
 	deleted := func(i int) bool { return i%25 == 3 }
-	for i := 0; i < n; i++ {
-		if deleted(i) {
-			if err := d.Delete(delKey(i), NoSync); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
+	deleteAndFlush(t, d, n, deleted)
 	m := d.Metrics()
 	if m.Levels[0].Tombstones == 0 || m.Compaction.Purges != 0 || m.Compaction.AgeCompactions != 0 {
 		t.Fatalf("want the tombstones in L0 and no purge or age compaction yet: L0 %+v, %+v", m.Levels[0], m.Compaction)
@@ -94,4 +84,22 @@ func TestIdlePurgeOffStaysOff(t *testing.T) {
 	if m := d.Metrics(); m.Compaction.IdlePurges != 0 || m.Compaction.IdlePurgePending || m.Levels[0].Tombstones == 0 {
 		t.Fatalf("idle purges off, yet L0 %+v, %+v", m.Levels[0], m.Compaction)
 	}
+}
+
+// deleteAndFlush deletes the keys delKey(i), i < n, that deleted selects,
+// flushes them into one L0 table and waits for the compactions the flush
+// starts.
+func deleteAndFlush(t *testing.T, d *DB, n int, deleted func(int) bool) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if deleted(i) {
+			if err := d.Delete(delKey(i), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the flush's compactions", func() bool { return !d.Metrics().Compaction.InProgress })
 }

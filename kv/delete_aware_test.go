@@ -20,7 +20,11 @@ func withFastTicker(t *testing.T) {
 // bottomDB loads n keys with 1 KiB values and compacts them to the bottom.
 func bottomDB(t *testing.T, o *Options, n int) *DB {
 	t.Helper()
-	d := openMem(t, vfs.NewMem(), o)
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.NewMem()
+	}
+	d := openMem(t, fs, o)
 	val := make([]byte, 1024)
 	for i := 0; i < n; i++ {
 		for j := range val {

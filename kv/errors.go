@@ -30,6 +30,13 @@ var (
 	// need a file number past the engine's range: the counter never wraps
 	// onto numbers of live files.
 	ErrFileNumbersExhausted = errors.New("kv: file numbers exhausted")
+	// ErrDBDoesNotExist is returned (wrapped, with fs.ErrNotExist) by Open
+	// when the directory holds no DB and Options.ErrorIfNotExists or
+	// ReadOnly forbids creating one.
+	ErrDBDoesNotExist = errors.New("kv: no database in the directory")
+	// ErrDBExists is returned (wrapped) by Open when the directory holds a
+	// DB and Options.ErrorIfExists is set.
+	ErrDBExists = errors.New("kv: database already exists")
 	// ErrReadOnly is returned by writes to a DB opened with ReadOnly, and by
 	// writes after a background failure left the DB read-only.
 	ErrReadOnly = errors.New("kv: database is read-only")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
@@ -46,6 +45,14 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		IdleRatio:             o.IdlePurgeMinShare,
 	}
 	d.picker.Now = func() int64 { return time.Now().UnixNano() }
+	// The picker runs under d.mu (pickLocked, CompactDue), which guards
+	// the snapshot list.
+	d.picker.OldestSnapshot = func() (base.SeqNum, bool) {
+		if s := d.snapshots.head; s != nil {
+			return s.seq, true
+		}
+		return 0, false
+	}
 	d.openTime = time.Now()
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
@@ -57,6 +64,17 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	d.writerOpts = sstable.WriterOptions{BlockSize: o.BlockSize, Filter: o.Filter, FilterPolicy: policy,
 		RangeFilterBitsPerKey: o.RangeFilterBitsPerKey}
 
+	if o.ErrorIfNotExists && !o.ReadOnly {
+		// Before anything is created: not the directory, not its LOCK
+		// (recover checks again under the lock).
+		names, err := d.fs.List(dirname)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("kv: list %s: %w", dirname, err)
+		}
+		if !slices.Contains(names, fileName(fileKindCurrent, 0)) {
+			return nil, d.errNoDB()
+		}
+	}
 	if !o.ReadOnly {
 		// Durably: a new DB directory not yet an entry of its parent on
 		// disk would take every synced write in it with it on a power loss.
@@ -96,7 +114,7 @@ func (d *DB) lockDir() (io.Closer, error) {
 		lock, err = d.fs.RLock(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, serr := d.fs.Stat(d.path(fileKindCurrent, 0)); serr != nil {
-				return nil, fmt.Errorf("kv: open %s read-only: no database there: %w", d.dirname, os.ErrNotExist)
+				return nil, d.errNoDB()
 			}
 			d.opts.Logger("kv: %s has no LOCK file; reading it without a lock", d.dirname)
 			return nopCloser{}, nil
@@ -112,6 +130,16 @@ func (d *DB) lockDir() (io.Closer, error) {
 		return nil, fmt.Errorf("kv: lock %s: %w", d.dirname, err)
 	}
 	return lock, nil
+}
+
+// errNoDB is Open's error for a directory without a DB that it must not
+// create one in: ReadOnly or Options.ErrorIfNotExists.
+func (d *DB) errNoDB() error {
+	why := "Options.ErrorIfNotExists"
+	if d.opts.ReadOnly {
+		why = "read-only"
+	}
+	return fmt.Errorf("%w: %s (%s): %w", ErrDBDoesNotExist, d.dirname, why, fs.ErrNotExist)
 }
 
 type nopCloser struct{}
@@ -133,9 +161,11 @@ func (d *DB) recover() error {
 		if err := d.checkNoCurrent(names); err != nil {
 			return err
 		}
-		if d.opts.ReadOnly {
-			return fmt.Errorf("kv: open %s read-only: %w", d.dirname, os.ErrNotExist)
+		if d.opts.ReadOnly || d.opts.ErrorIfNotExists {
+			return d.errNoDB()
 		}
+	} else if d.opts.ErrorIfExists {
+		return fmt.Errorf("%w: %s (Options.ErrorIfExists)", ErrDBExists, d.dirname)
 	}
 
 	v := &manifest.Version{}

@@ -219,6 +219,18 @@ type Options struct {
 	// the directory (so it works on a read-only mount) and takes a shared
 	// lock: read-only opens coexist, and exclude a writer (ErrLocked).
 	ReadOnly bool
+	// ErrorIfNotExists makes Open fail with ErrDBDoesNotExist, creating
+	// nothing (no directory, no LOCK), when dirname holds no DB, rather
+	// than create one there: for a caller that means to open an existing
+	// DB and could be handed the wrong path, such as a home directory full
+	// of other files, where Open would otherwise write a new DB's LOCK,
+	// CURRENT, MANIFEST and WAL among them (LevelDB's create_if_missing
+	// turned off, Pebble's ErrorIfNotExists).
+	ErrorIfNotExists bool
+	// ErrorIfExists makes Open fail with ErrDBExists when dirname already
+	// holds a DB: for a caller that means to create a fresh one (LevelDB's
+	// error_if_exists, Pebble's ErrorIfExists).
+	ErrorIfExists bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
 	Logger func(format string, args ...any)
 
@@ -261,7 +273,10 @@ type Options struct {
 	// due by size or worth it for the space it frees: once a table's oldest
 	// tombstone is older, background compactions move it down, level by
 	// level, until it is dropped at the bottom and the shadowed data is
-	// gone (Lethe's persistence latency; compaction's P5). A restart
+	// gone (Lethe's persistence latency; compaction's P5). A tombstone an
+	// open snapshot keeps at the bottom (the snapshot still sees the
+	// value beneath it) goes once no snapshot older than its table's
+	// entries is open. A restart
 	// restarts the clock of tombstones already in tables. Default 1 hour;
 	// negative disables the bound (purge compactions, which run when they
 	// free at least a quarter of what they rewrite, stay on, and so do

@@ -37,6 +37,9 @@ type config struct {
 	json     bool
 	filter   string
 	readOnly bool
+	// existing is kv.Options.ErrorIfNotExists: open a DB that is there,
+	// never create one (a mistyped -dir, or a directory of other files).
+	existing bool
 	// rangeFilterBits is kv.Options.RangeFilterBitsPerKey (0: none).
 	rangeFilterBits float64
 }
@@ -54,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.filter, "filter", kv.FilterBinaryFuse8.String(),
 		"filter built into new tables: "+filterNames())
 	fs.BoolVar(&c.readOnly, "readonly", false, "open the database read-only (writes fail)")
+	fs.BoolVar(&c.existing, "existing", false, "open only an existing database: fail rather than create one in -dir")
 	fs.Float64Var(&c.rangeFilterBits, "range-filter-bits", 0,
 		"bits per key of the range filter built into new tables, 3 to 48 (0: none); bounded scans skip tables it rules out")
 	fs.Usage = func() {
@@ -95,7 +99,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvshell: -filter %q: want one of %s\n", cfg.filter, filterNames())
 		return exitUsage
 	}
-	openOpts := kv.Options{Filter: filter, ReadOnly: cfg.readOnly, RangeFilterBitsPerKey: cfg.rangeFilterBits}
+	openOpts := kv.Options{Filter: filter, ReadOnly: cfg.readOnly, ErrorIfNotExists: cfg.existing,
+		RangeFilterBitsPerKey: cfg.rangeFilterBits}
 	db, err := kv.Open(cfg.dir, &openOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvshell: %s\n", describeOpenError(cfg, err))
@@ -136,6 +141,8 @@ func describeOpenError(cfg *config, err error) string {
 		return fmt.Sprintf("%s: the database is damaged and cannot be opened: %s", cfg.dir, msg)
 	case cfg.readOnly && errors.Is(err, os.ErrNotExist):
 		return fmt.Sprintf("%s: no database there to open read-only (drop -readonly to create one)", cfg.dir)
+	case errors.Is(err, kv.ErrDBDoesNotExist):
+		return fmt.Sprintf("%s: no database there, and -existing forbids creating one (nothing was written)", cfg.dir)
 	}
 	return fmt.Sprintf("cannot open %s: %s", cfg.dir, msg)
 }

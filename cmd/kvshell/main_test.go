@@ -171,6 +171,27 @@ func TestStartupErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tmp, "missing")); !os.IsNotExist(err) {
 		t.Fatalf("-readonly created the directory: %v", err)
 	}
+	// -existing on a directory of other files creates nothing there.
+	home := filepath.Join(tmp, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runShell(t, "", "-dir", home, "-existing", "-c", "put a 1")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "no database there, and -existing forbids creating one") {
+		t.Fatalf("-existing on a directory without a DB: %+v", r)
+	}
+	if es, err := os.ReadDir(home); err != nil || len(es) != 1 {
+		t.Fatalf("-existing wrote into the directory: %v, %v", es, err)
+	}
+	if r := runShell(t, "", "-dir", filepath.Join(tmp, "db2"), "-c", "put a 1"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runShell(t, "", "-dir", filepath.Join(tmp, "db2"), "-existing", "-c", "get a"); r.code != 0 || !strings.Contains(r.stdout, "1") {
+		t.Fatalf("-existing on a DB: %+v", r)
+	}
 	r = runShell(t, "", "-dir", filepath.Join(tmp, "db"), "-filter", "cuckoo")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "want one of auto, binary-fuse-8") {
 		t.Fatalf("bad -filter: %+v", r)

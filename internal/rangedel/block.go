@@ -36,10 +36,10 @@ func Decode(b []byte) ([]Tombstone, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each tombstone takes at least 5 bytes (two lengths, one key byte in
-	// End, a seqnum), so a count above that bound is corrupt and must not
-	// size an allocation.
-	if n > uint64(len(d.b))/5 {
+	// Each tombstone takes at least 4 bytes (two lengths, one key byte in
+	// End, a seqnum; Start may be empty), so a count above that bound is
+	// corrupt and must not size an allocation.
+	if n > uint64(len(d.b))/4 {
 		return nil, base.CorruptionErrorf("rangedel: count %d exceeds what %d bytes can hold", n, len(d.b))
 	}
 	ts := make([]Tombstone, 0, n)
