@@ -1,0 +1,231 @@
+package kv
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// gateFS holds the next table Create, or the next MANIFEST Sync, until
+// released: a seam to stop a compaction or a flush at one point of its
+// work.
+type gateFS struct {
+	vfs.FS
+	mu       sync.Mutex
+	create   *gate // the next table Create waits on it
+	manifest *gate // the next MANIFEST Sync waits on it
+}
+
+// gate is one held call: reached is closed when the call arrives, and the
+// call goes on once release is closed.
+type gate struct{ reached, release chan struct{} }
+
+func newGate() *gate { return &gate{make(chan struct{}), make(chan struct{})} }
+
+func (g *gate) wait() {
+	close(g.reached)
+	<-g.release
+}
+
+func (f *gateFS) Create(name string) (vfs.File, error) {
+	f.mu.Lock()
+	g := f.create
+	if g != nil && strings.HasSuffix(name, ".sst") {
+		f.create = nil
+	} else {
+		g = nil
+	}
+	f.mu.Unlock()
+	if g != nil {
+		g.wait()
+	}
+	file, err := f.FS.Create(name)
+	if err != nil || !strings.Contains(name, "MANIFEST") {
+		return file, err
+	}
+	return &gateManifest{File: file, fs: f}, nil
+}
+
+func (f *gateFS) holdCreate() *gate {
+	g := newGate()
+	f.mu.Lock()
+	f.create = g
+	f.mu.Unlock()
+	return g
+}
+
+func (f *gateFS) holdManifestSync() *gate {
+	g := newGate()
+	f.mu.Lock()
+	f.manifest = g
+	f.mu.Unlock()
+	return g
+}
+
+type gateManifest struct {
+	vfs.File
+	fs *gateFS
+}
+
+func (m *gateManifest) Sync() error {
+	m.fs.mu.Lock()
+	g := m.fs.manifest
+	m.fs.manifest = nil
+	m.fs.mu.Unlock()
+	if g != nil {
+		g.wait()
+	}
+	return m.File.Sync()
+}
+
+// inflightTree is a DB with a bottom level of bottomKeys keys and four L0
+// tables of l0Keys each, compactions left to the test; write(n) writes
+// and flushes n more keys.
+func inflightTree(t *testing.T, fs vfs.FS, bottomKeys, l0Keys int) (d *DB, write func(n int)) {
+	t.Helper()
+	d = openMem(t, fs, &Options{FilterBitsPerKey: 10, FilterAllocation: FilterAllocationMonkey,
+		DisableAutomaticCompactions: true, MemTableSize: 8 << 20, TargetFileSize: 8 << 20})
+	next := 0
+	write = func(n int) {
+		t.Helper()
+		for range n {
+			next++
+			// Spread over the key space, so every table overlaps the bottom.
+			k := fmt.Sprintf("key%08d", (uint64(next)*2654435761)%100_000_000)
+			if err := d.Set([]byte(k), []byte("value"), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(bottomKeys)
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		write(l0Keys)
+	}
+	return d, write
+}
+
+// waitFlushChosen returns once a flush's table has its filter chosen.
+func waitFlushChosen(t *testing.T, d *DB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b := &d.filterBudget
+		b.mu.Lock()
+		chosen := false
+		for _, p := range b.pending {
+			chosen = chosen || (p.job.level == 0 && len(p.job.inputs) == 0)
+		}
+		b.mu.Unlock()
+		if chosen {
+			return
+		}
+	}
+	t.Fatal("the flush chose no filter in 10 s")
+}
+
+// newestL0 is the L0 table with the highest file number.
+func newestL0(t *testing.T, d *DB) TableInfo {
+	t.Helper()
+	ts, err := d.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest TableInfo
+	for _, ti := range ts {
+		if ti.Level == 0 && ti.FileNum > newest.FileNum {
+			newest = ti
+		}
+	}
+	if newest.FileNum == 0 {
+		t.Fatal("no L0 table")
+	}
+	return newest
+}
+
+// TestMonkeyFlushDuringCompactionGetsItsShare is the regression test for
+// an L0 table written while a compaction of L0 into the bottom level was
+// in flight. The flush saw the compaction's inputs where they were, four
+// L0 tables beside it and a bottom level without their keys, and sized
+// its filter for that shape; the filter lives in the tree the compaction
+// leaves, one L0 table over a bottom holding those keys too, where
+// Monkey's share for it is larger. It got an 11-bit Ribbon where the same
+// flush written after the compaction gets a 12-bit one.
+//
+// It also covers the moment between a compaction's last table and its
+// edit's install: the compaction no longer counted as writing, so its
+// built tables were counted as spent while its inputs, still in the
+// version, were counted too, and the flush found the budget spent: a
+// 1-bit Bloom filter (FP 0.63).
+func TestMonkeyFlushDuringCompactionGetsItsShare(t *testing.T) {
+	const bottomKeys, l0Keys, flushKeys = 8000, 8000, 2000
+
+	// The reference: the same flush once the compaction has landed.
+	ref, write := inflightTree(t, vfs.NewMem(), bottomKeys, l0Keys)
+	defer ref.Close()
+	if err := ref.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	write(flushKeys)
+	want := newestL0(t, ref)
+	checkBudget(t, ref, "reference")
+
+	for _, hold := range []string{"while writing", "while installing"} {
+		t.Run(hold, func(t *testing.T) {
+			fs := &gateFS{FS: vfs.NewMem()}
+			d, write := inflightTree(t, fs, bottomKeys, l0Keys)
+			defer d.Close()
+			compacting := fs.holdCreate()
+			done := make(chan error, 1)
+			go func() { done <- d.Compact(nil, nil) }()
+			<-compacting.reached
+			switch hold {
+			case "while writing":
+				// The compaction waits to create its first table.
+				write(flushKeys)
+			case "while installing":
+				// The flush waits to create its table while the
+				// compaction writes its tables and logs its edit; it
+				// chooses its filter while the edit's MANIFEST sync
+				// waits (holding d.mu, so the flush's install waits too).
+				flushing := fs.holdCreate()
+				flushed := make(chan struct{})
+				go func() {
+					defer close(flushed)
+					write(flushKeys)
+				}()
+				<-flushing.reached
+				installing := fs.holdManifestSync()
+				close(compacting.release)
+				<-installing.reached
+				close(flushing.release)
+				// The flush's filter is chosen before it needs d.mu.
+				waitFlushChosen(t, d)
+				close(installing.release)
+				<-flushed
+			}
+			if hold == "while writing" {
+				close(compacting.release)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			got := newestL0(t, d)
+			checkBudget(t, d, hold)
+			t.Logf("flush %s: %s %.2f bits per key, FP %.5f; after the compaction: %s %.2f, FP %.5f",
+				hold, got.FilterKind, got.FilterBitsPerKey(), got.FilterFP, want.FilterKind, want.FilterBitsPerKey(), want.FilterFP)
+			if got.FilterFP > want.FilterFP*1.01 {
+				t.Fatalf("a flush %s a compaction got %s (%.2f bits per key, FP %.5f); the same flush after it gets %s (%.2f, FP %.5f)",
+					hold, got.FilterKind, got.FilterBitsPerKey(), got.FilterFP, want.FilterKind, want.FilterBitsPerKey(), want.FilterFP)
+			}
+		})
+	}
+}
