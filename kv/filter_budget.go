@@ -58,9 +58,9 @@ type filterBudget struct {
 	// pending holds the tables built but not yet seen in the current
 	// version, by file number: a flush and a compaction writing at once
 	// must not both spend the same spare bits. An entry goes once its
-	// table is in the version; a table that never gets there (a failed
-	// edit) keeps its entry, which only makes later budgets stricter.
-	// Guarded by mu.
+	// table is in the version or is given up (an error in writeTables, a
+	// failed edit: removeFiles); an entry left would count keys no live
+	// table holds. Guarded by mu.
 	pending map[uint64]pendingFilter
 	// active are the outputs being written, and a compaction's until its
 	// edit is installed. Until then its inputs are still in the version
@@ -81,10 +81,11 @@ type filterBudget struct {
 	flushKeys uint64
 }
 
-// pendingFilter is a built table's filter not yet in the version.
+// pendingFilter is a built table's filter not yet in the version: its
+// payload bits and the keys it holds, whose budget it spends.
 type pendingFilter struct {
-	bits uint64
-	job  *filterTarget
+	bits, keys uint64
+	job        *filterTarget
 }
 
 // begin and end bracket an output's life before its edit: begin returns
@@ -156,6 +157,16 @@ func tableKeys(t *manifest.TableMetadata) uint64 {
 	return t.Entries()
 }
 
+// forget drops the pending entries of tables given up before any edit
+// installed them.
+func (b *filterBudget) forget(nums ...uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range nums {
+		delete(b.pending, n)
+	}
+}
+
 // tableChooser picks the filter of one table as the writer finishes it.
 type tableChooser struct {
 	d      *DB
@@ -203,7 +214,7 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 		if b.pending == nil {
 			b.pending = map[uint64]pendingFilter{}
 		}
-		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, c.target}
+		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, uint64(n), c.target}
 		t := c.target
 		if t.level == 0 && len(t.inputs) == 0 {
 			b.flushKeys = max(b.flushKeys, uint64(n))
@@ -306,8 +317,16 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 		case f == uint64(num):
 		case slices.Contains(landing, p.job):
 			// Its inputs count.
-		default:
+		case p.job == target:
+			// This output's keys are counted with it, below.
 			spentBits += p.bits
+		default:
+			// Its keys bring their budget as its bits spend it: counting
+			// the bits alone took a whole table's budget from every
+			// output written meanwhile (a compaction's last table in
+			// L6 got 1 bit per key while a flush logged its edit).
+			spentBits += p.bits
+			totalKeys += p.keys
 		}
 	}
 	// A landing compaction's inputs stand in for its outputs only up to

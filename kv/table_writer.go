@@ -64,6 +64,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		}
 		for _, n := range created {
 			d.fs.Remove(d.path(fileKindTable, n))
+			d.filterBudget.forget(uint64(n))
 		}
 		return nil, err
 	}
