@@ -51,18 +51,13 @@ func (f *gateFS) Create(name string) (vfs.File, error) {
 	return &gateManifest{File: file, fs: f}, nil
 }
 
-func (f *gateFS) holdCreate() *gate {
-	g := newGate()
-	f.mu.Lock()
-	f.create = g
-	f.mu.Unlock()
-	return g
-}
+func (f *gateFS) holdCreate() *gate       { return f.hold(&f.create) }
+func (f *gateFS) holdManifestSync() *gate { return f.hold(&f.manifest) }
 
-func (f *gateFS) holdManifestSync() *gate {
+func (f *gateFS) hold(slot **gate) *gate {
 	g := newGate()
 	f.mu.Lock()
-	f.manifest = g
+	*slot = g
 	f.mu.Unlock()
 	return g
 }
@@ -115,22 +110,66 @@ func inflightTree(t *testing.T, fs vfs.FS, bottomKeys, l0Keys int) (d *DB, write
 	return d, write
 }
 
-// waitFlushChosen returns once a flush's table has its filter chosen.
-func waitFlushChosen(t *testing.T, d *DB) {
+// heldCompaction is inflightTree's DB with a full compaction started and
+// held before it creates its first table: release compacting to let it
+// go on; done answers its error.
+func heldCompaction(t *testing.T, bottomKeys, l0Keys int) (d *DB, fs *gateFS, write func(int), compacting *gate, done chan error) {
+	t.Helper()
+	fs = &gateFS{FS: vfs.NewMem()}
+	d, write = inflightTree(t, fs, bottomKeys, l0Keys)
+	compacting = fs.holdCreate()
+	done = make(chan error, 1)
+	go func() { done <- d.Compact(nil, nil) }()
+	<-compacting.reached
+	return d, fs, write, compacting, done
+}
+
+// inBackground runs f on a goroutine of its own; the channel closes when
+// f returns.
+func inBackground(f func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return done
+}
+
+// waitBudget returns once cond holds of d's filter budget, polled under
+// its lock; what names the wait in the failure.
+func waitBudget(t *testing.T, d *DB, what string, cond func(*filterBudget) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		b := &d.filterBudget
 		b.mu.Lock()
-		chosen := false
-		for _, p := range b.pending {
-			chosen = chosen || (p.job.level == 0 && len(p.job.inputs) == 0)
-		}
+		ok := cond(b)
 		b.mu.Unlock()
-		if chosen {
+		if ok {
 			return
 		}
 	}
-	t.Fatal("the flush chose no filter in 10 s")
+	t.Fatalf("%s: not after 10 s", what)
+}
+
+// flushChosen: a flush's table has its filter chosen.
+func flushChosen(b *filterBudget) bool {
+	for _, p := range b.pending {
+		if p.job.level == 0 && len(p.job.inputs) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// compactionChosen: no compaction is writing tables any more, every table
+// it writes has its filter chosen.
+func compactionChosen(b *filterBudget) bool {
+	for job := range b.active {
+		if len(job.inputs) > 0 && job.writtenKeys < job.inputKeys {
+			return false
+		}
+	}
+	return true
 }
 
 // newestL0 is the L0 table with the highest file number.
@@ -181,13 +220,8 @@ func TestMonkeyFlushDuringCompactionGetsItsShare(t *testing.T) {
 
 	for _, hold := range []string{"while writing", "while installing"} {
 		t.Run(hold, func(t *testing.T) {
-			fs := &gateFS{FS: vfs.NewMem()}
-			d, write := inflightTree(t, fs, bottomKeys, l0Keys)
+			d, fs, write, compacting, done := heldCompaction(t, bottomKeys, l0Keys)
 			defer d.Close()
-			compacting := fs.holdCreate()
-			done := make(chan error, 1)
-			go func() { done <- d.Compact(nil, nil) }()
-			<-compacting.reached
 			switch hold {
 			case "while writing":
 				// The compaction waits to create its first table.
@@ -198,18 +232,14 @@ func TestMonkeyFlushDuringCompactionGetsItsShare(t *testing.T) {
 				// chooses its filter while the edit's MANIFEST sync
 				// waits (holding d.mu, so the flush's install waits too).
 				flushing := fs.holdCreate()
-				flushed := make(chan struct{})
-				go func() {
-					defer close(flushed)
-					write(flushKeys)
-				}()
+				flushed := inBackground(func() { write(flushKeys) })
 				<-flushing.reached
 				installing := fs.holdManifestSync()
 				close(compacting.release)
 				<-installing.reached
 				close(flushing.release)
 				// The flush's filter is chosen before it needs d.mu.
-				waitFlushChosen(t, d)
+				waitBudget(t, d, "the flush choosing its filter", flushChosen)
 				close(installing.release)
 				<-flushed
 			}
@@ -261,25 +291,16 @@ func TestMonkeyCompactionDuringFlushInstallKeepsItsShare(t *testing.T) {
 	}
 	want := outputs(ref)
 
-	fs := &gateFS{FS: vfs.NewMem()}
-	d, write := inflightTree(t, fs, bottomKeys, l0Keys)
-	defer d.Close()
 	// The compaction waits to create its first table, the flush then
 	// builds its table and waits in its edit's MANIFEST sync, and the
 	// compaction writes its tables meanwhile.
-	compacting := fs.holdCreate()
-	done := make(chan error, 1)
-	go func() { done <- d.Compact(nil, nil) }()
-	<-compacting.reached
+	d, fs, write, compacting, done := heldCompaction(t, bottomKeys, l0Keys)
+	defer d.Close()
 	installing := fs.holdManifestSync()
-	flushed := make(chan struct{})
-	go func() {
-		defer close(flushed)
-		write(flushKeys)
-	}()
+	flushed := inBackground(func() { write(flushKeys) })
 	<-installing.reached
 	close(compacting.release)
-	waitCompactionChosen(t, d)
+	waitBudget(t, d, "the compaction choosing its filters", compactionChosen)
 	close(installing.release)
 	<-flushed
 	if err := <-done; err != nil {
@@ -291,23 +312,4 @@ func TestMonkeyCompactionDuringFlushInstallKeepsItsShare(t *testing.T) {
 	if slices.Min(got) < slices.Min(want)-0.01 {
 		t.Fatalf("a compaction written while a flush installed got %.2f bits per key in its tables; with no flush, %.2f", got, want)
 	}
-}
-
-// waitCompactionChosen returns once no compaction is writing tables any
-// more: every table it writes has its filter chosen.
-func waitCompactionChosen(t *testing.T, d *DB) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b := &d.filterBudget
-		b.mu.Lock()
-		var writing bool
-		for job := range b.active {
-			writing = writing || (len(job.inputs) > 0 && job.writtenKeys < job.inputKeys)
-		}
-		b.mu.Unlock()
-		if !writing {
-			return
-		}
-	}
-	t.Fatal("the compaction chose no filter for its last table in 10 s")
 }
