@@ -129,7 +129,11 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	droppedTombstones := d.tombstones.takeHashes()
 	src.OnDropTombstone = d.tombstones.collectHashes(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
-	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: &keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs})
+	// The outputs count against the filter budget as their inputs until
+	// the edit swapping them is installed (kv/filter_budget.go).
+	budget := d.filterBudget.begin(job.outputLevel, job.inputs)
+	defer d.filterBudget.end(budget)
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: &keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs, budget: budget})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -57,15 +58,17 @@ type filterBudget struct {
 	// pending holds the tables built but not yet seen in the current
 	// version, by file number: a flush and a compaction writing at once
 	// must not both spend the same spare bits. An entry goes once its
-	// table is in the version; a table that never gets there (a failed
-	// edit) keeps its entry, which only makes later budgets stricter.
-	// Guarded by mu.
+	// table is in the version or is given up (an error in writeTables, a
+	// failed edit: removeFiles); an entry left would count keys no live
+	// table holds. Guarded by mu.
 	pending map[uint64]pendingFilter
-	// active are the outputs being written. While a compaction writes,
-	// its inputs are still in the version and stand in for its outputs,
-	// so the others count its inputs, not its pending tables: counting
-	// both starved every flush made during a long compaction (measured:
-	// L0 tables at 2.8 bits per key next to a 10-bit L6). Guarded by mu.
+	// active are the outputs being written, and a compaction's until its
+	// edit is installed. Until then its inputs are still in the version
+	// and stand in for its outputs, so the others count its inputs, not
+	// its pending tables: counting both starved every flush made during a
+	// long compaction (measured: L0 tables at 2.8 bits per key next to a
+	// 10-bit L6), and, while a compaction that had written its tables
+	// logged its edit, gave a flush a 1-bit Bloom filter. Guarded by mu.
 	active map[*filterTarget]bool
 	// version is d.current as last installed. The chooser reads it without
 	// DB.mu, which a recovery flush holds while it writes; a version is
@@ -78,20 +81,25 @@ type filterBudget struct {
 	flushKeys uint64
 }
 
-// pendingFilter is a built table's filter not yet in the version.
+// pendingFilter is a built table's filter not yet in the version: its
+// payload bits and the keys it holds, whose budget it spends.
 type pendingFilter struct {
-	bits uint64
-	job  *filterTarget
+	bits, keys uint64
+	job        *filterTarget
 }
 
-// begin and end bracket the writing of target's tables.
-func (b *filterBudget) begin(target *filterTarget) {
+// begin and end bracket an output's life before its edit: begin returns
+// the account of the tables to level that replace inputs, and end closes
+// it once they are in the version or will never be.
+func (b *filterBudget) begin(level int, inputs []levelTable) *filterTarget {
+	target := newFilterTarget(level, inputs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.active == nil {
 		b.active = map[*filterTarget]bool{}
 	}
 	b.active[target] = true
+	return target
 }
 
 func (b *filterBudget) end(target *filterTarget) {
@@ -109,14 +117,27 @@ type filterTarget struct {
 	// inputKeys bounds the keys of the whole output: the inputs' keys.
 	inputKeys uint64
 	// writtenKeys counts the keys of the output's tables finished so far.
+	// Guarded by filterBudget.mu.
 	writtenKeys uint64
 	// plannedBits is what the whole output will spend as of its last
 	// table: the payloads chosen so far plus the rest of its keys at the
 	// share that table got. Guarded by filterBudget.mu.
 	plannedBits uint64
-	// writtenBits sums the payloads chosen so far. Guarded by
-	// filterBudget.mu.
-	writtenBits uint64
+	// writtenBits sums the payloads chosen so far, over writtenTables
+	// tables. Guarded by filterBudget.mu.
+	writtenBits   uint64
+	writtenTables int
+}
+
+// outputTables is how many tables t's whole output will have: its inputs'
+// count until it has written one, then its keys at the mean size of those
+// written. REQUIRES: filterBudget.mu held.
+func (t *filterTarget) outputTables() int {
+	if t.writtenTables == 0 || t.writtenKeys == 0 {
+		return len(t.inputs)
+	}
+	mean := float64(t.writtenKeys) / float64(t.writtenTables)
+	return max(t.writtenTables, int(math.Ceil(float64(t.inputKeys)/mean)))
 }
 
 func newFilterTarget(level int, inputs []levelTable) *filterTarget {
@@ -134,6 +155,16 @@ func tableKeys(t *manifest.TableMetadata) uint64 {
 		return t.Props.FilterKeys
 	}
 	return t.Entries()
+}
+
+// forget drops the pending entries of tables given up before any edit
+// installed them.
+func (b *filterBudget) forget(nums ...uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range nums {
+		delete(b.pending, n)
+	}
 }
 
 // tableChooser picks the filter of one table as the writer finishes it.
@@ -175,14 +206,15 @@ func (c *tableChooser) Choose(n int) (filters.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: table %06d: %w", c.num, err)
 	}
-	c.target.writtenKeys += uint64(n)
 	if c.d.opts.FilterAllocation == FilterAllocationMonkey {
 		b := &c.d.filterBudget
 		b.mu.Lock()
+		c.target.writtenKeys += uint64(n)
+		c.target.writtenTables++
 		if b.pending == nil {
 			b.pending = map[uint64]pendingFilter{}
 		}
-		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, c.target}
+		b.pending[uint64(c.num)] = pendingFilter{choice.PayloadBits, uint64(n), c.target}
 		t := c.target
 		if t.level == 0 && len(t.inputs) == 0 {
 			b.flushKeys = max(b.flushKeys, uint64(n))
@@ -235,18 +267,43 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 	if v := d.filterBudget.version.Load(); v != nil {
 		levels = v.Levels
 	}
-	for l, ts := range levels {
+	for _, ts := range levels {
 		for _, t := range ts {
 			inVersion[t.FileNum] = true
+		}
+	}
+	// Other compactions whose edit has not landed (writing, or logging
+	// their edit): their inputs, still in the version, stand in for
+	// their outputs in the budget; in the shape their keys are already in
+	// the output level, as they will be for the whole life of the table
+	// being chosen. Seen where they are, a flush during an L0 -> L6
+	// compaction counted the compaction's L0 inputs as runs beside it and
+	// the bottom without their keys, and got a 9-bit filter where its
+	// share once the compaction landed was 11 bits.
+	var landing []*filterTarget
+	landingInput := map[uint64]bool{}
+	for job := range d.filterBudget.active {
+		if job == target || len(job.inputs) == 0 || !inVersion[job.inputs[0].meta.FileNum] {
+			continue
+		}
+		landing = append(landing, job)
+		for _, in := range job.inputs {
+			landingInput[in.meta.FileNum] = true
+		}
+	}
+	for l, ts := range levels {
+		for _, t := range ts {
 			if replaced[t.FileNum] {
 				continue
 			}
 			k := tableKeys(t)
 			totalKeys += k
 			spentBits += filterPayloadBits(t)
-			if l == 0 {
+			switch {
+			case landingInput[t.FileNum]:
+			case l == 0:
 				shape.l0 = append(shape.l0, k)
-			} else {
+			default:
 				shape.levels[l] += k
 				levelTables[l]++
 				levelSpent[l] += filterPayloadBits(t)
@@ -258,27 +315,38 @@ func (d *DB) monkeyBits(target *filterTarget, num fileNum, n uint64) (share, lim
 		case inVersion[f]:
 			delete(d.filterBudget.pending, f)
 		case f == uint64(num):
-		case p.job != target && d.filterBudget.active[p.job] && len(p.job.inputs) > 0:
-			// Another compaction still writing: its inputs count.
-		default:
+		case slices.Contains(landing, p.job):
+			// Its inputs count.
+		case p.job == target:
+			// This output's keys are counted with it, below.
 			spentBits += p.bits
+		default:
+			// Its keys bring their budget as its bits spend it: counting
+			// the bits alone took a whole table's budget from every
+			// output written meanwhile (a compaction's last table in
+			// L6 got 1 bit per key while a flush logged its edit).
+			spentBits += p.bits
+			totalKeys += p.keys
 		}
 	}
-	// Another compaction's inputs stand in for its outputs only up to
+	// A landing compaction's inputs stand in for its outputs only up to
 	// what they spend: where its outputs will spend more (a level given a
 	// larger share than its inputs had), the difference is taken too, or
 	// a flush written meanwhile would spend it a second time.
-	for job := range d.filterBudget.active {
-		if job == target || len(job.inputs) == 0 {
-			continue
-		}
+	for _, job := range landing {
 		var inputBits uint64
 		for _, in := range job.inputs {
 			inputBits += filterPayloadBits(in.meta)
 		}
-		if job.plannedBits > inputBits {
-			spentBits += job.plannedBits - inputBits
+		outputBits := max(job.plannedBits, inputBits)
+		spentBits += outputBits - inputBits
+		if job.level == 0 {
+			shape.l0 = append(shape.l0, job.inputKeys)
+			continue
 		}
+		shape.levels[job.level] += job.inputKeys
+		levelTables[job.level] += job.outputTables()
+		levelSpent[job.level] += outputBits
 	}
 
 	// The output's run: a new L0 table, or its level with the whole

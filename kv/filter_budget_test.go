@@ -273,8 +273,7 @@ func TestMonkeyCountsConcurrentCompactionPlan(t *testing.T) {
 		inputs = append(inputs, levelTable{level: 0, meta: m})
 		inputBits += filterPayloadBits(m)
 	}
-	compaction := newFilterTarget(1, inputs)
-	d.filterBudget.begin(compaction)
+	compaction := d.filterBudget.begin(1, inputs)
 	defer d.filterBudget.end(compaction)
 
 	const n = 1000

@@ -154,11 +154,15 @@ func (d *DB) logNumAfterLocked(m *memTable) fileNum {
 	return d.mem.logNum
 }
 
-// removeFiles deletes the new tables of an edit that failed. If the
+// removeFiles deletes the new tables of an edit that failed (and drops
+// them from the filter budget's pending tables). If the
 // MANIFEST update itself failed, its record may still be read back by the
 // next Open, so the tables are kept: Open deletes them if the MANIFEST
 // does not name them (K5). REQUIRES: d.mu held.
 func (d *DB) removeFiles(tables []*manifest.TableMetadata) {
+	for _, t := range tables {
+		d.filterBudget.forget(t.FileNum)
+	}
 	if d.manifest.failed {
 		return
 	}

@@ -32,6 +32,11 @@ type outputSpec struct {
 	// replace (none for a flush to L0): FilterAuto budgets from them.
 	outputLevel int
 	inputs      []levelTable
+	// budget, if set, is the output's account in the filter budget,
+	// begun by the caller and ended once the edit naming the tables is
+	// installed or has failed; without it writeTables keeps one for
+	// itself while it writes.
+	budget *filterTarget
 }
 
 // writeTables writes the entries of src into new tables. A table ends only
@@ -42,21 +47,24 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	var (
 		out     []*manifest.TableMetadata
 		w       *sstable.Writer
-		target  = newFilterTarget(spec.outputLevel, spec.inputs)
+		target  = spec.budget
 		num     fileNum
 		lastKey []byte
 		created []fileNum
 		started bool
 		rd      = newRangeDelOutput(spec.rangeDels)
 	)
-	d.filterBudget.begin(target)
-	defer d.filterBudget.end(target)
+	if target == nil {
+		target = d.filterBudget.begin(spec.outputLevel, spec.inputs)
+		defer d.filterBudget.end(target)
+	}
 	fail := func(err error) ([]*manifest.TableMetadata, error) {
 		if w != nil {
 			w.Abort()
 		}
 		for _, n := range created {
 			d.fs.Remove(d.path(fileKindTable, n))
+			d.filterBudget.forget(uint64(n))
 		}
 		return nil, err
 	}
