@@ -88,6 +88,16 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 	}
 }
 
+// tombstoneClock is the time tombstone ages are kept in (TombstoneMaxAge,
+// compaction's P5): Unix nanoseconds as of Open plus the monotonic time
+// elapsed since. A step of the wall clock (an NTP correction, a resumed
+// VM) then neither ages every tombstone at once, which would start a
+// compaction for each, nor stops their ages for the length of a backward
+// step. The times are never stored, so no other process need agree.
+func (d *DB) tombstoneClock() int64 {
+	return d.openTime.UnixNano() + int64(time.Since(d.openTime))
+}
+
 // oldestTombstoneTime is the oldest tombstone time among tables (0 if none
 // holds a tombstone).
 func oldestTombstoneTime(tables []levelTable) int64 {

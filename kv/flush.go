@@ -2,7 +2,6 @@ package kv
 
 import (
 	"slices"
-	"time"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -53,7 +52,7 @@ func (d *DB) flushLoop() {
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
-			d.noteTombstones(v, 0, tables, tombstones.keys(), time.Now().UnixNano())
+			d.noteTombstones(v, 0, tables, tombstones.keys(), d.tombstoneClock())
 		}
 		v.Unref()
 		d.mu.Lock()

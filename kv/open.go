@@ -44,7 +44,8 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		TombstoneMaxAge:       o.TombstoneMaxAge,
 		IdleRatio:             o.IdlePurgeMinShare,
 	}
-	d.picker.Now = func() int64 { return time.Now().UnixNano() }
+	d.openTime = time.Now()
+	d.picker.Now = d.tombstoneClock
 	// The picker runs under d.mu (pickLocked, CompactDue), which guards
 	// the snapshot list.
 	d.picker.OldestSnapshot = func() (base.SeqNum, bool) {
@@ -53,7 +54,6 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		}
 		return 0, false
 	}
-	d.openTime = time.Now()
 	d.cache = sstable.NewCache(o.BlockCacheSize)
 	d.tableStats = &sstable.Stats{}
 	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats, o.MaxOpenFiles-nonTableFiles)
