@@ -77,6 +77,17 @@ func mustDelete(t *testing.T, d *DB, key []byte) {
 	}
 }
 
+// setAndFlush sets every key to value and flushes them into one table.
+func setAndFlush(t *testing.T, d *DB, value string, keys ...[]byte) {
+	t.Helper()
+	for _, k := range keys {
+		if err := d.Set(k, []byte(value), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFlush(t, d)
+}
+
 func mustFlush(t *testing.T, d *DB) {
 	t.Helper()
 	if err := d.Flush(); err != nil {
@@ -200,12 +211,7 @@ func TestShadowDropNeedsConfirmation(t *testing.T) {
 	mustDelete(t, d, delKey(3)) // the index holds a tombstone
 	overwritten := delKey(50)
 	// The flushed table spans every key, so every value is asked about.
-	for _, k := range [][]byte{overwritten, []byte("a"), []byte("z")} {
-		if err := d.Set(k, []byte("new"), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustFlush(t, d)
+	setAndFlush(t, d, "new", overwritten, []byte("a"), []byte("z"))
 
 	rewriteBottomForTest(t, d)
 
@@ -316,12 +322,11 @@ func TestShadowDropFindsOverwrites(t *testing.T) {
 	defer d.Close()
 	mustDelete(t, d, delKey(3))
 	overwritten := map[int]bool{40: true, 90: true, 160: true}
+	var keys [][]byte
 	for i := range overwritten {
-		if err := d.Set(delKey(i), []byte("new"), NoSync); err != nil {
-			t.Fatal(err)
-		}
+		keys = append(keys, delKey(i))
 	}
-	mustFlush(t, d)
+	setAndFlush(t, d, "new", keys...)
 
 	rewriteBottomForTest(t, d)
 
@@ -357,12 +362,7 @@ func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
 	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
 	defer d.Close()
 	mustDelete(t, d, delKey(150))
-	for _, k := range []string{"a", "z"} { // the table spans every key
-		if err := d.Set([]byte(k), []byte("x"), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustFlush(t, d)
+	setAndFlush(t, d, "x", []byte("a"), []byte("z")) // the table spans every key
 
 	rewriteBottomForTest(t, d)
 
