@@ -158,8 +158,10 @@
 //	   g. Range tombstones take no part: e is dropped on a confirmed
 //	      point entry only, and removing an entry keeps K8.
 //	   The tombstone index only chooses which Sets pay the lookup (those
-//	   whose key it may hold a tombstone for): its answer never drops a
-//	   value by itself, so even a wrong negative would only keep garbage.
+//	   whose key it may hold a tombstone for, and, while such lookups
+//	   keep finding newer Sets, the others inside an above table's
+//	   range): its answer never drops a value by itself, so even a wrong
+//	   negative would only keep garbage.
 //	   It is consulted only when it holds a tombstone and is neither
 //	   saturated nor growing, after waiting for the edits queued before
 //	   the compaction began; later edits only add newer flushes'

@@ -76,9 +76,12 @@ type CompactionMetrics struct {
 	// ShadowChecks counts the lookups that decided which values to check
 	// (in the tombstone index, or in the set of the above tables' keys
 	// when those are few), ShadowPositives those answering "may have"
-	// (each cost a lookup in the upper levels). kv/shadow_drop.go.
+	// (each cost a lookup in the upper levels), ShadowOverwriteLookups
+	// the lookups in the upper levels of values the index ruled out, for
+	// a newer Set. kv/shadow_drop.go.
 	ShadowedDropped, ShadowedDroppedBytes uint64
 	ShadowChecks, ShadowPositives         uint64
+	ShadowOverwriteLookups                uint64
 	InProgress                            bool
 	// ByScore, Purges, AgeCompactions and IdlePurges count background
 	// compactions by why the picker chose them: a level over its target,
@@ -231,8 +234,8 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanize.Bytes(m.WAL.Bytes), m.WAL.Syncs)
 	fmt.Fprintf(&b, "flushes: %d, compactions: %d (%d trivial moves), tombstones elided: %d, write amp: %.2f\n",
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
-	fmt.Fprintf(&b, "shadowed values dropped early: %d (%s), %d index checks, %d positives\n",
-		m.Compaction.ShadowedDropped, humanize.Bytes(m.Compaction.ShadowedDroppedBytes), m.Compaction.ShadowChecks, m.Compaction.ShadowPositives)
+	fmt.Fprintf(&b, "shadowed values dropped early: %d (%s), %d index checks, %d positives, %d overwrite lookups\n",
+		m.Compaction.ShadowedDropped, humanize.Bytes(m.Compaction.ShadowedDroppedBytes), m.Compaction.ShadowChecks, m.Compaction.ShadowPositives, m.Compaction.ShadowOverwriteLookups)
 	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age, %d idle purge; idle flushes: %d\n",
 		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdlePurges, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
@@ -387,6 +390,7 @@ func (d *DB) collectMetrics() Metrics {
 	sd := &d.counters.shadowDrop
 	m.Compaction.ShadowedDropped, m.Compaction.ShadowedDroppedBytes = sd.values.Load(), sd.bytes.Load()
 	m.Compaction.ShadowChecks, m.Compaction.ShadowPositives = sd.probes.Load(), sd.positives.Load()
+	m.Compaction.ShadowOverwriteLookups = sd.overwriteLookups.Load()
 	m.WriteStalls = d.counters.writeStalls.Load()
 	m.WriteSlowdowns = d.counters.writeSlowdowns.Load()
 	m.BackgroundErrors = d.counters.bgErrors.Load()

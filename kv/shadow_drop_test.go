@@ -77,6 +77,17 @@ func mustDelete(t *testing.T, d *DB, key []byte) {
 	}
 }
 
+// setAndFlush sets every key to value and flushes them into one table.
+func setAndFlush(t *testing.T, d *DB, value string, keys ...[]byte) {
+	t.Helper()
+	for _, k := range keys {
+		if err := d.Set(k, []byte(value), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFlush(t, d)
+}
+
 func mustFlush(t *testing.T, d *DB) {
 	t.Helper()
 	if err := d.Flush(); err != nil {
@@ -200,12 +211,7 @@ func TestShadowDropNeedsConfirmation(t *testing.T) {
 	mustDelete(t, d, delKey(3)) // the index holds a tombstone
 	overwritten := delKey(50)
 	// The flushed table spans every key, so every value is asked about.
-	for _, k := range [][]byte{overwritten, []byte("a"), []byte("z")} {
-		if err := d.Set(k, []byte("new"), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustFlush(t, d)
+	setAndFlush(t, d, "new", overwritten, []byte("a"), []byte("z"))
 
 	rewriteBottomForTest(t, d)
 
@@ -299,4 +305,73 @@ func TestShadowDropAsksFewAboveTablesNotTheIndex(t *testing.T) {
 	if m = run(false); m.Compaction.ShadowedDropped != 0 {
 		t.Fatalf("without the set the saturated index dropped %d values", m.Compaction.ShadowedDropped)
 	}
+}
+
+// TestShadowDropFindsOverwrites: with the index asked (the above table
+// holds too many entries for the set of its keys), a bottom value whose
+// key was overwritten above, and never deleted, goes as the deleted one
+// does: the index rules its key out (no tombstone), but the key is inside
+// the above table's range, so the upper levels are asked anyway. Values
+// neither deleted nor overwritten stay, and Get reads the new ones.
+func TestShadowDropFindsOverwrites(t *testing.T) {
+	old := shadowLocalRatio
+	shadowLocalRatio = 0
+	defer func() { shadowLocalRatio = old }()
+	const n = 200
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	mustDelete(t, d, delKey(3))
+	overwritten := map[int]bool{40: true, 90: true, 160: true}
+	var keys [][]byte
+	for i := range overwritten {
+		keys = append(keys, delKey(i))
+	}
+	setAndFlush(t, d, "new", keys...)
+
+	rewriteBottomForTest(t, d)
+
+	m := d.Metrics()
+	if want := uint64(1 + len(overwritten)); m.Compaction.ShadowedDropped != want {
+		t.Fatalf("dropped %d values, want %d (the deleted and the overwritten keys)", m.Compaction.ShadowedDropped, want)
+	}
+	if m.Compaction.ShadowOverwriteLookups == 0 || m.Compaction.ShadowPositives == 0 {
+		t.Fatalf("%d overwrite lookups, %d index positives: the index path did not decide", m.Compaction.ShadowOverwriteLookups, m.Compaction.ShadowPositives)
+	}
+	for i := 0; i < n; i++ {
+		if held := levelHoldsKey(t, d, NumLevels-1, delKey(i)); held != (i != 3 && !overwritten[i]) {
+			t.Fatalf("key %d at the bottom: %v", i, held)
+		}
+	}
+	for i := range overwritten {
+		if got, err := d.Get(delKey(i)); err != nil || string(got) != "new" {
+			t.Fatalf("Get of overwritten key %d: %q, %v", i, got, err)
+		}
+	}
+	checkDeleted(t, d, n, func(i int) bool { return i == 3 })
+}
+
+// TestShadowDropStopsUnpaidOverwriteLookups: once a compaction's lookups of
+// values the index ruled out find too few newer entries, it makes no more
+// of them: a table above spanning every key with one tombstone and no
+// overwrite costs the bottom rewrite only the trial's lookups.
+func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
+	oldRatio, oldTrial := shadowLocalRatio, shadowOverwriteTrial
+	shadowLocalRatio, shadowOverwriteTrial = 0, 8
+	defer func() { shadowLocalRatio, shadowOverwriteTrial = oldRatio, oldTrial }()
+	const n = 200
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	mustDelete(t, d, delKey(150))
+	setAndFlush(t, d, "x", []byte("a"), []byte("z")) // the table spans every key
+
+	rewriteBottomForTest(t, d)
+
+	m := d.Metrics()
+	if m.Compaction.ShadowOverwriteLookups != shadowOverwriteTrial {
+		t.Fatalf("%d overwrite lookups, want the trial's %d", m.Compaction.ShadowOverwriteLookups, shadowOverwriteTrial)
+	}
+	if m.Compaction.ShadowedDropped != 1 {
+		t.Fatalf("dropped %d values, want the deleted one", m.Compaction.ShadowedDropped)
+	}
+	checkDeleted(t, d, n, func(i int) bool { return i == 150 })
 }

@@ -259,8 +259,8 @@ func churnLines(rs []result) []string {
 		return nil
 	}
 	line := fmt.Sprintf("tombstone index on/off, deletechurn: write amp %.3f vs %.3f (%.3fx), values dropped early %d (%.1f MB of keys and values; "+
-		"%d index lookups, %d of them positive)", on.WriteAmp, off.WriteAmp, on.WriteAmp/off.WriteAmp, on.EngineShadowedDropped,
-		float64(on.EngineShadowedDroppedBytes)/1e6, on.EngineShadowChecks, on.EngineShadowPositives)
+		"%d index lookups, %d of them positive, %d lookups for overwrites)", on.WriteAmp, off.WriteAmp, on.WriteAmp/off.WriteAmp, on.EngineShadowedDropped,
+		float64(on.EngineShadowedDroppedBytes)/1e6, on.EngineShadowChecks, on.EngineShadowPositives, on.EngineShadowOverwriteLookups)
 	line += fmt.Sprintf("; ops/s %s, space amp %.2f vs %.2f", ratioStr(on.OpsPerSec, off.OpsPerSec), on.SpaceAmp, off.SpaceAmp)
 	if speed, chunks, ok := pairedSpeed(on, off); ok {
 		line += fmt.Sprintf(" (ops/s per-chunk median %.3fx over %d chunks)", speed, chunks)
@@ -277,7 +277,7 @@ func churnDropLine(rs []result, w string) string {
 	var parts []string
 	for _, r := range rs {
 		if r.Workload == w && strings.HasPrefix(r.Engine, "sievekv") {
-			parts = append(parts, fmt.Sprintf("%s %d (%d lookups, %d positive)", r.Engine, r.EngineShadowedDropped, r.EngineShadowChecks, r.EngineShadowPositives))
+			parts = append(parts, fmt.Sprintf("%s %d (%d lookups, %d positive, %d for overwrites)", r.Engine, r.EngineShadowedDropped, r.EngineShadowChecks, r.EngineShadowPositives, r.EngineShadowOverwriteLookups))
 		}
 	}
 	if len(parts) == 0 {

@@ -185,12 +185,14 @@ type result struct {
 	// during the phase and its settle, because a newer entry of their key
 	// above already shadowed them; EngineShadowChecks and
 	// EngineShadowPositives the tombstone-index lookups that chose which
-	// values to confirm, and those answering "may have"
-	// (Metrics.Compaction.Shadow*).
-	EngineShadowedDropped      uint64 `json:"engine_shadowed_dropped,omitempty"`
-	EngineShadowedDroppedBytes uint64 `json:"engine_shadowed_dropped_bytes,omitempty"`
-	EngineShadowChecks         uint64 `json:"engine_shadow_checks,omitempty"`
-	EngineShadowPositives      uint64 `json:"engine_shadow_positives,omitempty"`
+	// values to confirm, and those answering "may have";
+	// EngineShadowOverwriteLookups the values the index ruled out that
+	// were looked up for a newer Set (Metrics.Compaction.Shadow*).
+	EngineShadowedDropped        uint64 `json:"engine_shadowed_dropped,omitempty"`
+	EngineShadowedDroppedBytes   uint64 `json:"engine_shadowed_dropped_bytes,omitempty"`
+	EngineShadowChecks           uint64 `json:"engine_shadow_checks,omitempty"`
+	EngineShadowPositives        uint64 `json:"engine_shadow_positives,omitempty"`
+	EngineShadowOverwriteLookups uint64 `json:"engine_shadow_overwrite_lookups,omitempty"`
 }
 
 // opFunc performs op i and returns the user bytes it wrote and whether a
@@ -369,6 +371,7 @@ func (m *phaseMeter) finish() (result, error) {
 		res.EngineShadowedDropped = c1.ShadowedDropped - c0.ShadowedDropped
 		res.EngineShadowedDroppedBytes = c1.ShadowedDroppedBytes - c0.ShadowedDroppedBytes
 		res.EngineShadowChecks, res.EngineShadowPositives = c1.ShadowChecks-c0.ShadowChecks, c1.ShadowPositives-c0.ShadowPositives
+		res.EngineShadowOverwriteLookups = c1.ShadowOverwriteLookups - c0.ShadowOverwriteLookups
 	}
 	if written > 0 {
 		res.WriteAmp = float64(io1.writeBytes-io0.writeBytes) / float64(written)
