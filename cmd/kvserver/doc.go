@@ -70,8 +70,8 @@
 //	   lacks the removal and gets no vote from that majority. So the
 //	   votes hashicorp/raft grants while its configuration is empty, and
 //	   the RPCs its transport queued before raft started (answered only
-//	   after the removal), are a new server's. A member that answers as
-//	   itself is not removed (ErrMemberConflict). Without -join a node
+//	   after the removal), are a new server's. A member still alive is
+//	   not removed (S10). Without -join a node
 //	   without state bootstraps a cluster of its own: it cannot know of
 //	   one that still counts its ID. A member that lost its disk must
 //	   therefore be restarted with -join; started without, it fails
@@ -83,6 +83,20 @@
 //	   asks to join once raft runs: a member removed while it was down is
 //	   added back as a voter (its log and votes are its own), and one
 //	   still a voter changes nothing.
+//	S10 (a join removes only a member that is down): a join, fresh or
+//	   not, removes a member of its ID or raft address only when the
+//	   leader's heartbeats to that member are failing (heartbeatWatch)
+//	   and it does not answer GET /status as itself (memberAlive);
+//	   otherwise ErrMemberConflict (409). /status alone is no proof of
+//	   death: a busy node answers 503, a slow one times out, and its
+//	   registered HTTP address may be stale or cut off from the leader,
+//	   while its raft still counts towards every commit. So a mistaken
+//	   -id, a client with the token, or a fresh join delayed or resent
+//	   until after the node it came from was added back cannot remove a
+//	   voter raft reaches. A fresh joiner's transport listens but its raft
+//	   does not answer until the removal, so its own old member fails the
+//	   heartbeats; a new leader's heartbeats start afresh, so a fresh
+//	   join right after an election waits (409, retried) for a failure.
 //
 // # Security
 //

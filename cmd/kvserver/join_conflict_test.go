@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -91,17 +92,21 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[lead()], otherID))
 	}
 
-	// The follower's machine is gone: a join with its ID replaces it.
+	// The follower's machine is gone: a join with its ID replaces it,
+	// once the leader's heartbeats to it have failed (S10).
 	id := c.nodes[follower].cfg.ID
 	c.nodes[follower].Shutdown()
 	c.nodes[follower] = nil
 	c.api[follower].h.Store(nil)
-	if code, msg := join(id, "inmem-replacement"); code != http.StatusOK {
-		t.Fatalf("join replacing the stopped member %s: %d %s", id, code, msg)
-	}
+	var code int
+	var msg string
+	waitFor(t, "a join to replace the stopped member", 10*time.Second, func() bool {
+		code, msg = join(id, "inmem-replacement")
+		return code == http.StatusOK
+	})
 	l := lead()
 	if !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
-		t.Fatalf("the stopped member %s was not replaced", id)
+		t.Fatalf("the stopped member %s was not replaced: %d %s", id, code, msg)
 	}
 }
 

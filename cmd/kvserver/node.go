@@ -30,6 +30,9 @@ type Node struct {
 	store *raftstore.Store
 	trans raft.Transport
 	sec   *security
+	// beats is which members this node's heartbeats, as leader, fail to
+	// reach: a member they reach is not removed by a join (S10).
+	beats *heartbeatWatch
 
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it led (a barrier), which linearizable
@@ -131,7 +134,8 @@ func (n *Node) open() error {
 		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
 			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
 	}
-	if n.raft, err = raft.NewRaft(cfg.raftConfig(), n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+	rc := cfg.raftConfig()
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
 	switch {
@@ -155,7 +159,13 @@ func (n *Node) open() error {
 		n.bg.Add(1)
 		go n.joinLoop()
 	}
-	n.bg.Add(1)
+	n.beats = newHeartbeatWatch(rc.HeartbeatTimeout)
+	n.raft.RegisterObserver(n.beats.obs)
+	n.bg.Add(2)
+	go func() {
+		defer n.bg.Done()
+		n.beats.run(n.stop)
+	}()
 	go n.leaderLoop()
 	return nil
 }
@@ -364,7 +374,7 @@ func (n *Node) addMember(req joinRequest) error {
 			stale = append(stale, s.ID) // the joiner itself, without a vote
 		case sameID || sameAddr:
 			if n.memberAlive(s) {
-				return fmt.Errorf("%w: %s at %s answers as itself; join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
+				return fmt.Errorf("%w: %s at %s answers as itself (to raft's heartbeats or at /status); join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
 			}
 			stale = append(stale, s.ID)
 		}
@@ -389,10 +399,12 @@ func (n *Node) addMember(req joinRequest) error {
 // memberProbeTimeout bounds the /status request memberAlive sends.
 const memberProbeTimeout = 2 * time.Second
 
-// memberAlive reports whether member m is this node, or answers GET
-// /status at its registered HTTP address as m's ID and as a member at m's
-// raft address. A fresh node taking over m's ID (even its HTTP address)
-// is in no configuration yet, so it does not pass for m.
+// memberAlive reports whether member m is this node, is reached by this
+// node's heartbeats (S10), or answers GET /status at its registered HTTP
+// address as m's ID and as a member at m's raft address. A fresh node
+// taking over m's ID (even its HTTP address or raft address) is in no
+// configuration yet and has not started raft, so it passes for m on
+// neither count.
 func (n *Node) memberAlive(m raft.Server) bool {
 	if string(m.ID) == n.cfg.ID {
 		return true
@@ -400,6 +412,9 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	addr := n.fsm.memberHTTP(string(m.ID))
 	if addr == "" {
 		return false
+	}
+	if !n.beats.unreachable(m.ID) {
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
 	defer cancel()
