@@ -63,6 +63,10 @@
 //	   listed at it would take this node's answers for its own) and
 //	   answers once the removal is committed (addMember). Only then does
 //	   the node start raft, and it joins again to be added as a voter.
+//	   The wait has no bound of its own (a cluster without a majority up
+//	   commits nothing); SIGTERM or StartNodeContext's ctx ends it with
+//	   raft not started and the directory closed, still without raft
+//	   state, so a restart asks again.
 //	   The old member's acknowledgements and votes went with its disk:
 //	   the removal, committed by a majority of the members left, puts
 //	   every committed entry on that majority, and a candidate still

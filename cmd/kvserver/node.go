@@ -59,16 +59,24 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
+	return StartNodeContext(context.Background(), cfg)
+}
+
+// StartNodeContext is StartNode, giving up the wait for a fresh join's
+// removal (S8) once ctx ends: it returns an error wrapping ctx.Err(), with
+// raft not started and the directory closed, still without raft state,
+// so a restart with cfg.Join asks again.
+func StartNodeContext(ctx context.Context, cfg Config) (*Node, error) {
 	cfg.normalizeAddrs()
 	sec, err := loadSecurity(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	return startNode(cfg, sec)
+	return startNode(ctx, cfg, sec)
 }
 
-// startNode is StartNode with the security settings loaded.
-func startNode(cfg Config, sec *security) (*Node, error) {
+// startNode is StartNodeContext with the security settings loaded.
+func startNode(ctx context.Context, cfg Config, sec *security) (*Node, error) {
 	if cfg.ID == "" || cfg.Dir == "" || cfg.HTTPAddr == "" || (cfg.RaftAddr == "" && cfg.Transport == nil) {
 		return nil, fmt.Errorf("kvserver: -id, -dir, -raft and -http are required")
 	}
@@ -80,7 +88,7 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
-	if err := n.open(); err != nil {
+	if err := n.open(ctx); err != nil {
 		if n.raft != nil {
 			// Started, and failed after: its goroutines must not go on
 			// calling into the stores closed below.
@@ -92,7 +100,7 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 	return n, nil
 }
 
-func (n *Node) open() error {
+func (n *Node) open(ctx context.Context) error {
 	cfg := &n.cfg
 	var err error
 	if n.store, err = raftstore.Open(filepath.Join(cfg.Dir, "raft"), cfg.DB); err != nil {
@@ -127,8 +135,9 @@ func (n *Node) open() error {
 		// Before raft runs, so that nothing this node says in raft can
 		// count as what a member of the same ID or address said before
 		// it lost its state (S8).
-		if err := n.requestJoin(context.Background(), n.joinRequest(true)); err != nil {
-			return err
+		if err := n.requestJoin(ctx, n.joinRequest(true)); err != nil {
+			return fmt.Errorf("kvserver: %s stopped waiting for %s to remove any member of its ID or raft address (raft not started; %s still has no raft state, so started again with -join it asks again): %w",
+				cfg.ID, cfg.Join, cfg.Dir, err)
 		}
 	case !logged && existing:
 		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
