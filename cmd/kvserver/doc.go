@@ -61,7 +61,9 @@
 //	   (joinRequest.Fresh): the leader removes every member of
 //	   its ID or raft address (raft sends to an address, so a member
 //	   listed at it would take this node's answers for its own) and
-//	   answers once the removal is committed (addMember). Only then does
+//	   answers once the removal is committed (addMember: a barrier, as
+//	   a removal an earlier request proposed, still uncommitted, leaves
+//	   nothing to remove in the latest configuration). Only then does
 //	   the node start raft, and it joins again to be added as a voter.
 //	   The wait has no bound of its own (a cluster without a majority up
 //	   commits nothing); SIGTERM or StartNodeContext's ctx ends it with

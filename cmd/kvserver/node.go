@@ -400,7 +400,11 @@ func (n *Node) addMember(req joinRequest) error {
 		}
 	}
 	if req.Fresh {
-		return nil
+		// The answer starts the joiner's raft (S8), so it waits for every
+		// removal to commit: also one an earlier request (this joiner's,
+		// given up and sent again) proposed, which leaves nothing in the
+		// latest configuration above to remove while it is uncommitted.
+		return n.await(n.raft.Barrier(applyTimeout))
 	}
 	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
 }
