@@ -46,6 +46,7 @@ func TestJoinKeepsAMemberRaftReaches(t *testing.T) {
 		{ID: id, Raft: addr, Fresh: true},
 		{ID: id, Raft: "inmem-impostor", Fresh: true},
 		{ID: "n9", Raft: addr, Fresh: true},
+		{ID: "n9", Raft: string(c.addrs[leader]), Fresh: true},
 		{ID: id, Raft: "inmem-impostor"},
 	} {
 		if code, msg := join(req); code != http.StatusConflict {
