@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -30,18 +27,6 @@ func TestJoinKeepsAMemberRaftReaches(t *testing.T) {
 	id, addr := c.nodes[f].cfg.ID, string(c.addrs[f])
 	c.api[f].h.Store(nil) // its HTTP API answers 503; its raft runs on
 
-	join := func(req joinRequest) (int, string) {
-		t.Helper()
-		req.HTTP = "127.0.0.1:9"
-		body, _ := json.Marshal(req)
-		resp, err := c.client.Post(c.https[c.waitLeader("a leader")].URL+"/join", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		msg, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(msg)
-	}
 	for _, req := range []joinRequest{
 		{ID: id, Raft: addr, Fresh: true},
 		{ID: id, Raft: "inmem-impostor", Fresh: true},
@@ -49,7 +34,7 @@ func TestJoinKeepsAMemberRaftReaches(t *testing.T) {
 		{ID: "n9", Raft: string(c.addrs[leader]), Fresh: true},
 		{ID: id, Raft: "inmem-impostor"},
 	} {
-		if code, msg := join(req); code != http.StatusConflict {
+		if code, msg := c.joinLeader(req); code != http.StatusConflict {
 			t.Fatalf("join %+v of a member raft reaches: %d %s; want 409", req, code, msg)
 		}
 		if l := c.waitLeader("a leader"); !isVoter(c.nodes[l], id) || c.voters(l) != 3 {
@@ -62,23 +47,10 @@ func TestJoinKeepsAMemberRaftReaches(t *testing.T) {
 	var code int
 	var msg string
 	waitFor(t, "a fresh join to remove the stopped member", 10*time.Second, func() bool {
-		code, msg = join(joinRequest{ID: id, Raft: addr, Fresh: true})
+		code, msg = c.joinLeader(joinRequest{ID: id, Raft: addr, Fresh: true})
 		return code == http.StatusOK
 	})
 	if l := c.waitLeader("a leader"); hasMember(c.nodes[l], raft.ServerID(id)) {
 		t.Fatalf("the stopped member %s is still in the configuration after a fresh join: %d %s", id, code, msg)
 	}
-}
-
-func hasMember(n *Node, id raft.ServerID) bool {
-	cf := n.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return false
-	}
-	for _, s := range cf.Configuration().Servers {
-		if s.ID == id {
-			return true
-		}
-	}
-	return false
 }
