@@ -351,13 +351,14 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // addMember makes req's server a voter and records its HTTP address. A
 // member with req's ID at another address, or at req's address with
 // another ID, is taken to be the machine req replaces and is removed
-// first, unless it is alive: a node started by mistake with a live
-// member's ID must not vote that member out (nor, naming the leader,
-// depose it) and take over its clients' redirects.
+// first, unless it is alive (memberAlive, S10): a node started by
+// mistake with a live member's ID must not vote that member out (nor,
+// naming the leader, depose it) and take over its clients' redirects.
 //
 // A fresh join (req.Fresh) only removes: every member with req's ID or
 // raft address, whatever its suffrage, unless alive as above, and
-// returns once the removal is committed (S8). The joiner, which starts
+// returns once the removal is committed (S8), its own or one an earlier
+// request proposed. The joiner, which starts
 // raft only then, joins again to be added. It is added straight as a
 // voter, not first as a nonvoter to catch up: a new server's empty log is
 // its true state, so its vote is safe. A nonvoter phase would only spare
