@@ -61,8 +61,14 @@
 //	   (joinRequest.Fresh): the leader removes every member of
 //	   its ID or raft address (raft sends to an address, so a member
 //	   listed at it would take this node's answers for its own) and
-//	   answers once the removal is committed (addMember). Only then does
+//	   answers once the removal is committed (addMember: a barrier, as
+//	   a removal an earlier request proposed, still uncommitted, leaves
+//	   nothing to remove in the latest configuration). Only then does
 //	   the node start raft, and it joins again to be added as a voter.
+//	   The wait has no bound of its own (a cluster without a majority up
+//	   commits nothing); SIGTERM or StartNodeContext's ctx ends it with
+//	   raft not started and the directory closed, still without raft
+//	   state, so a restart asks again.
 //	   The old member's acknowledgements and votes went with its disk:
 //	   the removal, committed by a majority of the members left, puts
 //	   every committed entry on that majority, and a candidate still
@@ -70,8 +76,8 @@
 //	   lacks the removal and gets no vote from that majority. So the
 //	   votes hashicorp/raft grants while its configuration is empty, and
 //	   the RPCs its transport queued before raft started (answered only
-//	   after the removal), are a new server's. A member that answers as
-//	   itself is not removed (ErrMemberConflict). Without -join a node
+//	   after the removal), are a new server's. A member still alive is
+//	   not removed (S10). Without -join a node
 //	   without state bootstraps a cluster of its own: it cannot know of
 //	   one that still counts its ID. A member that lost its disk must
 //	   therefore be restarted with -join; started without, it fails
@@ -83,6 +89,20 @@
 //	   asks to join once raft runs: a member removed while it was down is
 //	   added back as a voter (its log and votes are its own), and one
 //	   still a voter changes nothing.
+//	S10 (a join removes only a member that is down): a join, fresh or
+//	   not, removes a member of its ID or raft address only when the
+//	   leader's heartbeats to that member are failing (heartbeatWatch)
+//	   and it does not answer GET /status as itself (memberAlive);
+//	   otherwise ErrMemberConflict (409). /status alone is no proof of
+//	   death: a busy node answers 503, a slow one times out, and its
+//	   registered HTTP address may be stale or cut off from the leader,
+//	   while its raft still counts towards every commit. So a mistaken
+//	   -id, a client with the token, or a fresh join delayed or resent
+//	   until after the node it came from was added back cannot remove a
+//	   voter raft reaches. A fresh joiner's transport listens but its raft
+//	   does not answer until the removal, so its own old member fails the
+//	   heartbeats; a new leader's heartbeats start afresh, so a fresh
+//	   join right after an election waits (409, retried) for a failure.
 //
 // # Security
 //

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -25,14 +26,7 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	follower := (leader + 1) % 3
 	join := func(id, addr string, fresh ...bool) (int, string) {
 		t.Helper()
-		body, _ := json.Marshal(joinRequest{ID: id, Raft: addr, HTTP: "127.0.0.1:9", Fresh: len(fresh) > 0 && fresh[0]})
-		resp, err := c.client.Post(c.https[lead()].URL+"/join", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		msg, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(msg)
+		return c.joinLeader(joinRequest{ID: id, Raft: addr, Fresh: len(fresh) > 0 && fresh[0]})
 	}
 	hasServer := func(i int, id, addr string) bool {
 		cf := c.nodes[i].raft.GetConfiguration()
@@ -91,29 +85,61 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		t.Fatalf("rejoin of the demoted %s: %d, voter %v; want 200 and a vote", otherID, resp.StatusCode, isVoter(c.nodes[lead()], otherID))
 	}
 
-	// The follower's machine is gone: a join with its ID replaces it.
+	// The follower's machine is gone: a join with its ID replaces it,
+	// once the leader's heartbeats to it have failed (S10).
 	id := c.nodes[follower].cfg.ID
 	c.nodes[follower].Shutdown()
 	c.nodes[follower] = nil
 	c.api[follower].h.Store(nil)
-	if code, msg := join(id, "inmem-replacement"); code != http.StatusOK {
-		t.Fatalf("join replacing the stopped member %s: %d %s", id, code, msg)
-	}
+	var code int
+	var msg string
+	waitFor(t, "a join to replace the stopped member", 10*time.Second, func() bool {
+		code, msg = join(id, "inmem-replacement")
+		return code == http.StatusOK
+	})
 	l := lead()
 	if !hasServer(l, id, "inmem-replacement") || hasServer(l, id, string(c.addrs[follower])) {
-		t.Fatalf("the stopped member %s was not replaced", id)
+		t.Fatalf("the stopped member %s was not replaced: %d %s", id, code, msg)
 	}
 }
 
+// joinLeader posts req to the current leader's /join, with an HTTP address
+// nothing serves, and returns the answer's status and body.
+func (c *testCluster) joinLeader(req joinRequest) (int, string) {
+	c.t.Helper()
+	req.HTTP = "127.0.0.1:9"
+	body, _ := json.Marshal(req)
+	resp, err := c.client.Post(c.https[c.waitLeader("a leader")].URL+"/join", "application/json", bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(msg)
+}
+
+// hasMember reports whether n's latest configuration has a server id.
+func hasMember(n *Node, id raft.ServerID) bool {
+	_, ok := suffrage(n, id)
+	return ok
+}
+
 func isVoter(n *Node, id string) bool {
+	s, ok := suffrage(n, raft.ServerID(id))
+	return ok && s == raft.Voter
+}
+
+// suffrage is id's suffrage in n's latest configuration, and whether id
+// is in it at all.
+func suffrage(n *Node, id raft.ServerID) (raft.ServerSuffrage, bool) {
 	cf := n.raft.GetConfiguration()
 	if cf.Error() != nil {
-		return false
+		return 0, false
 	}
 	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) {
-			return s.Suffrage == raft.Voter
+		if s.ID == id {
+			return s.Suffrage, true
 		}
 	}
-	return false
+	return 0, false
 }

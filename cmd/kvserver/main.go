@@ -86,17 +86,39 @@ func run(cfg Config) error {
 	srv := newServer(&cfg, api)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	node, err := startNode(cfg, sec)
+	// Caught from before startNode: a fresh joiner waits there for as long
+	// as the leader cannot commit its removal (S8), and a signal must end
+	// that wait with the directory closed, not kill the process in it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	startCtx, stopStart := context.WithCancel(context.Background())
+	defer stopStart()
+	started, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case s := <-sig:
+			fmt.Fprintf(os.Stderr, "kvserver: %s: %v while starting, stopping\n", cfg.ID, s)
+			stopStart()
+		case <-started:
+		}
+	}()
+	node, err := startNode(startCtx, cfg, sec)
+	close(started)
+	<-watched
 	if err != nil {
 		srv.Close()
 		return err
+	}
+	if startCtx.Err() != nil {
+		// The signal came as startNode returned: the node is up, and stops.
+		srv.Close()
+		return node.Shutdown()
 	}
 	h := NewHandler(node)
 	api.h.Store(&h)
 	fmt.Fprintf(os.Stderr, "kvserver: %s serving %s on %s, raft on %s\n", cfg.ID, sec.scheme(), ln.Addr(), cfg.RaftAddr)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case s := <-sig:
 		fmt.Fprintf(os.Stderr, "kvserver: %s: %v, shutting down\n", cfg.ID, s)

@@ -30,6 +30,9 @@ type Node struct {
 	store *raftstore.Store
 	trans raft.Transport
 	sec   *security
+	// beats is which members this node's heartbeats, as leader, fail to
+	// reach: a member they reach is not removed by a join (S10).
+	beats *heartbeatWatch
 
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it led (a barrier), which linearizable
@@ -56,16 +59,24 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 //
 // It refuses settings that would expose the node (K1) with ErrInsecure.
 func StartNode(cfg Config) (*Node, error) {
+	return StartNodeContext(context.Background(), cfg)
+}
+
+// StartNodeContext is StartNode, giving up the wait for a fresh join's
+// removal (S8) once ctx ends: it returns an error wrapping ctx.Err(), with
+// raft not started and the directory closed, still without raft state,
+// so a restart with cfg.Join asks again.
+func StartNodeContext(ctx context.Context, cfg Config) (*Node, error) {
 	cfg.normalizeAddrs()
 	sec, err := loadSecurity(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	return startNode(cfg, sec)
+	return startNode(ctx, cfg, sec)
 }
 
-// startNode is StartNode with the security settings loaded.
-func startNode(cfg Config, sec *security) (*Node, error) {
+// startNode is StartNodeContext with the security settings loaded.
+func startNode(ctx context.Context, cfg Config, sec *security) (*Node, error) {
 	if cfg.ID == "" || cfg.Dir == "" || cfg.HTTPAddr == "" || (cfg.RaftAddr == "" && cfg.Transport == nil) {
 		return nil, fmt.Errorf("kvserver: -id, -dir, -raft and -http are required")
 	}
@@ -77,7 +88,7 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
-	if err := n.open(); err != nil {
+	if err := n.open(ctx); err != nil {
 		if n.raft != nil {
 			// Started, and failed after: its goroutines must not go on
 			// calling into the stores closed below.
@@ -89,7 +100,7 @@ func startNode(cfg Config, sec *security) (*Node, error) {
 	return n, nil
 }
 
-func (n *Node) open() error {
+func (n *Node) open(ctx context.Context) error {
 	cfg := &n.cfg
 	var err error
 	if n.store, err = raftstore.Open(filepath.Join(cfg.Dir, "raft"), cfg.DB); err != nil {
@@ -124,14 +135,16 @@ func (n *Node) open() error {
 		// Before raft runs, so that nothing this node says in raft can
 		// count as what a member of the same ID or address said before
 		// it lost its state (S8).
-		if err := n.requestJoin(context.Background(), n.joinRequest(true)); err != nil {
-			return err
+		if err := n.requestJoin(ctx, n.joinRequest(true)); err != nil {
+			return fmt.Errorf("kvserver: %s stopped waiting for %s to remove any member of its ID or raft address (raft not started; %s still has no raft state, so started again with -join it asks again): %w",
+				cfg.ID, cfg.Join, cfg.Dir, err)
 		}
 	case !logged && existing:
 		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
 			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
 	}
-	if n.raft, err = raft.NewRaft(cfg.raftConfig(), n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+	rc := cfg.raftConfig()
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
 	switch {
@@ -155,7 +168,13 @@ func (n *Node) open() error {
 		n.bg.Add(1)
 		go n.joinLoop()
 	}
-	n.bg.Add(1)
+	n.beats = newHeartbeatWatch(rc.HeartbeatTimeout)
+	n.raft.RegisterObserver(n.beats.obs)
+	n.bg.Add(2)
+	go func() {
+		defer n.bg.Done()
+		n.beats.run(n.stop)
+	}()
 	go n.leaderLoop()
 	return nil
 }
@@ -332,13 +351,14 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // addMember makes req's server a voter and records its HTTP address. A
 // member with req's ID at another address, or at req's address with
 // another ID, is taken to be the machine req replaces and is removed
-// first, unless it is alive: a node started by mistake with a live
-// member's ID must not vote that member out (nor, naming the leader,
-// depose it) and take over its clients' redirects.
+// first, unless it is alive (memberAlive, S10): a node started by
+// mistake with a live member's ID must not vote that member out (nor,
+// naming the leader, depose it) and take over its clients' redirects.
 //
 // A fresh join (req.Fresh) only removes: every member with req's ID or
 // raft address, whatever its suffrage, unless alive as above, and
-// returns once the removal is committed (S8). The joiner, which starts
+// returns once the removal is committed (S8), its own or one an earlier
+// request proposed. The joiner, which starts
 // raft only then, joins again to be added. It is added straight as a
 // voter, not first as a nonvoter to catch up: a new server's empty log is
 // its true state, so its vote is safe. A nonvoter phase would only spare
@@ -364,7 +384,7 @@ func (n *Node) addMember(req joinRequest) error {
 			stale = append(stale, s.ID) // the joiner itself, without a vote
 		case sameID || sameAddr:
 			if n.memberAlive(s) {
-				return fmt.Errorf("%w: %s at %s answers as itself; join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
+				return fmt.Errorf("%w: %s at %s answers as itself (to raft's heartbeats or at /status); join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
 			}
 			stale = append(stale, s.ID)
 		}
@@ -381,7 +401,11 @@ func (n *Node) addMember(req joinRequest) error {
 		}
 	}
 	if req.Fresh {
-		return nil
+		// The answer starts the joiner's raft (S8), so it waits for every
+		// removal to commit: also one an earlier request (this joiner's,
+		// given up and sent again) proposed, which leaves nothing in the
+		// latest configuration above to remove while it is uncommitted.
+		return n.await(n.raft.Barrier(applyTimeout))
 	}
 	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
 }
@@ -389,10 +413,12 @@ func (n *Node) addMember(req joinRequest) error {
 // memberProbeTimeout bounds the /status request memberAlive sends.
 const memberProbeTimeout = 2 * time.Second
 
-// memberAlive reports whether member m is this node, or answers GET
-// /status at its registered HTTP address as m's ID and as a member at m's
-// raft address. A fresh node taking over m's ID (even its HTTP address)
-// is in no configuration yet, so it does not pass for m.
+// memberAlive reports whether member m is this node, is reached by this
+// node's heartbeats (S10), or answers GET /status at its registered HTTP
+// address as m's ID and as a member at m's raft address. A fresh node
+// taking over m's ID (even its HTTP address or raft address) is in no
+// configuration yet and has not started raft, so it passes for m on
+// neither count.
 func (n *Node) memberAlive(m raft.Server) bool {
 	if string(m.ID) == n.cfg.ID {
 		return true
@@ -400,6 +426,9 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	addr := n.fsm.memberHTTP(string(m.ID))
 	if addr == "" {
 		return false
+	}
+	if !n.beats.unreachable(m.ID) {
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
 	defer cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -50,7 +51,7 @@ func serveNode(t *testing.T, cfg Config) *servedNode {
 		t.Fatal(err)
 	}
 	cfg.HTTPAddr = ln.Addr().String()
-	n, err := startNode(cfg, sec)
+	n, err := startNode(context.Background(), cfg, sec)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

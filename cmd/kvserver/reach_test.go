@@ -1,0 +1,43 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// TestHeartbeatWatchForgetsWhatANewStartVoids checks what ends a member's
+// failing heartbeats besides one that succeeds: raft reports no recovery
+// from failures of an older leadership or an older replication of the
+// member (each starts its count afresh), so a mark kept across either
+// would let a join remove a member raft reaches again (S10).
+func TestHeartbeatWatchForgetsWhatANewStartVoids(t *testing.T) {
+	w := newHeartbeatWatch(time.Second)
+	stop := make(chan struct{})
+	defer close(stop)
+	go w.run(stop)
+	send := func(d any) { w.ch <- raft.Observation{Data: d} }
+	fail := func() {
+		t.Helper()
+		send(raft.FailedHeartbeatObservation{PeerID: "n2"})
+		waitFor(t, "the failure recorded", 5*time.Second, func() bool { return w.unreachable("n2") })
+	}
+	for _, end := range []struct {
+		what string
+		obs  any
+	}{
+		{"a heartbeat that succeeds", raft.ResumedHeartbeatObservation{PeerID: "n2"}},
+		{"a new leadership", raft.Follower},
+		{"the member's replication restarted", raft.PeerObservation{Peer: raft.Server{ID: "n2"}}},
+	} {
+		fail()
+		send(end.obs)
+		waitFor(t, end.what+" to end the failure", 5*time.Second, func() bool { return !w.unreachable("n2") })
+	}
+	// A failure not repeated within the window is one whose recovery
+	// went unseen.
+	w.window = 50 * time.Millisecond
+	fail()
+	waitFor(t, "an old failure to lapse", 5*time.Second, func() bool { return !w.unreachable("n2") })
+}
