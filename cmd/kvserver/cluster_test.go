@@ -179,6 +179,18 @@ func (c *testCluster) waitSettled() {
 	})
 }
 
+// waitApplied waits until node i's state machine has applied every
+// command node l's had when called (l's writes return once it applied
+// them). raft's AppliedIndex is no such wait: it counts an entry once it
+// is handed to the state machine, so a stale read right after it may miss
+// the last writes, and a configuration entry never reaches the state
+// machine at all.
+func (c *testCluster) waitApplied(what string, i, l int) {
+	c.t.Helper()
+	want := c.nodes[l].fsm.applied.Load()
+	waitFor(c.t, what, 10*time.Second, func() bool { return c.nodes[i].fsm.applied.Load() >= want })
+}
+
 // waitLeader waits for a leader and returns its index, read once: an
 // election under load may unseat it between two calls of leader.
 func (c *testCluster) waitLeader(what string) int {
@@ -257,9 +269,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 	first, _ := c.nodes[next].store.FirstIndex()
 	c.start(old)
 	restarted := c.nodes[old]
-	waitFor(t, "the restarted node to catch up", 10*time.Second, func() bool {
-		return restarted.raft.AppliedIndex() >= c.nodes[next].raft.CommitIndex()
-	})
+	c.waitApplied("the restarted node to catch up", old, next)
 	if restarted.fsm.gen < 2 {
 		t.Fatalf("restarted node caught up without restoring a snapshot (leader's log starts at %d)", first)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -54,8 +53,7 @@ func TestWipedLeaderRejoinsThroughAFollower(t *testing.T) {
 	if step < 3 {
 		t.Errorf("configurations %v: the wiped leader %s was never removed before it was added back", history, cfg.ID)
 	}
-	commit := c.nodes[l].raft.CommitIndex()
-	waitFor(t, "the wiped node to apply the commit index", 10*time.Second, func() bool { return c.nodes[old].raft.AppliedIndex() >= commit })
+	c.waitApplied("the wiped node to apply the writes", old, l)
 	for _, key := range keys {
 		if got, code := c.get(old, key, true); code != http.StatusOK || got != "v"+key {
 			t.Fatalf("the rejoined node lacks acknowledged %s: %d %q", key, code, got)

@@ -98,8 +98,7 @@ func testWipedMemberRejoins(t *testing.T, wipe func(c *testCluster, i int) error
 		c.put(b, key, "v"+key)
 		keys = append(keys, key)
 	}
-	commit := c.nodes[b].raft.CommitIndex()
-	waitFor(t, "the node to wipe to apply the writes", 10*time.Second, func() bool { return c.nodes[wiped].raft.AppliedIndex() >= commit })
+	c.waitApplied("the node to wipe to apply the writes", wiped, b)
 	if err := c.nodes[wiped].raft.Snapshot().Error(); err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
@@ -146,15 +145,9 @@ func testWipedMemberRejoins(t *testing.T, wipe func(c *testCluster, i int) error
 	}
 	c.waitSettled()
 	l := c.waitLeader("a leader")
-	commit = c.nodes[l].raft.CommitIndex()
-	waitFor(t, "every node to apply the leader's commit index", 10*time.Second, func() bool {
-		for _, n := range c.nodes {
-			if n.raft.AppliedIndex() < commit {
-				return false
-			}
-		}
-		return true
-	})
+	for i := range c.nodes {
+		c.waitApplied("every node to apply the leader's writes", i, l)
+	}
 	for i := range c.nodes {
 		var lost []string
 		for _, key := range keys {
@@ -240,8 +233,7 @@ func TestRemovedMemberRejoinsWithItsState(t *testing.T) {
 		return l >= 0 && isVoter(c.nodes[l], id)
 	})
 	l = c.waitLeader("a leader")
-	commit := c.nodes[l].raft.CommitIndex()
-	waitFor(t, id+" to catch up", 10*time.Second, func() bool { return c.nodes[x].raft.AppliedIndex() >= commit })
+	c.waitApplied(id+" to catch up", x, l)
 	for i := 0; i < 10; i++ {
 		if got, code := c.get(x, fmt.Sprintf("r%d", i), true); code != http.StatusOK || got != "after removal" {
 			t.Fatalf("r%d on the rejoined %s: %d %q", i, id, code, got)
