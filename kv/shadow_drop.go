@@ -44,10 +44,13 @@ type shadowCheck struct {
 	// point keys that the check asks instead of the index, because above
 	// holds few entries against the inputs (shadow_drop_local.go).
 	local []uint64
-	// shadowedBy sums, per table holding a confirmed shadowing entry, the
-	// bytes of the values that entry made the compaction drop: they no
-	// longer count in that table's ShadowedBytes once the compaction
-	// installs.
+	// shadowedBy sums, per table holding a confirmed shadowing tombstone,
+	// the bytes of the values that tombstone made the compaction drop: they
+	// no longer count in that table's ShadowedBytes once the compaction
+	// installs. A drop under a newer Set is not summed: the estimate counts
+	// only what the table's tombstones shadow (delete_aware.go), so
+	// subtracting it would understate them and the picker would leave
+	// those tombstones, and the values beneath them, to be rewritten longer.
 	shadowedBy map[*manifest.TableMetadata]uint64
 	// probes counts index lookups, positives those answering "may have",
 	// dropped and droppedBytes the values dropped.
@@ -160,7 +163,7 @@ func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum
 	} else {
 		c.positives++
 	}
-	t, ok := c.newerEntryAbove(k, h, top)
+	t, kind, ok := c.newerEntryAbove(k, h, top)
 	if !ok {
 		return false
 	}
@@ -168,10 +171,12 @@ func (c *shadowCheck) shadowed(k base.InternalKey, value []byte, top base.SeqNum
 		c.overwriteDrops++
 	}
 	n := uint64(len(k.UserKey) + base.TrailerLen + len(value))
-	if c.shadowedBy == nil {
-		c.shadowedBy = make(map[*manifest.TableMetadata]uint64)
+	if kind == base.KindDelete {
+		if c.shadowedBy == nil {
+			c.shadowedBy = make(map[*manifest.TableMetadata]uint64)
+		}
+		c.shadowedBy[t] += n
 	}
-	c.shadowedBy[t] += n
 	c.dropped++
 	c.droppedBytes += n
 	return true
@@ -199,36 +204,36 @@ func (c *shadowCheck) mayBeAbove(userKey []byte) bool {
 }
 
 // newerEntryAbove searches c.above, newest first (K4), for the newest
-// entry of k's user key at or below top, and returns its table if that
-// entry is newer than k. A read error keeps the value (the read path
-// reports a damaged table).
-func (c *shadowCheck) newerEntryAbove(k base.InternalKey, h uint64, top base.SeqNum) (*manifest.TableMetadata, bool) {
+// entry of k's user key at or below top, and returns its table and kind
+// if that entry is newer than k. A read error keeps the value (the read
+// path reports a damaged table).
+func (c *shadowCheck) newerEntryAbove(k base.InternalKey, h uint64, top base.SeqNum) (*manifest.TableMetadata, base.Kind, bool) {
 	for _, t := range c.above {
 		if !t.ContainsUserKey(k.UserKey) {
 			continue
 		}
-		found, newer := c.probe(t, k, h, top)
+		found, kind, newer := c.probe(t, k, h, top)
 		if found {
-			return t, newer
+			return t, kind, newer
 		}
 	}
-	return nil, false
+	return nil, 0, false
 }
 
 // probe looks k's user key up in t at top: whether t holds a version at
-// or below top, and whether that version is newer than k. An error counts
-// as found and not newer, which keeps the value.
-func (c *shadowCheck) probe(t *manifest.TableMetadata, k base.InternalKey, h uint64, top base.SeqNum) (found, newer bool) {
+// or below top, its kind, and whether that version is newer than k. An
+// error counts as found and not newer, which keeps the value.
+func (c *shadowCheck) probe(t *manifest.TableMetadata, k base.InternalKey, h uint64, top base.SeqNum) (found bool, kind base.Kind, newer bool) {
 	e, err := c.d.tables.acquire(t)
 	if err != nil {
-		return true, false
+		return true, 0, false
 	}
 	defer e.release()
-	_, _, seq, ok, err := e.reader().GetVersionHashed(nil, k.UserKey, h, top, nil)
+	_, kind, seq, ok, err := e.reader().GetVersionHashed(nil, k.UserKey, h, top, nil)
 	if err != nil {
-		return true, false
+		return true, 0, false
 	}
-	return ok, ok && seq > k.SeqNum()
+	return ok, kind, ok && seq > k.SeqNum()
 }
 
 // installed applies the check's effects once the compaction's edit is

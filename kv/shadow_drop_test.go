@@ -375,3 +375,47 @@ func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
 	}
 	checkDeleted(t, d, n, func(i int) bool { return i == 150 })
 }
+
+// TestShadowDropOverwriteKeepsTombstoneEstimate: a value dropped under a
+// newer Set above leaves that table's ShadowedBytes alone, since the
+// estimate counts only what its tombstones shadow. A snapshot taken
+// between the overwrites and the deletes keeps every deleted key's value
+// at the bottom, so the rewrite drops only the overwritten ones and the
+// estimate of the table holding both must not fall (else the picker would
+// leave its tombstones above for longer, with the values under them).
+func TestShadowDropOverwriteKeepsTombstoneEstimate(t *testing.T) {
+	const n = 200
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	defer d.Close()
+	overwritten := []int{40, 90, 160}
+	for _, i := range overwritten {
+		if err := d.Set(delKey(i), []byte("new"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	for i := 0; i < 10; i++ {
+		mustDelete(t, d, delKey(i))
+	}
+	mustFlush(t, d)
+	before := d.Metrics().Levels[0].ShadowedBytes
+	if before == 0 {
+		t.Fatal("the flushed tombstones shadow nothing by the estimate")
+	}
+
+	rewriteBottomForTest(t, d)
+
+	m := d.Metrics()
+	if m.Compaction.ShadowedDropped != uint64(len(overwritten)) {
+		t.Fatalf("dropped %d values, want the %d overwritten ones", m.Compaction.ShadowedDropped, len(overwritten))
+	}
+	if got := m.Levels[0].ShadowedBytes; got != before {
+		t.Fatalf("the table's tombstones shadow %d estimated bytes after the overwrites' drops, want %d as before", got, before)
+	}
+	for i := 0; i < 10; i++ {
+		if !levelHoldsKey(t, d, NumLevels-1, delKey(i)) {
+			t.Fatalf("the value of key %d, which the snapshot reads, left the bottom", i)
+		}
+	}
+}
