@@ -201,13 +201,7 @@ func (c *testCluster) waitLeader(what string) int {
 	return l
 }
 
-func (c *testCluster) voters(i int) int {
-	cf := c.nodes[i].raft.GetConfiguration()
-	if cf.Error() != nil {
-		return 0
-	}
-	return len(cf.Configuration().Servers)
-}
+func (c *testCluster) voters(i int) int { return len(c.nodes[i].configServers()) }
 
 // put writes through node i's HTTP API, following a redirect to the leader.
 func (c *testCluster) put(i int, key, value string) {
