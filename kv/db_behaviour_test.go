@@ -449,10 +449,7 @@ func TestTablesListsTheVersion(t *testing.T) {
 	d.Flush()
 	d.Set([]byte("c"), []byte("1"), NoSync)
 	d.Flush()
-	ts, err := d.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts := mustTables(t, d)
 	if len(ts) != 2 || ts[0].Level != 0 || string(ts[0].Smallest) != "c" || string(ts[1].Smallest) != "a" || string(ts[1].Largest) != "b" {
 		t.Fatalf("tables = %+v", ts)
 	}

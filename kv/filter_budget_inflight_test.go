@@ -175,10 +175,7 @@ func compactionChosen(b *filterBudget) bool {
 // newestL0 is the L0 table with the highest file number.
 func newestL0(t *testing.T, d *DB) TableInfo {
 	t.Helper()
-	ts, err := d.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts := mustTables(t, d)
 	var newest TableInfo
 	for _, ti := range ts {
 		if ti.Level == 0 && ti.FileNum > newest.FileNum {
@@ -272,10 +269,7 @@ func TestMonkeyFlushDuringCompactionGetsItsShare(t *testing.T) {
 func TestMonkeyCompactionDuringFlushInstallKeepsItsShare(t *testing.T) {
 	const bottomKeys, l0Keys, flushKeys = 8000, 8000, 8000
 	outputs := func(d *DB) (bits []float64) {
-		ts, err := d.Tables()
-		if err != nil {
-			t.Fatal(err)
-		}
+		ts := mustTables(t, d)
 		for _, ti := range ts {
 			if ti.Level == NumLevels-1 {
 				bits = append(bits, ti.FilterBitsPerKey())

@@ -50,10 +50,7 @@ func fillRandom(t *testing.T, d *DB, rng *rand.Rand, n int, keys map[string]bool
 // total under Monkey and per table under uniform allocation.
 func checkBudget(t *testing.T, d *DB, when string) {
 	t.Helper()
-	ts, err := d.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts := mustTables(t, d)
 	bits := d.opts.FilterBitsPerKey
 	var total, keys float64
 	for _, ti := range ts {
@@ -75,10 +72,7 @@ func checkBudget(t *testing.T, d *DB, when string) {
 }
 
 func levelsUsed(t *testing.T, d *DB) (l0 int, levels map[int]bool) {
-	ts, err := d.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts := mustTables(t, d)
 	levels = map[int]bool{}
 	for _, ti := range ts {
 		if ti.Level == 0 {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,13 +201,7 @@ func (c *testCluster) waitLeader(what string) int {
 	return l
 }
 
-func (c *testCluster) voters(i int) int {
-	cf := c.nodes[i].raft.GetConfiguration()
-	if cf.Error() != nil {
-		return 0
-	}
-	return len(cf.Configuration().Servers)
-}
+func (c *testCluster) voters(i int) int { return len(c.nodes[i].configServers()) }
 
 // put writes through node i's HTTP API, following a redirect to the leader.
 func (c *testCluster) put(i int, key, value string) {
@@ -235,6 +230,62 @@ func (c *testCluster) get(i int, key string, stale bool) (string, int) {
 		c.t.Fatalf("GET %s via n%d: %v", key, i+1, err)
 	}
 	return body, code
+}
+
+// ackedWriters PUT keys through the nodes at urls in turn (followers
+// redirect to the leader), from several goroutines until halted, and
+// record every write acknowledged with 204. Each key is written once, so
+// an acknowledged value is the only one it can hold.
+type ackedWriters struct {
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	acked map[string]string // guarded by mu
+}
+
+func startAckedWriters(client *http.Client, urls []string, writers int) *ackedWriters {
+	a := &ackedWriters{stop: make(chan struct{}), acked: map[string]string{}}
+	for w := range writers {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-a.stop:
+					return
+				default:
+				}
+				key, val := fmt.Sprintf("w%d-%06d", w, i), fmt.Sprintf("v%d-%d", w, i)
+				req, _ := http.NewRequest(http.MethodPut, urls[i%len(urls)]+"/kv/"+key, bytes.NewReader([]byte(val)))
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusNoContent {
+					a.mu.Lock()
+					a.acked[key] = val
+					a.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return a
+}
+
+// count is the number of writes acknowledged so far.
+func (a *ackedWriters) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.acked)
+}
+
+// halt stops the writers and returns every acknowledged write, key to
+// value.
+func (a *ackedWriters) halt() map[string]string {
+	close(a.stop)
+	a.wg.Wait()
+	return a.acked
 }
 
 // TestClusterLeaderFailover: a three-node cluster keeps taking writes when

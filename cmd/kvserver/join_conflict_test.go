@@ -29,11 +29,7 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 		return c.joinLeader(joinRequest{ID: id, Raft: addr, Fresh: len(fresh) > 0 && fresh[0]})
 	}
 	hasServer := func(i int, id, addr string) bool {
-		cf := c.nodes[i].raft.GetConfiguration()
-		if cf.Error() != nil {
-			return false
-		}
-		for _, s := range cf.Configuration().Servers {
+		for _, s := range c.nodes[i].configServers() {
 			if s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) {
 				return true
 			}
@@ -118,6 +114,16 @@ func (c *testCluster) joinLeader(req joinRequest) (int, string) {
 	return resp.StatusCode, string(msg)
 }
 
+// configServers is the servers of n's latest configuration, none if raft
+// cannot read it.
+func (n *Node) configServers() []raft.Server {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return nil
+	}
+	return cf.Configuration().Servers
+}
+
 // hasMember reports whether n's latest configuration has a server id.
 func hasMember(n *Node, id raft.ServerID) bool {
 	_, ok := suffrage(n, id)
@@ -132,11 +138,7 @@ func isVoter(n *Node, id string) bool {
 // suffrage is id's suffrage in n's latest configuration, and whether id
 // is in it at all.
 func suffrage(n *Node, id raft.ServerID) (raft.ServerSuffrage, bool) {
-	cf := n.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return 0, false
-	}
-	for _, s := range cf.Configuration().Servers {
+	for _, s := range n.configServers() {
 		if s.ID == id {
 			return s.Suffrage, true
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -112,37 +110,8 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	defer killAll(procs)
 	startCluster(t, bin, procs)
 
-	// Writers send PUTs to every node in turn (followers redirect) and
-	// record the writes acknowledged with 204.
-	var acked sync.Map // key -> value
-	var nAcked atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key, value := fmt.Sprintf("w%d-%05d", w, i), fmt.Sprintf("value %d of writer %d", i, w)
-				req, _ := http.NewRequest(http.MethodPut, procs[i%3].url()+"/kv/"+key, bytes.NewReader([]byte(value)))
-				resp, err := client.Do(req)
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusNoContent {
-					acked.Store(key, value)
-					nAcked.Add(1)
-				}
-			}
-		}()
-	}
-	waitFor(t, "writes before the kill", 10*time.Second, func() bool { return nAcked.Load() >= 300 })
+	w := startAckedWriters(client, []string{procs[0].url(), procs[1].url(), procs[2].url()}, 4)
+	waitFor(t, "writes before the kill", 10*time.Second, func() bool { return w.count() >= 300 })
 
 	leader := -1
 	for i, p := range procs {
@@ -156,10 +125,9 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 	killed := procs[leader]
 	killed.cmd.Process.Signal(syscall.SIGKILL)
 	<-killed.exited
-	atKill := nAcked.Load()
-	waitFor(t, "writes after the kill", 15*time.Second, func() bool { return nAcked.Load() >= atKill+300 })
-	close(stop)
-	wg.Wait()
+	atKill := w.count()
+	waitFor(t, "writes after the kill", 15*time.Second, func() bool { return w.count() >= atKill+300 })
+	acked := w.halt()
 
 	killed.start(t, bin) // it has state: its -join finds it a member already
 	var live *proc
@@ -197,9 +165,8 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		return body, err
 	}
 	n := 0
-	acked.Range(func(k, v any) bool {
+	for key, want := range acked {
 		n++
-		key, want := k.(string), v.(string)
 		if got, err := read(killed, key, true); err != nil || got != want {
 			t.Errorf("stale read of acknowledged %s on the restarted node: %q, %v", key, got, err)
 		}
@@ -208,8 +175,10 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 				t.Errorf("read of acknowledged %s: %q, %v", key, got, err)
 			}
 		}
-		return !t.Failed()
-	})
+		if t.Failed() {
+			break
+		}
+	}
 	t.Logf("%d writes acknowledged (%d before the kill), all readable", n, atKill)
 
 	terminateAll(t, procs)

@@ -70,14 +70,6 @@ func (s *servedNode) waitLeader(t *testing.T) {
 	waitFor(t, s.cfg.ID+" to lead", 10*time.Second, func() bool { return s.isLeader() && s.leaderHTTP() != "" })
 }
 
-func (s *servedNode) voters() []raft.Server {
-	cf := s.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return nil
-	}
-	return cf.Configuration().Servers
-}
-
 // send is one request with the given Authorization header ("" for none),
 // without the node's own client and its token.
 func send(t *testing.T, method, url, auth string, body []byte) (int, string) {
@@ -146,7 +138,7 @@ func TestJoinRequiresToken(t *testing.T) {
 			t.Errorf("join with Authorization %q: %d %s; want 401", auth, code, body)
 		}
 	}
-	if v := s.voters(); len(v) != 1 || v[0].ID != "solo" {
+	if v := s.configServers(); len(v) != 1 || v[0].ID != "solo" {
 		t.Fatalf("members after refused joins: %+v", v)
 	}
 	if h := s.fsm.memberHTTP("intruder"); h != "" {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 )
@@ -22,45 +20,10 @@ func TestClusterSoakLeaderKills(t *testing.T) {
 	}
 	c := newTestCluster(t)
 	c.waitSettled()
-	var mu sync.Mutex
-	acked := map[string]string{}
-	stop := make(chan struct{})
-	var writers sync.WaitGroup
-	for w := 0; w < 3; w++ {
-		writers.Add(1)
-		go func() {
-			defer writers.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Each key is written once, so an acknowledged value is
-				// the only one it can hold.
-				key, val := fmt.Sprintf("w%d-%06d", w, i), fmt.Sprintf("v%d-%d", w, i)
-				req, _ := http.NewRequest(http.MethodPut, c.https[i%3].URL+"/kv/"+key, bytes.NewReader([]byte(val)))
-				resp, err := c.client.Do(req)
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusNoContent {
-					mu.Lock()
-					acked[key] = val
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	ackedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
+	w := startAckedWriters(c.client, []string{c.https[0].URL, c.https[1].URL, c.https[2].URL}, 3)
 	for round := 0; round < rounds; round++ {
-		before := ackedCount()
-		waitFor(t, "writes acknowledged before the kill", 10*time.Second, func() bool { return ackedCount() >= before+20 })
+		before := w.count()
+		waitFor(t, "writes acknowledged before the kill", 10*time.Second, func() bool { return w.count() >= before+20 })
 		old := c.waitLeader("a leader")
 		if err := c.nodes[old].Shutdown(); err != nil {
 			t.Fatalf("round %d: shut the leader down: %v", round, err)
@@ -70,8 +33,7 @@ func TestClusterSoakLeaderKills(t *testing.T) {
 		c.waitLeader("a new leader")
 		c.start(old)
 	}
-	close(stop)
-	writers.Wait()
+	acked := w.halt()
 
 	for i := range c.nodes {
 		if err := c.nodes[i].Shutdown(); err != nil {

@@ -67,7 +67,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	}
 	waitFor(t, "three voters that know the leader", 15*time.Second, func() bool {
 		for _, n := range nodes {
-			if len(n.voters()) != 3 || n.leaderHTTP() == "" {
+			if len(n.configServers()) != 3 || n.leaderHTTP() == "" {
 				return false
 			}
 		}
@@ -120,7 +120,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	rogueSec.dialTLS.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &rogueCert, nil }
 	_, leaderID := nodes[leader].raft.LeaderWithID()
 	term := nodes[leader].raft.CurrentTerm()
-	members := len(nodes[leader].voters())
+	members := len(nodes[leader].configServers())
 
 	join, _ := json.Marshal(joinRequest{ID: "rogue", Raft: "127.0.0.1:1", HTTP: "127.0.0.1:2"})
 	for _, n := range nodes {
@@ -181,9 +181,9 @@ func TestMutualTLSCluster(t *testing.T) {
 	// meanwhile (one term each, after a pre-vote), so the leader and the
 	// exact term may change; ten terms it cannot reach.
 	for _, n := range nodes {
-		if _, id := n.raft.LeaderWithID(); n.raft.CurrentTerm() >= term+10 || len(n.voters()) != members {
+		if _, id := n.raft.LeaderWithID(); n.raft.CurrentTerm() >= term+10 || len(n.configServers()) != members {
 			t.Errorf("%s after the rogue: leader %s term %d, %d members; before: leader %s term %d, %d members",
-				n.cfg.ID, id, n.raft.CurrentTerm(), len(n.voters()), leaderID, term, members)
+				n.cfg.ID, id, n.raft.CurrentTerm(), len(n.configServers()), leaderID, term, members)
 		}
 	}
 }
