@@ -136,7 +136,11 @@
 //	   elections, pre-votes first; members reject a pre-vote or vote from
 //	   a server outside their configuration before they look at its term
 //	   (hashicorp/raft 1.7: issue 524, PR 526), so it deposes no leader.
-//	   Its /status shows a candidate with no leader; its requests 503.
+//	   While no leader is in contact, a node its own configuration still
+//	   counts asks the members for the leader's (GET /members) and, once
+//	   it lists no such node, is removed as above until a leader's contact
+//	   (removalWatch): raft alone would leave it a candidate whose
+//	   requests 503, like a member cut off.
 //	   A removed node restarted with -join asks to be added back (S9).
 //
 // # Security

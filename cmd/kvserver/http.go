@@ -260,8 +260,9 @@ type statusReply struct {
 	LastIndex    uint64   `json:"last_index"`
 	Members      []member `json:"members"`
 	StateError   string   `json:"state_error,omitempty"`
-	// Removed: this node is outside the configuration it knows, with no
-	// leader in contact (S11).
+	// Removed: this node is outside the configuration it knows, or the
+	// leader's as a member's /members listed it, with no leader in
+	// contact since (S11).
 	Removed bool `json:"removed,omitempty"`
 }
 

@@ -108,20 +108,104 @@ func (n *Node) removeMember(id string, force bool) error {
 // that is joining from counting as removed while a snapshot it installs
 // predates its addition, and keeps the hot path of a member in contact
 // clear of GetConfiguration (a round trip through raft's main loop).
+//
+// A removal raft never delivered here (this node cut off until the
+// leader gave up sending it) is learned from a member's GET /members
+// instead (removalWatch); a leader's contact since voids it.
 func (n *Node) removed() bool {
 	switch n.raft.State() {
 	case raft.Leader, raft.Shutdown:
 		return false
 	}
-	if time.Since(n.raft.LastContact()) < n.heartbeat {
+	contact := n.raft.LastContact()
+	if time.Since(contact) < n.heartbeat {
 		return false
 	}
+	if n.leftOutSince(contact) {
+		return true
+	}
+	servers, ok := n.latestServers()
+	return ok && !hasServerID(servers, raft.ServerID(n.cfg.ID))
+}
+
+// leftOutSince reports whether a leader's configuration without this
+// node was seen after contact, the last a leader had with it.
+func (n *Node) leftOutSince(contact time.Time) bool {
+	at := n.leftOutAt.Load()
+	// The zero Time (no contact since start) has no UnixNano.
+	return at != 0 && (contact.IsZero() || contact.UnixNano() < at)
+}
+
+// latestServers is the latest configuration this node knows, and false
+// when it knows none (a node not yet joined, or raft shut down).
+func (n *Node) latestServers() ([]raft.Server, bool) {
 	cf := n.raft.GetConfiguration()
-	if cf.Error() != nil {
-		return false
+	if cf.Error() != nil || len(cf.Configuration().Servers) == 0 {
+		return nil, false
 	}
-	servers := cf.Configuration().Servers
-	return len(servers) > 0 && !hasServerID(servers, raft.ServerID(n.cfg.ID))
+	return cf.Configuration().Servers, true
+}
+
+// removalWatch asks, every other heartbeat timeout while no leader is in
+// contact with this node and its own configuration still counts it, the
+// members of that configuration for the leader's (GET /members, which a
+// follower forwards to the leader), and records when one lists a
+// configuration without this node (leftOutAt): a member removed while
+// cut off, or while down and restarted without -join, hears nothing from
+// raft, whose leader no longer sends it anything, and would otherwise
+// pass for a member cut off from the others.
+func (n *Node) removalWatch() {
+	defer n.bg.Done()
+	tick := time.NewTicker(2 * n.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+		switch n.raft.State() {
+		case raft.Leader, raft.Shutdown:
+			continue
+		}
+		if contact := n.raft.LastContact(); time.Since(contact) < n.heartbeat || n.leftOutSince(contact) {
+			continue
+		}
+		servers, ok := n.latestServers()
+		if !ok || !hasServerID(servers, raft.ServerID(n.cfg.ID)) {
+			continue
+		}
+		for _, s := range servers {
+			if string(s.ID) == n.cfg.ID {
+				continue
+			}
+			if listed, ok := n.leaderLists(s.ID); ok {
+				if !listed {
+					n.leftOutAt.Store(time.Now().UnixNano())
+				}
+				break
+			}
+		}
+	}
+}
+
+// leaderLists asks member id for the leader's configuration and reports
+// whether it lists this node; ok is false without an answer.
+func (n *Node) leaderLists(id raft.ServerID) (listed, ok bool) {
+	addr := n.fsm.memberHTTP(string(id))
+	if addr == "" {
+		return false, false
+	}
+	var ms []member
+	if !n.askMember(addr, "/members", &ms) || len(ms) == 0 {
+		return false, false
+	}
+	for _, m := range ms {
+		if m.ID == n.cfg.ID {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 func hasServerID(servers []raft.Server, id raft.ServerID) bool {

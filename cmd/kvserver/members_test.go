@@ -127,16 +127,24 @@ func newWatchedCluster(t *testing.T) (*testCluster, map[string]*logWatch, int) {
 // followers are the two nodes other than l.
 func followers(l int) (int, int) { return (l + 1) % 3, (l + 2) % 3 }
 
+// stopAFollower settles c and stops one follower for good. It returns
+// the leader, the follower left, and the stopped node and its ID.
+func (c *testCluster) stopAFollower() (l, live, dead int, deadID string) {
+	c.t.Helper()
+	c.waitSettled()
+	l = c.waitLeader("a leader")
+	dead, live = followers(l)
+	deadID = c.nodes[dead].cfg.ID
+	c.stop(dead)
+	return l, live, dead, deadID
+}
+
 // TestRemoveDeadMember: a member stopped for good is removed through a
 // follower (forwarded to the leader, one hop), and the two left commit
 // writes, as a majority of the two. Removing it again is 404.
 func TestRemoveDeadMember(t *testing.T) {
 	c := newTestCluster(t)
-	c.waitSettled()
-	l := c.waitLeader("a leader")
-	dead, via := followers(l)
-	deadID := c.nodes[dead].cfg.ID
-	c.stop(dead)
+	l, via, _, deadID := c.stopAFollower()
 	waitFor(t, "the leader to see the stopped member unreached", 10*time.Second, func() bool {
 		reached, listed := c.reachable(via, deadID)
 		return listed && !reached
@@ -181,11 +189,8 @@ func TestRemoveDeadMember(t *testing.T) {
 // stopped member is back.
 func TestRemoveRefusedWithoutReachedMajority(t *testing.T) {
 	c := newTestCluster(t)
-	c.waitSettled()
-	l := c.waitLeader("a leader")
-	dead, live := followers(l)
-	deadID, liveID, leaderID := c.nodes[dead].cfg.ID, c.nodes[live].cfg.ID, c.nodes[l].cfg.ID
-	c.stop(dead)
+	l, live, dead, deadID := c.stopAFollower()
+	liveID, leaderID := c.nodes[live].cfg.ID, c.nodes[l].cfg.ID
 	waitFor(t, "the leader to see the stopped member unreached", 10*time.Second, func() bool {
 		reached, listed := c.reachable(live, deadID)
 		return listed && !reached
@@ -293,9 +298,12 @@ func TestRemoveLeaderItself(t *testing.T) {
 }
 
 // TestMemberRemovedWhileCutOff: a member cut off from the others when
-// it is removed may never learn of it, and once reconnected calls
-// elections; the members ignore them (raft rejects a pre-vote from a
-// server outside its configuration), so the leader and its term stand.
+// it is removed, and reconnected only one way (it reaches them, the
+// leader's raft does not reach it), never gets the removal from raft. It
+// calls elections, which the members ignore (raft rejects a pre-vote
+// from a server outside its configuration), so the leader and its term
+// stand; and it learns of its removal from a member's GET /members, so
+// it reports it and answers 410 as any removed member does.
 func TestMemberRemovedWhileCutOff(t *testing.T) {
 	c, logs, l := newWatchedCluster(t)
 	cut, other := followers(l)
@@ -316,7 +324,6 @@ func TestMemberRemovedWhileCutOff(t *testing.T) {
 	term := c.nodes[l].raft.CurrentTerm()
 	for j := range c.trans {
 		if j != cut {
-			c.trans[j].Connect(c.addrs[cut], c.trans[cut])
 			c.trans[cut].Connect(c.addrs[j], c.trans[j])
 		}
 	}
@@ -327,14 +334,17 @@ func TestMemberRemovedWhileCutOff(t *testing.T) {
 			}
 		}
 	}()
-	// Either raft's last attempt to send it the removal, made after a
-	// backoff, reached it once reconnected, and it declines elections;
-	// or it never learned, and the members reject its pre-votes.
-	waitFor(t, "the removed member to try an election, or decline one", 10*time.Second, func() bool {
-		return logs[cutID].has("not part of") ||
-			logs[c.nodes[l].cfg.ID].has("rejecting pre-vote request since node is not in configuration") ||
+	waitFor(t, "a member to reject the removed member's pre-vote", 10*time.Second, func() bool {
+		return logs[c.nodes[l].cfg.ID].has("rejecting pre-vote request since node is not in configuration") ||
 			logs[c.nodes[other].cfg.ID].has("rejecting pre-vote request since node is not in configuration")
 	})
+	waitFor(t, "the cut-off member to report its removal", 10*time.Second, func() bool { return c.nodeStatus(cut).Removed })
+	if !hasMember(c.nodes[cut], raft.ServerID(cutID)) {
+		t.Fatalf("the cut-off member got its removal from raft: the test no longer covers a removal raft did not deliver")
+	}
+	if code, msg := c.send(cut, http.MethodPut, "/kv/k", "v"); code != http.StatusGone {
+		t.Fatalf("PUT on the cut-off removed member: %d %s; want 410", code, msg)
+	}
 	c.put(other, "k", "v")
 	if c.leader() != l || c.nodes[l].raft.CurrentTerm() != term {
 		t.Fatalf("the removed member's elections disrupted the cluster: leader n%d term %d (was n%d, %d)", c.leader()+1, c.nodes[l].raft.CurrentTerm(), l+1, term)
@@ -380,11 +390,7 @@ func TestMembersRoutesNeedAuth(t *testing.T) {
 // answered count: refused.
 func TestRemoveAfterElectionCountsOnlyAnswers(t *testing.T) {
 	c := newTestCluster(t)
-	c.waitSettled()
-	old := c.waitLeader("a leader")
-	next, dead := followers(old)
-	deadID := c.nodes[dead].cfg.ID
-	c.stop(dead)
+	old, next, _, deadID := c.stopAFollower()
 	if err := c.nodes[old].raft.LeadershipTransferToServer(raft.ServerID(c.nodes[next].cfg.ID), c.addrs[next]).Error(); err != nil {
 		t.Fatalf("leadership transfer: %v", err)
 	}

@@ -38,6 +38,10 @@ type Node struct {
 	heartbeat time.Duration
 	// removing serializes removals (S11).
 	removing sync.Mutex
+	// leftOutAt is when a member's GET /members, answered by the
+	// leader, last listed a configuration without this node (unix ns; 0
+	// for never): a removal raft never delivered here (S11).
+	leftOutAt atomic.Int64
 
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it led (a barrier), which linearizable
@@ -176,12 +180,13 @@ func (n *Node) open(ctx context.Context) error {
 		go n.joinLoop()
 	}
 	n.raft.RegisterObserver(n.beats.obs)
-	n.bg.Add(2)
+	n.bg.Add(3)
 	go func() {
 		defer n.bg.Done()
 		n.beats.run(n.stop)
 	}()
 	go n.leaderLoop()
+	go n.removalWatch()
 	return nil
 }
 
@@ -436,19 +441,8 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	if !n.beats.unreachable(m.ID) {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+"/status", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
 	var s statusReply
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s) != nil || s.ID != string(m.ID) {
+	if !n.askMember(addr, "/status", &s) || s.ID != string(m.ID) {
 		return false
 	}
 	for _, sm := range s.Members {
@@ -457,6 +451,31 @@ func (n *Node) memberAlive(m raft.Server) bool {
 		}
 	}
 	return false
+}
+
+// askMember sends GET path to the member at HTTP address addr and
+// decodes its 200 answer into v, within memberProbeTimeout and while
+// this node runs; it reports whether it did.
+func (n *Node) askMember(addr, path string, v any) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+path, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, maxForwardedReply)).Decode(v) == nil
 }
 
 // awaitPoll is how often await looks whether raft shut itself down.
