@@ -103,6 +103,11 @@ func (c *Config) raftConfig() *raft.Config {
 	// (S2): restoring the last snapshot at every start would only rewrite
 	// what is already there.
 	rc.NoSnapshotRestoreOnStart = true
+	// A leader that removes itself stays up as a follower outside the
+	// configuration, as a removed follower does, rather than shut raft
+	// down: both then report the removal and refuse requests the same
+	// way, and either can be added back (a join) without a restart (S11).
+	rc.ShutdownOnRemove = false
 	rc.Logger = c.logger("raft")
 	return rc
 }

@@ -103,6 +103,45 @@
 //	   does not answer until the removal, so its own old member fails the
 //	   heartbeats; a new leader's heartbeats start afresh, so a fresh
 //	   join right after an election waits (409, retried) for a failure.
+//	S11 (a removal keeps a quorum it can reach): DELETE /members/ID, on
+//	   the leader (a follower forwards it, one hop, as it does /join),
+//	   removes server ID and answers once the removal is committed. The
+//	   new configuration must keep a voter, always, and, unless
+//	   ?force=true, a majority of its voters reached: this leader, or a
+//	   member that answered one of its AppendEntries (heartbeats
+//	   included) within the last heartbeat timeout (heartbeatWatch.reached,
+//	   told by reportingTransport). That is positive evidence, not S10's
+//	   absence of failures: a leadership just begun has seen no failure
+//	   yet, and a dead host's dial takes raftTimeout to fail, so counting
+//	   such a member up could leave a configuration that commits nothing,
+//	   its own removal included. The check and RemoveServer see one
+//	   configuration (prevIndex), one removal at a time (Node.removing).
+//	   The leader may remove itself: the removal commits under the new
+//	   configuration, then it steps down and the others elect a leader.
+//	   A forced removal that leaves no majority up is proposed, the
+//	   leader steps down (it reaches no quorum of the new configuration:
+//	   503), and it commits once a majority of that configuration is up.
+//	   A removed member left running hears from no leader: raft stops
+//	   replicating to it once the removal is appended (after one last
+//	   attempt to send it). A server outside its latest configuration
+//	   never turns candidate (hashicorp/raft 1.7), and a leader that
+//	   removed itself stays up as such a follower (ShutdownOnRemove off),
+//	   so both can be joined again without a restart. Outside its latest
+//	   configuration with no leader in contact for a heartbeat timeout
+//	   (Node.removed; the contact spares a joiner that installs a
+//	   snapshot older than its addition) it reports "removed" in /status
+//	   and answers 410 to writes and reads, stale ones too, as its state
+//	   no longer follows the cluster's. One cut off until raft gave up
+//	   sending it the removal still counts itself a voter and calls
+//	   elections, pre-votes first; members reject a pre-vote or vote from
+//	   a server outside their configuration before they look at its term
+//	   (hashicorp/raft 1.7: issue 524, PR 526), so it deposes no leader.
+//	   While no leader is in contact, a node its own configuration still
+//	   counts asks the members for the leader's (GET /members) and, once
+//	   it lists no such node, is removed as above until a leader's contact
+//	   (removalWatch): raft alone would leave it a candidate whose
+//	   requests 503, like a member cut off.
+//	   A removed node restarted with -join asks to be added back (S9).
 //
 // # Security
 //

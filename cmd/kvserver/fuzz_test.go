@@ -27,7 +27,7 @@ type fakeBackend struct {
 
 	mu         sync.Mutex
 	data       map[string][]byte
-	members    []joinRequest
+	joins      []joinRequest
 	calls      int
 	violations []string
 }
@@ -121,9 +121,25 @@ func (f *fakeBackend) addMember(req joinRequest) error {
 	f.called(msg)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.members = append(f.members, req)
+	f.joins = append(f.joins, req)
 	return nil
 }
+
+func (f *fakeBackend) members() ([]member, error) {
+	f.called("")
+	return []member{}, nil
+}
+
+func (f *fakeBackend) removeMember(id string, force bool) error {
+	msg := ""
+	if !f.leader {
+		msg = "a follower removed a member"
+	}
+	f.called(msg)
+	return nil
+}
+
+func (f *fakeBackend) removed() bool { return false }
 
 func (f *fakeBackend) record() (calls int, violations []string) {
 	f.mu.Lock()
@@ -202,6 +218,11 @@ func FuzzHTTPHandler(f *testing.F) {
 		{"PUT", "/kv/key", "Authorization: Bearer wrong\r\n", "value"},
 		{"PUT", "/kv/key", "", "value"},
 		{"POST", "/join", "", `{"id":"n2","raft":"x:1","http":"x:2"}`},
+		{"GET", "/members", auth, ""},
+		{"DELETE", "/members/n2", auth, ""},
+		{"DELETE", "/members/n2?force=true", auth, ""},
+		{"DELETE", "/members/n2", "", ""},
+		{"GET", "/members", "", ""},
 		{"OPTIONS", "*", auth, ""},
 		{"GET", "/kv/%zz", auth, ""},
 		{"PATCH", "/kv/../status", auth, ""},

@@ -24,11 +24,19 @@ import (
 //	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
 //	                          leader, one hop at most; 409 when it would replace a
 //	                          live member (addMember), 413 beyond maxJoinBytes
+//	GET    /members           JSON list of members, each with whether the leader's
+//	                          heartbeats reach it; forwarded to the leader
+//	DELETE /members/ID        204 once ID's removal is committed; forwarded to the
+//	                          leader; 404 for an ID not in the configuration, 409
+//	                          for a removal that leaves no reached majority
+//	                          (unless ?force=true) or no voter (removeMember, S11)
 //
 // KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
 // and "x/.." are keys of their own, not paths to clean. Writes and
 // linearizable reads on a follower answer 307 with the same
-// request on the leader. Every request must be authenticated when the node
+// request on the leader. A node removed from the cluster answers 410 to
+// every request but /status and /members (S11). Every request must be
+// authenticated when the node
 // has a token or TLS (K2: 401 otherwise), and is bounded by the node's
 // Limits (K3: 413 beyond the key or value size, 503 beyond MaxRequests).
 func NewHandler(n *Node) http.Handler {
@@ -42,6 +50,8 @@ func newHandler(b backend, sec *security, limits Limits, client *http.Client) ht
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", h.status)
 	mux.HandleFunc("POST /join", h.join)
+	mux.HandleFunc("GET /members", h.listMembers)
+	mux.HandleFunc("DELETE /members/{id}", h.removeMember)
 	return requireAuth(sec, limitRequests(h.limits.MaxRequests, h.routeKeys(mux)))
 }
 
@@ -86,6 +96,12 @@ type backend interface {
 	status() statusReply
 	// addMember makes a server a voter; REQUIRES: isLeader.
 	addMember(req joinRequest) error
+	// members lists the configuration with reachability; REQUIRES: isLeader.
+	members() ([]member, error)
+	// removeMember removes a server once safe or forced; REQUIRES: isLeader.
+	removeMember(id string, force bool) error
+	// removed reports whether this node was removed from the cluster.
+	removed() bool
 }
 
 type handler struct {
@@ -145,6 +161,9 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	var value []byte
 	var err error
 	if stale, _ := strconv.ParseBool(r.URL.Query().Get("stale")); stale {
+		if h.refuseRemoved(w) {
+			return
+		}
 		value, err = h.b.staleRead(key)
 	} else {
 		if h.redirectToLeader(w, r) {
@@ -185,12 +204,26 @@ func (h *handler) redirectToLeader(w http.ResponseWriter, r *http.Request) bool 
 	if h.b.isLeader() {
 		return false
 	}
+	if h.refuseRemoved(w) {
+		return true
+	}
 	leader := h.b.leaderHTTP()
 	if leader == "" {
 		http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
 		return true
 	}
 	http.Redirect(w, r, h.scheme+"://"+leader+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	return true
+}
+
+// refuseRemoved answers 410 when this node was removed from the cluster
+// (S11): its state no longer follows the cluster's, and the leader it
+// last knew may not lead any more. It reports whether it answered.
+func (h *handler) refuseRemoved(w http.ResponseWriter) bool {
+	if !h.b.removed() {
+		return false
+	}
+	http.Error(w, ErrRemoved.Error()+": it serves no reads or writes (its state is no longer updated); use another member, or join it again (POST /join, or restart it with -join)", http.StatusGone)
 	return true
 }
 
@@ -204,8 +237,10 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 		if !h.redirectToLeader(w, r) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		}
-	case errors.Is(err, ErrMemberConflict):
+	case errors.Is(err, ErrMemberConflict), errors.Is(err, ErrUnsafeRemoval):
 		http.Error(w, err.Error(), http.StatusConflict)
+	case errors.Is(err, ErrUnknownMember):
+		http.Error(w, err.Error(), http.StatusNotFound)
 	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:
@@ -225,13 +260,22 @@ type statusReply struct {
 	LastIndex    uint64   `json:"last_index"`
 	Members      []member `json:"members"`
 	StateError   string   `json:"state_error,omitempty"`
+	// Removed: this node is outside the configuration it knows, or the
+	// leader's as a member's /members listed it, with no leader in
+	// contact since (S11).
+	Removed bool `json:"removed,omitempty"`
 }
 
+// member is one server of the configuration, in /status and /members.
 type member struct {
 	ID       string `json:"id"`
 	Raft     string `json:"raft"`
 	HTTP     string `json:"http"`
 	Suffrage string `json:"suffrage"`
+	Leader   bool   `json:"leader"`
+	// Reachable is whether the leader's heartbeats reach the member
+	// (S11): set by /members, which the leader answers, not by /status.
+	Reachable *bool `json:"reachable,omitempty"`
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
@@ -242,12 +286,109 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 // maxJoinBytes bounds a /join body: a joinRequest is three addresses.
 const maxJoinBytes = 4096
 
-// forwardedJoinHeader marks a join one member forwarded to another.
-const forwardedJoinHeader = "X-Kvserver-Forwarded-Join"
+// forwardedHeader marks a request one member forwarded to another (its
+// name from when only joins were forwarded, which members of older
+// versions still look for).
+const forwardedHeader = "X-Kvserver-Forwarded-Join"
+
+// maxForwardedReply bounds the answer a forwarded request relays.
+const maxForwardedReply = 1 << 20
+
+// forwardToLeader serves a membership request (POST /join, GET and DELETE
+// /members) on a follower: it sends the request, with body, to the
+// leader and relays its answer, as the leader alone can serve it. It
+// reports whether it answered, false on the leader. Forwarded rather than
+// redirected (307), unlike the key routes: a joining node, and an
+// operator's curl, may name any member and need not follow a redirect
+// (curl does not without -L, and drops the token across hosts without
+// --location-trusted); the request was authenticated here (K2), and goes
+// on with this node's credentials.
+//
+// A request goes at most one hop: two followers that each name the
+// other as leader, as during an election, would otherwise pass it back
+// and forth, a request in flight on each per hop, until the client gave
+// up. 503, as for no leader: the client retries.
+func (h *handler) forwardToLeader(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if h.b.isLeader() {
+		return false
+	}
+	leader := h.b.leaderHTTP()
+	if leader == "" {
+		http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
+		return true
+	}
+	what := r.Method + " " + r.URL.Path
+	if r.Header.Get(forwardedHeader) != "" {
+		http.Error(w, fmt.Sprintf("%v: %s forwarded here, to a node that is not the leader (it names %s): leadership is changing; retry", ErrNoLeader, what, leader), http.StatusServiceUnavailable)
+		return true
+	}
+	fwd, err := http.NewRequestWithContext(r.Context(), r.Method, h.scheme+"://"+leader+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, fmt.Sprintf("forward %s to %s: %v", what, leader, err), http.StatusBadGateway)
+		return true
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		fwd.Header.Set("Content-Type", ct)
+	}
+	fwd.Header.Set(forwardedHeader, "1")
+	resp, err := h.client.Do(fwd)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("forward %s to %s: %v", what, leader, err), http.StatusBadGateway)
+		return true
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, io.LimitReader(resp.Body, maxForwardedReply))
+	return true
+}
+
+// listMembers answers GET /members on the leader, or forwards it there.
+func (h *handler) listMembers(w http.ResponseWriter, r *http.Request) {
+	if h.forwardToLeader(w, r, nil) {
+		return
+	}
+	ms, err := h.b.members()
+	if err != nil {
+		h.raftError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(ms)
+}
+
+// removeMember answers DELETE /members/ID on the leader, or forwards it
+// there.
+func (h *handler) removeMember(w http.ResponseWriter, r *http.Request) {
+	force, err := strconv.ParseBool(r.URL.Query().Get("force"))
+	if r.URL.Query().Get("force") == "" {
+		force, err = false, nil
+	}
+	if err != nil {
+		http.Error(w, fmt.Sprintf("force=%q is not a boolean", r.URL.Query().Get("force")), http.StatusBadRequest)
+		return
+	}
+	if h.forwardToLeader(w, r, nil) {
+		return
+	}
+	err = h.b.removeMember(r.PathValue("id"), force)
+	if errors.Is(err, raft.ErrLeadershipLost) {
+		// As a forced removal that leaves no majority up: the leader
+		// cannot reach a majority of the new configuration, and steps down.
+		http.Error(w, fmt.Sprintf("%v: the removal was proposed and may yet commit, once a majority of the new configuration is up (GET /members shows it)", err), http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		h.raftError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
 
 // join adds the requesting server on the leader, or forwards the request
-// to the leader and relays its answer. A forwarded join is not forwarded
-// again.
+// to the leader and relays its answer.
 func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJoinBytes))
 	var tooLarge *http.MaxBytesError
@@ -267,35 +408,7 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !h.b.isLeader() {
-		leader := h.b.leaderHTTP()
-		if leader == "" {
-			http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		// A join goes at most one hop: two followers that each name the
-		// other as leader, as during an election, would otherwise pass it
-		// back and forth, a request in flight on each per hop, until the
-		// joiner gave up. 503, as for no leader: the joiner retries.
-		if r.Header.Get(forwardedJoinHeader) != "" {
-			http.Error(w, fmt.Sprintf("%v: a join forwarded here, to a node that is not the leader (it names %s): leadership is changing; retry", ErrNoLeader, leader), http.StatusServiceUnavailable)
-			return
-		}
-		fwd, err := http.NewRequestWithContext(r.Context(), http.MethodPost, h.scheme+"://"+leader+"/join", bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, fmt.Sprintf("forward join to %s: %v", leader, err), http.StatusBadGateway)
-			return
-		}
-		fwd.Header.Set("Content-Type", "application/json")
-		fwd.Header.Set(forwardedJoinHeader, "1")
-		resp, err := h.client.Do(fwd)
-		if err != nil {
-			http.Error(w, fmt.Sprintf("forward join to %s: %v", leader, err), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, maxJoinBytes))
+	if h.forwardToLeader(w, r, body) {
 		return
 	}
 	if err := h.b.addMember(req); err != nil {

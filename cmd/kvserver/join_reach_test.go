@@ -15,7 +15,7 @@ import (
 // join under its ID, from a client with the token, a node started by
 // mistake with that ID, or a node's own fresh join delayed or sent twice
 // and arriving after it was added back, removed it (and a removed member
-// shuts its raft down, so it stayed out until restarted). The leader's
+// hears from no leader, so it stayed out until it joined again). The leader's
 // heartbeats reach it, so it is alive (S10): each such join is 409 and
 // it stays a voter. Once its raft stops too, a fresh join under its ID
 // removes it.

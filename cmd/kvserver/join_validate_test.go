@@ -30,8 +30,8 @@ func TestJoinHTTPAddressIsHostPort(t *testing.T) {
 			t.Errorf("join with http %q: %d; want 200", good, code)
 		}
 	}
-	if _, violations := fake.record(); len(violations) != 0 || len(fake.members) != 3 {
-		t.Fatalf("joins recorded %v, violations %v; want the 3 good ones", fake.members, violations)
+	if _, violations := fake.record(); len(violations) != 0 || len(fake.joins) != 3 {
+		t.Fatalf("joins recorded %v, violations %v; want the 3 good ones", fake.joins, violations)
 	}
 }
 

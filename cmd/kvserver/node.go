@@ -31,8 +31,17 @@ type Node struct {
 	trans raft.Transport
 	sec   *security
 	// beats is which members this node's heartbeats, as leader, fail to
-	// reach: a member they reach is not removed by a join (S10).
+	// reach: a member they reach is not removed by a join (S10); and
+	// which they reach: a removal keeps a majority of those (S11).
 	beats *heartbeatWatch
+	// heartbeat is raft's heartbeat timeout.
+	heartbeat time.Duration
+	// removing serializes removals (S11).
+	removing sync.Mutex
+	// leftOutAt is when a member's GET /members, answered by the
+	// leader, last listed a configuration without this node (unix ns; 0
+	// for never): a removal raft never delivered here (S11).
+	leftOutAt atomic.Int64
 
 	// readyTerm is the term in which this node, as leader, has applied
 	// everything committed before it led (a barrier), which linearizable
@@ -144,7 +153,9 @@ func (n *Node) open(ctx context.Context) error {
 			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
 	}
 	rc := cfg.raftConfig()
-	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+	n.heartbeat = rc.HeartbeatTimeout
+	n.beats = newHeartbeatWatch(rc.HeartbeatTimeout)
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.beats.transport(n.trans)); err != nil {
 		return fmt.Errorf("kvserver: start raft: %w", err)
 	}
 	switch {
@@ -168,14 +179,14 @@ func (n *Node) open(ctx context.Context) error {
 		n.bg.Add(1)
 		go n.joinLoop()
 	}
-	n.beats = newHeartbeatWatch(rc.HeartbeatTimeout)
 	n.raft.RegisterObserver(n.beats.obs)
-	n.bg.Add(2)
+	n.bg.Add(3)
 	go func() {
 		defer n.bg.Done()
 		n.beats.run(n.stop)
 	}()
 	go n.leaderLoop()
+	go n.removalWatch()
 	return nil
 }
 
@@ -430,19 +441,8 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	if !n.beats.unreachable(m.ID) {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+"/status", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
 	var s statusReply
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&s) != nil || s.ID != string(m.ID) {
+	if !n.askMember(addr, "/status", &s) || s.ID != string(m.ID) {
 		return false
 	}
 	for _, sm := range s.Members {
@@ -453,6 +453,31 @@ func (n *Node) memberAlive(m raft.Server) bool {
 	return false
 }
 
+// askMember sends GET path to the member at HTTP address addr and
+// decodes its 200 answer into v, within memberProbeTimeout and while
+// this node runs; it reports whether it did.
+func (n *Node) askMember(addr, path string, v any) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), memberProbeTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.sec.scheme()+"://"+addr+path, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, maxForwardedReply)).Decode(v) == nil
+}
+
 // awaitPoll is how often await looks whether raft shut itself down.
 const awaitPoll = 50 * time.Millisecond
 
@@ -460,8 +485,9 @@ const awaitPoll = 50 * time.Millisecond
 // (raft.ErrRaftShutdown). raft drops the futures of entries still queued
 // for its FSM goroutine when it shuts down, unanswered (hashicorp/raft
 // issue 498), so their Error waits for ever: a leaderLoop barrier held
-// Shutdown for good, and a request its MaxRequests slot. raft shuts
-// itself down too (a node removed from the cluster), hence the poll. The
+// Shutdown for good, and a request its MaxRequests slot. raft can shut
+// itself down too (a leader that removed itself, with ShutdownOnRemove,
+// which raftConfig turns off), hence the poll. The
 // goroutine left waiting on a dropped future ends with the process.
 func (n *Node) await(f raft.Future) error {
 	done := make(chan error, 1)
@@ -517,19 +543,28 @@ func (n *Node) status() statusReply {
 		AppliedIndex: n.raft.AppliedIndex(),
 		LastIndex:    n.raft.LastIndex(),
 		Members:      []member{},
+		Removed:      n.removed(),
 	}
 	if err := n.fsm.failure(); err != nil {
 		s.StateError = err.Error()
 	}
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
-		for _, srv := range cf.Configuration().Servers {
-			s.Members = append(s.Members, member{
-				ID: string(srv.ID), Raft: string(srv.Address),
-				HTTP: n.fsm.memberHTTP(string(srv.ID)), Suffrage: srv.Suffrage.String(),
-			})
-		}
+		s.Members = n.membersOf(cf.Configuration(), leader)
 	}
 	return s
+}
+
+// membersOf lists the servers of cf as members, leader marked.
+func (n *Node) membersOf(cf raft.Configuration, leader raft.ServerID) []member {
+	ms := []member{}
+	for _, srv := range cf.Servers {
+		ms = append(ms, member{
+			ID: string(srv.ID), Raft: string(srv.Address),
+			HTTP: n.fsm.memberHTTP(string(srv.ID)), Suffrage: srv.Suffrage.String(),
+			Leader: srv.ID == leader,
+		})
+	}
+	return ms
 }
 
 // leaderHTTP is the leader's HTTP address, or "" when there is no leader

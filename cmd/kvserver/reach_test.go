@@ -41,3 +41,23 @@ func TestHeartbeatWatchForgetsWhatANewStartVoids(t *testing.T) {
 	fail()
 	waitFor(t, "an old failure to lapse", 5*time.Second, func() bool { return !w.unreachable("n2") })
 }
+
+// TestHeartbeatWatchReachedNeedsAnAnswer: a member counts as reached
+// (S11) only once it answered, and no longer once its last answer is a
+// heartbeat timeout old: a member never heard from, as at the start of a
+// leadership, or one that stopped answering before any failure showed,
+// is not counted up for a removal.
+func TestHeartbeatWatchReachedNeedsAnAnswer(t *testing.T) {
+	w := newHeartbeatWatch(time.Second)
+	if w.reached("n2") {
+		t.Fatal("a member that never answered counts as reached")
+	}
+	w.sawAnswer("n2")
+	if !w.reached("n2") || w.reached("n3") {
+		t.Fatalf("after n2 answered: n2 reached %v, n3 reached %v", w.reached("n2"), w.reached("n3"))
+	}
+	w.mu.Lock()
+	w.fresh = 50 * time.Millisecond
+	w.mu.Unlock()
+	waitFor(t, "n2's answer to go stale", 5*time.Second, func() bool { return !w.reached("n2") })
+}
