@@ -7,13 +7,13 @@ package main
 // spell of load from the machine's other jobs. An interval that treats
 // the n chunks as n independent ratios (order statistics over all of
 // them) is too narrow, by about the square root of the number of chunks
-// one disturbance spans: an A/A comparison (sievekv against sievekv-control, two
-// identically configured DBs, deleterandom at 1M) once gave a per-chunk
-// median of 0.982x with such an interval of 0.973-0.991, excluding 1, and
-// reruns of one build moved the on/off median 0.976-1.001 while each
-// run's interval was +-0.01. On a synthetic AR(1) series with lag-one
-// correlation 0.5 that interval held the true median in 80% of series,
-// at 0.8 in 55% (chunk_ci_test.go).
+// one disturbance spans: an A/A comparison (sievekv against
+// sievekv-control, two identically configured DBs, deleterandom at 1M)
+// once gave a per-chunk median of 0.982x with such an interval of
+// 0.973-0.991, excluding 1, and reruns of one build moved the on/off
+// median 0.976-1.001 while each run's interval was +-0.01. On synthetic
+// AR(1) series with lag-one correlation 0.5 that interval held the true
+// median in 80-83% of series, at 0.8 in 55-59% (TestChunkCICoverage).
 //
 // So the interval comes from batch medians. The chunks, in the order
 // they ran, are cut into B consecutive batches, and the interval is the
@@ -29,17 +29,18 @@ package main
 // one stalled chunk moves. The method is deterministic (no resampling),
 // and B needs no estimate of the correlation itself.
 //
-// B is sqrt(n) (the usual batch size for batch means, so that batch
-// length and count both grow with the run), held to 10-30: over fewer
-// than 10 batch medians the order-statistics interval is nearly their
-// whole range (over 10 it runs from the 2nd to the 9th, 97.9%), and
-// beyond 30 a run's batches only get shorter, nearer the correlation's
-// reach, for little narrower an interval. In TestChunkCICoverage's
-// simulation (59 and 390 chunks) it held the median in 97-98% of
-// independent series and in 92-97% of AR(1) series with lag-one
-// correlation 0.5-0.8, the lowest at 59 chunks and 0.8, where batches of
-// six chunks are shorter than the correlation's reach. Below 20 chunks
-// (batches of one chunk would be the chunks again) there is none.
+// B is sqrt(n), so a batch is sqrt(n) chunks long (the usual batch size
+// for batch means: batch length and count both grow with the run), held
+// to 10-30 batches: over fewer than 10 batch medians the order-statistics
+// interval is nearly their whole range (over 10 it runs from the 2nd to
+// the 9th, 97.9%), and beyond 30 a run's batches only get shorter, nearer
+// the correlation's reach, for little narrower an interval. In
+// TestChunkCICoverage's simulation (59 and 390 chunks) it held the median
+// in 97-98% of independent series and in 92-97% of AR(1) series with
+// lag-one correlation 0.5-0.8, the lowest at 59 chunks and 0.8, where
+// batches of six chunks are shorter than the correlation's reach. Below
+// 20 chunks (batches of one chunk would be the chunks again) there is
+// none.
 
 import (
 	"fmt"
