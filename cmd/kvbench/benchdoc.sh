@@ -61,9 +61,13 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   verdict followed), so each engine reads a DB of its own, loaded untimed with
   fillrandom's keys, a flush every half memtable of keys and the engine settled
   after each: the same tree every run. The goal row names each engine's tree.
-- **Interleaved speed goals** (the filter and budget sweeps) are the median of the
-  per-chunk speed ratios; beside it is that median's 95% confidence interval (order
-  statistics), and "within noise" where the interval holds 1.0x. The budget sweep
+- **Interleaved speed goals** (the filter and budget sweeps, and deleterandom's
+  tombstone index on/off) are the median of the per-chunk speed ratios; beside it is
+  that median's 95% confidence interval, and "within noise" where the interval holds
+  1.0x. Neighbouring chunks share flushes, compactions and GC cycles, so the chunks
+  are not independent draws: the interval is over batch medians (the chunks cut in
+  run order into sqrt(n), 10-30, consecutive batches; order statistics over the
+  batches' medians), not over the chunks themselves. The budget sweep
   times at least 400k Gets per DB (390 chunks): the filters it compares differ by a
   few percent in speed.
 - **One engine per process** (the write run) keeps each workload's and engine's

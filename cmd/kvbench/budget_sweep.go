@@ -278,7 +278,7 @@ func filterBudgetGoals(rs []result) []goal {
 		}
 		if speed, chunks, ok := pairedSpeed(x, y); ok {
 			gs = append(gs, goal{"20", desc + " (interleaved, median of per-chunk ratios)",
-				fmt.Sprintf("%.2fx over %d chunks%s; summed %.0f vs %.0f = %s", speed, chunks, medianCINote(chunkRatios(x, y), 1),
+				fmt.Sprintf("%.2fx over %d chunks%s; summed %.0f vs %.0f = %s", speed, chunks, medianCINote(chunkSeries(x, y), 1),
 					x.OpsPerSec, y.OpsPerSec, ratioStr(x.OpsPerSec, y.OpsPerSec)), speed >= 1, true})
 		}
 	}

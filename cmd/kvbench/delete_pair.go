@@ -71,11 +71,11 @@ func deleteSpeedGoal(rs []result) (goal, bool) {
 }
 
 // chunkFigures prints a's speed relative to b's per chunk: the median,
-// its 95% confidence interval and the interquartile range of the chunk
-// ratios, and the CPU-charged ratio.
+// its 95% confidence interval (chunkMedianCI, over batches of chunks) and
+// the interquartile range of the chunk ratios, and the CPU-charged ratio.
 func chunkFigures(a, b *result, chunks int) string {
 	ratios := chunkRatios(a, b)
-	out := fmt.Sprintf("per-chunk median %.3fx%s (IQR %.3f-%.3f, %d chunks)", quantile(ratios, 0.5), medianCINote(ratios, 1),
+	out := fmt.Sprintf("per-chunk median %.3fx%s (IQR %.3f-%.3f, %d chunks)", quantile(ratios, 0.5), medianCINote(chunkSeries(a, b), 1),
 		quantile(ratios, 0.25), quantile(ratios, 0.75), chunks)
 	if cpu, ok := pairedCPUSpeed(a, b); ok {
 		out += fmt.Sprintf(", CPU-charged %.3fx", cpu)

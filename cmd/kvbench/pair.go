@@ -267,10 +267,10 @@ func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error 
 	return nil
 }
 
-// chunkRatios are b's time over a's for each chunk both ran interleaved
-// (above 1: a was faster in that chunk), sorted; nil unless both ran the
-// same chunks and every one of a's took time.
-func chunkRatios(a, b *result) []float64 {
+// chunkSeries are b's time over a's for each chunk both ran interleaved
+// (above 1: a was faster in that chunk), in the order the chunks ran;
+// nil unless both ran the same chunks and every one of a's took time.
+func chunkSeries(a, b *result) []float64 {
 	if len(a.ChunkSeconds) == 0 || len(a.ChunkSeconds) != len(b.ChunkSeconds) {
 		return nil
 	}
@@ -281,6 +281,12 @@ func chunkRatios(a, b *result) []float64 {
 		}
 		ratios[k] = b.ChunkSeconds[k] / ta
 	}
+	return ratios
+}
+
+// chunkRatios are chunkSeries(a, b) sorted.
+func chunkRatios(a, b *result) []float64 {
+	ratios := chunkSeries(a, b)
 	slices.Sort(ratios)
 	return ratios
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -65,35 +64,4 @@ func spreadNote(ratios []float64, limit float64) string {
 		note += fmt.Sprintf(": the rounds' range holds %.1fx, within noise", limit)
 	}
 	return note
-}
-
-// medianCI is a 95% confidence interval for the median of the population
-// sorted was drawn from, by order statistics (distribution-free: the
-// number of draws below the median is Binomial(n, 1/2)): the values at
-// ranks n/2 -+ 0.98 sqrt(n). ok is false below 6 values, where the
-// interval would be the whole sample.
-func medianCI(sorted []float64) (lo, hi float64, ok bool) {
-	n := len(sorted)
-	if n < 6 {
-		return 0, 0, false
-	}
-	half := 0.98 * math.Sqrt(float64(n))
-	j := max(0, int(math.Floor(float64(n)/2-half)))
-	k := min(n-1, int(math.Ceil(float64(n)/2+half))-1)
-	return sorted[j], sorted[k], true
-}
-
-// medianCINote is ", 95% CI lo-hi" for sorted per-chunk ratios, with
-// "within noise" where the interval holds limit: the chunks then leave
-// which side of it the median lies on open. "" without an interval.
-func medianCINote(sorted []float64, limit float64) string {
-	lo, hi, ok := medianCI(sorted)
-	if !ok {
-		return ""
-	}
-	note := fmt.Sprintf(" (median's 95%% CI %.3f-%.3f", lo, hi)
-	if lo <= limit && limit <= hi {
-		note += fmt.Sprintf(": holds %.2gx, within noise", limit)
-	}
-	return note + ")"
 }

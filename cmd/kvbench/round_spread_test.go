@@ -56,32 +56,3 @@ func TestRoundSpreadGoal(t *testing.T) {
 		t.Errorf("one round: %+v", g)
 	}
 }
-
-// TestMedianCI: the interval's ranks for 49 and 390 chunks, none below
-// six, and the note says "within noise" only where it holds the limit.
-func TestMedianCI(t *testing.T) {
-	seq := func(n int, from, step float64) []float64 {
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = from + step*float64(i)
-		}
-		return out
-	}
-	// 49: 1-based ranks 18 and 32 (24.5 -+ 6.86).
-	if lo, hi, ok := medianCI(seq(49, 0, 1)); !ok || lo != 17 || hi != 31 {
-		t.Errorf("49 values: %v-%v %v, want 17-31", lo, hi, ok)
-	}
-	// 390: 195 -+ 19.4 -> ranks 176 and 215.
-	if lo, hi, ok := medianCI(seq(390, 0, 1)); !ok || lo != 175 || hi != 214 {
-		t.Errorf("390 values: %v-%v %v, want 175-214", lo, hi, ok)
-	}
-	if _, _, ok := medianCI(seq(5, 0, 1)); ok {
-		t.Error("an interval from 5 values")
-	}
-	if n := medianCINote(seq(49, 0.9, 0.005), 1); !strings.Contains(n, "within noise") {
-		t.Errorf("ratios 0.985-1.055 around the median: %q", n)
-	}
-	if n := medianCINote(seq(49, 1.01, 0.001), 1); strings.Contains(n, "within noise") || n == "" {
-		t.Errorf("every ratio above 1: %q", n)
-	}
-}
