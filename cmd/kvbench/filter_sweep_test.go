@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// TestInterleaveN: every side runs every chunk, in order of chunks, and
-// each side leads (and comes last) equally often over sides chunks.
+// TestInterleaveN: every side runs every chunk, in order of chunks, each
+// side leads (and comes last) equally often over sides chunks, and over
+// 2*sides chunks each side runs straight after each other side equally
+// often, across the chunks' boundaries too.
 func TestInterleaveN(t *testing.T) {
 	const ops, chunk, sides = 10, 3, 3
 	var order []int
@@ -24,8 +26,45 @@ func TestInterleaveN(t *testing.T) {
 			t.Errorf("side %d ran %v, want %v", side, got, want)
 		}
 	}
-	if want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2}; !slices.Equal(order, want) {
+	if want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0}; !slices.Equal(order, want) {
 		t.Errorf("order %v, want %v", order, want)
+	}
+	for _, n := range []int{3, 4, 5} {
+		var stream []int
+		leads := make([]int, n)
+		if err := interleaveN(2*n, 1, n, func(side, lo, hi int) error {
+			if len(stream)%n == 0 {
+				leads[side]++
+			}
+			stream = append(stream, side)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Within chunks for any number of sides; with three, across the
+		// chunks' boundaries (and from the last chunk round to the first) too.
+		follows := map[[2]int]int{}
+		for i, s := range stream {
+			if n == 3 || (i+1)%n != 0 {
+				follows[[2]int{s, stream[(i+1)%len(stream)]}]++
+			}
+		}
+		for side := range n {
+			if leads[side] != 2 {
+				t.Errorf("%d sides: side %d led %d of %d chunks, want 2", n, side, leads[side], 2*n)
+			}
+			next, prev := (side+1)%n, (side+n-1)%n
+			if follows[[2]int{side, next}] == 0 || follows[[2]int{side, next}] != follows[[2]int{side, prev}] {
+				t.Errorf("%d sides: side %d ran before %d %d times and before %d %d times, want equal", n, side, next, follows[[2]int{side, next}], prev, follows[[2]int{side, prev}])
+			}
+		}
+		if n == 3 {
+			for pair, c := range follows {
+				if pair[0] == pair[1] || c != 3 {
+					t.Errorf("3 sides: %d ran straight before %d %d times, want every ordered pair of two sides 3 times: %v", pair[0], pair[1], c, follows)
+				}
+			}
+		}
 	}
 }
 

@@ -252,19 +252,37 @@ func meterName(m *phaseMeter) string {
 }
 
 // interleaveN splits ops [0, ops) into chunks of chunk and runs each chunk
-// on every side: chunk k on side k mod sides first, then round the others,
-// so that over sides chunks every side leads once (with two sides: side 0
-// first in even chunks, side 1 in odd ones).
+// on every side, every side leading equally often (with two sides: side 0
+// first in even chunks, side 1 in odd ones). With more sides the order
+// also decides who runs straight after whom, and a chunk pays for the
+// background work (flushes, compactions, GC) its predecessor left: in
+// rotations alone (0 1 2, 1 2 0, 2 0 1) side 1 always followed side 0, so
+// an A/A pair differed by whom each followed. So sides chunks of forward
+// rotations are followed by sides chunks of the reversed ones (2 1 0,
+// 1 0 2, 0 2 1): over 2*sides chunks each side runs, within a chunk,
+// straight after each of its two neighbours in the cycle equally often;
+// with three sides every ordered pair of sides is as frequent, across the
+// chunks' boundaries too (a Williams design, balanced for carry-over).
 func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error {
 	for k, lo := 0, 0; lo < ops; k, lo = k+1, lo+chunk {
 		hi := min(lo+chunk, ops)
 		for j := range sides {
-			if err := run((k+j)%sides, lo, hi); err != nil {
+			if err := run(interleaveSide(k, j, sides), lo, hi); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// interleaveSide is the side that runs j-th in chunk k (interleaveN).
+func interleaveSide(k, j, sides int) int {
+	m := k % (2 * sides)
+	if sides <= 2 || m < sides {
+		return (m + j) % sides
+	}
+	r := 2*sides - 1 - m
+	return ((r-j)%sides + sides) % sides
 }
 
 // chunkSeries are b's time over a's for each chunk both ran interleaved
