@@ -40,10 +40,11 @@ import (
 func main() { benchreport.Main("kvbench", run) }
 
 // allWorkloads is the default order: loads first (readmissing-live reads
-// a DB of its own per engine, loaded uncompacted: live_load.go), then reads of the loaded
-// (fully compacted) data, the mixes, and the deletes last since they change
-// the key set.
-var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
+// a DB of its own per engine, loaded uncompacted: live_load.go), the reads
+// beside a writer on the tree the loads left (while_writing.go), then reads
+// of the loaded (fully compacted) data, the mixes, and the deletes last
+// since they change the key set.
+var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readwhilewriting", "readmissingwhilewriting", "readrandom", "readmissing", "readhot",
 	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge", "deletechurn"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
@@ -200,7 +201,9 @@ func (r *runner) runs(w string) bool {
 		return false
 	}
 	// Views skip the pure write workloads; in deleterandom they run
-	// the Gets after their owner's deletes.
+	// the Gets after their owner's deletes. The while-writing workloads
+	// are not writes(w): a view runs them with a writer of its own on its
+	// owner's DB.
 	return r.owner || !writes(w) || w == "deleterandom"
 }
 
@@ -425,7 +428,7 @@ func filterLabel(c config) string {
 // liveShape reports whether workload w runs on the DB as the loads leave
 // it, before the full compaction every later read workload gets.
 func liveShape(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite"
+	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite" || isWhileWriting(w)
 }
 
 // pickList resolves "all" or a comma-separated subset of known names.
@@ -486,6 +489,7 @@ func header(fl *flags, c config) string {
 	}
 	b.WriteString(scanKeysDescription(fl))
 	b.WriteString(churnDescription(fl))
+	b.WriteString(whileWritingDescription())
 	b.WriteString(orderDescription(fl))
 	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
@@ -628,7 +632,7 @@ func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progre
 	}
 	var out []result
 	for _, p := range ps {
-		if !r.owner && p.writes {
+		if !r.owner && p.writes && p.writer == nil {
 			continue
 		}
 		if !r.owner {
