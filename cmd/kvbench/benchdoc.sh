@@ -65,7 +65,9 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   overwrites random present keys at full speed (every engine alike, no rate
   limit), on each engine's main DB as fillrandom and overwrite left it, with no
   compaction or settle first: the tree is live, flushes and compactions run
-  under the reads. One reader on these 2 cores (the writer takes the other).
+  under the reads, for the same time on every engine (so that a slow reader does
+  not also meet a tree grown longer). One reader on these 2 cores (the writer
+  takes the other).
   ops/s and latencies are the reader's; the writer's rate is the line beside
   them, and the readers' speed goal counts only if the writer kept up with
   Pebble's too. reads/op there is the reader's own table reads: the reader is

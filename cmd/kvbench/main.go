@@ -99,7 +99,7 @@ type flags struct {
 	budgetBits, budgetRuns     string
 	budgetMemTable, budgetN    int
 	cpuProfile, memProfile     string
-	idle                       time.Duration
+	idle, whileWriting         time.Duration
 	rangeFilterBits            float64
 }
 
@@ -139,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge, deleterangelarge: how long the DB idles after the deletes (quick: 10s)")
+	fs.DurationVar(&fl.whileWriting, "whilewriting", 5*time.Second, "readwhilewriting, readmissingwhilewriting: how long each engine's readers read beside the writer (quick: 2s)")
 	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -162,9 +163,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		if !set["idle"] {
 			fl.idle = 10 * time.Second
 		}
+		if !set["whilewriting"] {
+			fl.whileWriting = 2 * time.Second
+		}
 	}
-	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
-		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8")
+	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 || fl.whileWriting <= 0 {
+		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8, -whilewriting > 0")
 	}
 	if fl.budgetN < 0 || (fl.budgetN > 0 && fl.budgetN < 100) || fl.budgetMemTable < 0 {
 		return nil, fmt.Errorf("need -budgetn 0 (as -n) or >= 100, -budgetmemtable >= 0")
@@ -489,7 +493,7 @@ func header(fl *flags, c config) string {
 	}
 	b.WriteString(scanKeysDescription(fl))
 	b.WriteString(churnDescription(fl))
-	b.WriteString(whileWritingDescription())
+	b.WriteString(whileWritingDescription(fl.whileWriting))
 	b.WriteString(orderDescription(fl))
 	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
@@ -629,6 +633,9 @@ func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progre
 	ps, err := phases(w, r, ks, fl.ops, fl.seed)
 	if err != nil {
 		return nil, err
+	}
+	if isWhileWriting(w) {
+		timeWhileWriting(ps, fl.whileWriting)
 	}
 	var out []result
 	for _, p := range ps {

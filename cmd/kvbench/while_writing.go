@@ -12,11 +12,12 @@ package main
 // Each engine runs them on its main DB as the loads before them left it
 // (fillrandom, then overwrite in the default list): the same operations
 // for every engine, and no full compaction or extra settle before the
-// clock. The timed ops are the readers' Gets, of present keys
-// (readwhilewriting) or of absent ones (readmissingwhilewriting, where
-// the filters decide); beside them one writer overwrites random present
-// keys, the same sequence for every engine, at full speed (no rate limit,
-// for any engine) from the start of the reads until they end. The
+// clock. The readers Get present keys (readwhilewriting) or absent ones
+// (readmissingwhilewriting, where the filters decide) for the same time
+// on every engine (-whilewriting: timeWhileWriting says why not the same
+// count); beside them one writer overwrites random present keys, the same
+// sequence for every engine, at full speed (no rate limit, for any
+// engine) from the start of the reads until they end. The
 // readers' ops/s and latencies are the result; the writer's ops/s is
 // reported beside them, since an engine that wrote less would leave its
 // readers more of the machine and fewer tables to probe. The writes keep
@@ -49,6 +50,19 @@ import (
 // with goroutines is readrandom-par's question, on a quiet tree.
 const whileWritingReaders = 1
 
+// timeWhileWriting makes the while-writing phases ps time-bound: each
+// engine's readers read for d, with ops a cap at a million a second that
+// no engine reaches beside a writer. With a fixed count of reads instead,
+// the slower readers would read longer beside the same full-speed
+// writer, and so on a tree with more L0 tables than the faster engine's
+// readers ever met: the slower engine's reads made slower still. For the
+// same time, every engine's writer gets as long to grow its tree.
+func timeWhileWriting(ps []phaseSpec, d time.Duration) {
+	for i := range ps {
+		ps[i].duration, ps[i].ops = d, max(1, int(d.Seconds()*1e6))
+	}
+}
+
 // isWhileWriting reports whether w reads beside a writer.
 func isWhileWriting(w string) bool { return w == "readwhilewriting" || w == "readmissingwhilewriting" }
 
@@ -62,15 +76,15 @@ type writerRun struct {
 // runWhileWriting runs phase p's reads (readers, from warmReaders) while
 // p.writer runs on a goroutine of its own, as fast as it goes, until the
 // reads end. Each reader is locked to its OS thread, which io counts the
-// reads of apart. It returns how many reads found their key and what the
-// writer did.
-func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.Duration, bar *progressbar.ProgressBar) (int, writerRun, error) {
+// reads of apart. It returns how many reads ran, how many found their
+// key, and what the writer did.
+func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.Duration, bar *progressbar.ProgressBar) (int, int, writerRun, error) {
 	var stop atomic.Bool
 	var wr writerRun
 	var werr error
-	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(stopped)
 		t0 := time.Now()
 		for i := 0; !stop.Load(); i++ {
 			n, _, err := p.writer(i)
@@ -83,7 +97,7 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 		}
 		wr.elapsed = time.Since(t0)
 	}()
-	found, err := runParallel(p, readers, lat, bar, func() func() {
+	done, found, err := runParallel(p, readers, lat, bar, func() func() {
 		runtime.LockOSThread()
 		tid, ok := threadID()
 		if ok {
@@ -97,20 +111,20 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 		}
 	})
 	stop.Store(true)
-	<-done
-	return found, wr, errors.Join(err, werr)
+	<-stopped
+	return done, found, wr, errors.Join(err, werr)
 }
 
 // whileWritingDescription is the header line for the two workloads.
-func whileWritingDescription() string {
+func whileWritingDescription(d time.Duration) string {
 	counted := "only the readers' table reads (each reader locked to its OS thread, whose ReadAt calls are counted apart)"
 	if _, ok := threadID(); !ok {
 		counted = "every table read, the flushes' and compactions' included (this OS does not name threads)"
 	}
 	return fmt.Sprintf("readwhilewriting, readmissingwhilewriting: on each engine's main DB as the loads before them left it (no compaction or settle first), "+
-		"%d reader(s) Get present (readwhilewriting) or absent keys for the timed ops while 1 writer overwrites random present keys at full speed, "+
+		"%d reader(s) Get present (readwhilewriting) or absent keys for %s (-whilewriting) while 1 writer overwrites random present keys at full speed, "+
 		"the same sequences for every engine; ops/s and latencies are the readers', the writer's ops/s is beside them; reads/op counts %s; "+
-		"pebble-l6filters opens an iterator per Get there, so that it reads the live tree\n", whileWritingReaders, counted)
+		"pebble-l6filters opens an iterator per Get there, so that it reads the live tree\n", whileWritingReaders, d, counted)
 }
 
 // writerLine sets each engine's writer rate beside the readers' on a

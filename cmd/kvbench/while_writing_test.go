@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"io"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // TestKVBenchWhileWriting runs both workloads end to end on a tiny DB for
@@ -15,7 +19,16 @@ import (
 // (measure fails otherwise), reports the writer beside the readers and
 // the tree as the reads began, and the goal rows name both.
 func TestKVBenchWhileWriting(t *testing.T) {
-	out, rs := runPairTiny(t, "sievekv,pebble,pebble-l6filters,goleveldb", "fillrandom,overwrite,readwhilewriting,readmissingwhilewriting")
+	dir := t.TempDir()
+	jsonOut := filepath.Join(dir, "out.json")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-cache", "65536", "-progress=false", "-whilewriting", "150ms",
+		"-engines", "sievekv,pebble,pebble-l6filters,goleveldb", "-workloads", "fillrandom,overwrite,readwhilewriting,readmissingwhilewriting",
+		"-dir", filepath.Join(dir, "db"), "-json", jsonOut}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
+	}
+	out, rs := stdout.String(), testutil.ReadJSON[[]result](t, jsonOut)
 	for _, w := range []string{"readwhilewriting", "readmissingwhilewriting"} {
 		for _, e := range []string{"sievekv", "pebble", "pebble-l6filters", "goleveldb"} {
 			r := find(rs, w, e)
@@ -29,13 +42,16 @@ func TestKVBenchWhileWriting(t *testing.T) {
 			if w == "readwhilewriting" && r.Found != r.Ops || w != "readwhilewriting" && r.Found != 0 {
 				t.Errorf("%s on %s found %d of %d", w, e, r.Found, r.Ops)
 			}
+			if r.ElapsedSec < 0.14 || r.Ops >= 150000 {
+				t.Errorf("%s on %s: %d reads in %.3f s, want as many as 150ms held", w, e, r.Ops, r.ElapsedSec)
+			}
 			if e != "goleveldb" && r.EngineShape == "" {
 				t.Errorf("%s on %s: no tree reported", w, e)
 			}
 		}
 	}
 	for _, s := range []string{"readwhilewriting: readers' ops/s >= 1.0x pebble", "readmissingwhilewriting: reads per Get <= 1.0x pebble-l6filters",
-		"writer beside the readers", "1 writer overwrites random present keys at full speed"} {
+		"writer beside the readers", "absent keys for 150ms (-whilewriting) while 1 writer overwrites random present keys at full speed"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q", s)
 		}
