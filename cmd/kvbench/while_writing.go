@@ -20,7 +20,11 @@ package main
 // engine) from the start of the reads until they end. The
 // readers' ops/s and latencies are the result; the writer's ops/s is
 // reported beside them, since an engine that wrote less would leave its
-// readers more of the machine and fewer tables to probe. The writes keep
+// readers more of the machine and fewer tables to probe (alloc B/op is
+// the process's allocation over the reads, the writer's included). On a
+// shared 2-core machine the writer is mostly waiting for a core (1M-key
+// profile: about an eighth of its time on CPU), so its rate follows its
+// share of the cores more than its cost per write. The writes keep
 // the key set as it was, so the workloads after them read the same keys.
 //
 // reads/op counts only the readers' table reads: each reader goroutine
@@ -33,9 +37,11 @@ package main
 // was when the iterator opened.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -83,7 +89,10 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 	var wr writerRun
 	var werr error
 	stopped := make(chan struct{})
-	go func() {
+	// The goroutines carry a pprof label (kvbench=writer, reader), so that
+	// a -cpuprofile tells the writer's time from the readers' and from
+	// the engines' background work.
+	go pprof.Do(context.Background(), pprof.Labels("kvbench", "writer"), func(context.Context) {
 		defer close(stopped)
 		t0 := time.Now()
 		for i := 0; !stop.Load(); i++ {
@@ -96,8 +105,9 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 			wr.written += n
 		}
 		wr.elapsed = time.Since(t0)
-	}()
+	})
 	done, found, err := runParallel(p, readers, lat, bar, func() func() {
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kvbench", "reader")))
 		runtime.LockOSThread()
 		tid, ok := threadID()
 		if ok {
