@@ -61,6 +61,18 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   verdict followed), so each engine reads a DB of its own, loaded untimed with
   fillrandom's keys, a flush every half memtable of keys and the engine settled
   after each: the same tree every run. The goal row names each engine's tree.
+- **readwhilewriting** and **readmissingwhilewriting** read while one writer
+  overwrites random present keys at full speed (every engine alike, no rate
+  limit), on each engine's main DB as fillrandom and overwrite left it, with no
+  compaction or settle first: the tree is live, flushes and compactions run
+  under the reads, for the same time on every engine (so that a slow reader does
+  not also meet a tree grown longer). One reader on these 2 cores (the writer
+  takes the other).
+  ops/s and latencies are the reader's; the writer's rate is the line beside
+  them, and the readers' speed goal counts only if the writer kept up with
+  Pebble's too. reads/op there is the reader's own table reads: the reader is
+  locked to its OS thread, whose ReadAt calls are counted apart from the
+  compactions'. The shape lines give each tree as the reads began and ended.
 - **Interleaved speed goals** (the filter and budget sweeps, and deleterandom's
   tombstone index on/off) are the median of the per-chunk speed ratios; beside it is
   that median's 95% confidence interval, and "within noise" where the interval holds

@@ -73,12 +73,19 @@ type engine interface {
 // engine's file-system wrapper.
 type ioCounters struct {
 	reads, readBytes, writeBytes atomic.Int64
+	// readerThreads, while set, are the OS threads the readers of a
+	// while-writing phase are locked to (while_writing.go); the reads made
+	// on them are counted in readerReads and readerReadBytes as well, apart
+	// from those of the flushes and compactions running beside them.
+	readerThreads                atomic.Pointer[[]int]
+	readerReads, readerReadBytes atomic.Int64
+	threadsMu                    sync.Mutex
 }
 
-type ioSnapshot struct{ reads, readBytes, writeBytes int64 }
+type ioSnapshot struct{ reads, readBytes, writeBytes, readerReads, readerReadBytes int64 }
 
 func (c *ioCounters) snapshot() ioSnapshot {
-	return ioSnapshot{c.reads.Load(), c.readBytes.Load(), c.writeBytes.Load()}
+	return ioSnapshot{c.reads.Load(), c.readBytes.Load(), c.writeBytes.Load(), c.readerReads.Load(), c.readerReadBytes.Load()}
 }
 
 // read counts one read call that returned n bytes and passes its results
@@ -86,7 +93,33 @@ func (c *ioCounters) snapshot() ioSnapshot {
 func (c *ioCounters) read(n int, err error) (int, error) {
 	c.reads.Add(1)
 	c.readBytes.Add(int64(n))
+	if ts := c.readerThreads.Load(); ts != nil {
+		if tid, ok := threadID(); ok && slices.Contains(*ts, tid) {
+			c.readerReads.Add(1)
+			c.readerReadBytes.Add(int64(n))
+		}
+	}
 	return n, err
+}
+
+// setReaderThread adds (on) or removes OS thread tid from readerThreads.
+func (c *ioCounters) setReaderThread(tid int, on bool) {
+	c.threadsMu.Lock()
+	defer c.threadsMu.Unlock()
+	var ts []int
+	if old := c.readerThreads.Load(); old != nil {
+		ts = slices.Clone(*old)
+	}
+	if on {
+		ts = append(ts, tid)
+	} else {
+		ts = slices.DeleteFunc(ts, func(t int) bool { return t == tid })
+	}
+	if len(ts) == 0 {
+		c.readerThreads.Store(nil)
+		return
+	}
+	c.readerThreads.Store(&ts)
 }
 
 // countTable passes on what an Open or Create returned, the file wrapped
@@ -400,6 +433,18 @@ func (v pebbleL6View) get(k []byte) (bool, error) {
 		e.l6iter = it
 	}
 	return e.l6iter.SeekPrefixGE(k) && bytes.Equal(e.l6iter.Key(), k), e.l6iter.Error()
+}
+
+// liveGet is get on an iterator of its own, closed after the Get: it
+// reads the tree as it is at the Get, which the reused iterator, opened
+// before a concurrent writer's writes, does not (while_writing.go).
+func (v pebbleL6View) liveGet(k []byte) (bool, error) {
+	it, err := v.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		return false, err
+	}
+	found := it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k)
+	return found, it.Close()
 }
 
 // pebbleCacheSize is the cache Pebble gets so that its block-cache share

@@ -57,7 +57,7 @@ func childArgs(fl *flags, engines []string, dir, jsonOut string) []string {
 		"-filterbits", strconv.FormatFloat(fl.filterBits, 'g', -1, 64), "-allocation", fl.allocation,
 		"-engines", strings.Join(engines, ","), "-workloads", fl.workloads,
 		"-seed", strconv.FormatUint(fl.seed, 10), "-wal=" + strconv.FormatBool(fl.wal),
-		"-idle", fl.idle.String(), "-range-filter-bits", strconv.FormatFloat(fl.rangeFilterBits, 'g', -1, 64),
+		"-idle", fl.idle.String(), "-whilewriting", fl.whileWriting.String(), "-range-filter-bits", strconv.FormatFloat(fl.rangeFilterBits, 'g', -1, 64),
 		"-dir", dir, "-json", jsonOut, "-progress=false",
 	}
 }

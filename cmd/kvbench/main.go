@@ -40,10 +40,11 @@ import (
 func main() { benchreport.Main("kvbench", run) }
 
 // allWorkloads is the default order: loads first (readmissing-live reads
-// a DB of its own per engine, loaded uncompacted: live_load.go), then reads of the loaded
-// (fully compacted) data, the mixes, and the deletes last since they change
-// the key set.
-var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readrandom", "readmissing", "readhot",
+// a DB of its own per engine, loaded uncompacted: live_load.go), the reads
+// beside a writer on the tree the loads left (while_writing.go), then reads
+// of the loaded (fully compacted) data, the mixes, and the deletes last
+// since they change the key set.
+var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readwhilewriting", "readmissingwhilewriting", "readrandom", "readmissing", "readhot",
 	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge", "deletechurn"}
 
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
@@ -98,7 +99,7 @@ type flags struct {
 	budgetBits, budgetRuns     string
 	budgetMemTable, budgetN    int
 	cpuProfile, memProfile     string
-	idle                       time.Duration
+	idle, whileWriting         time.Duration
 	rangeFilterBits            float64
 }
 
@@ -138,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge, deleterangelarge: how long the DB idles after the deletes (quick: 10s)")
+	fs.DurationVar(&fl.whileWriting, "whilewriting", 5*time.Second, "readwhilewriting, readmissingwhilewriting: how long each engine's readers read beside the writer (quick: 2s)")
 	fs.Float64Var(&fl.rangeFilterBits, "range-filter-bits", 16, "sievekv-rf's RangeFilterBitsPerKey (3 to 48)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -161,9 +163,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 		if !set["idle"] {
 			fl.idle = 10 * time.Second
 		}
+		if !set["whilewriting"] {
+			fl.whileWriting = 2 * time.Second
+		}
 	}
-	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 {
-		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8")
+	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 || fl.whileWriting <= 0 {
+		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8, -whilewriting > 0")
 	}
 	if fl.budgetN < 0 || (fl.budgetN > 0 && fl.budgetN < 100) || fl.budgetMemTable < 0 {
 		return nil, fmt.Errorf("need -budgetn 0 (as -n) or >= 100, -budgetmemtable >= 0")
@@ -200,7 +205,9 @@ func (r *runner) runs(w string) bool {
 		return false
 	}
 	// Views skip the pure write workloads; in deleterandom they run
-	// the Gets after their owner's deletes.
+	// the Gets after their owner's deletes. The while-writing workloads
+	// are not writes(w): a view runs them with a writer of its own on its
+	// owner's DB.
 	return r.owner || !writes(w) || w == "deleterandom"
 }
 
@@ -425,7 +432,7 @@ func filterLabel(c config) string {
 // liveShape reports whether workload w runs on the DB as the loads leave
 // it, before the full compaction every later read workload gets.
 func liveShape(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite"
+	return w == "fillseq" || w == "fillrandom" || w == "readmissing-live" || w == "overwrite" || isWhileWriting(w)
 }
 
 // pickList resolves "all" or a comma-separated subset of known names.
@@ -486,6 +493,7 @@ func header(fl *flags, c config) string {
 	}
 	b.WriteString(scanKeysDescription(fl))
 	b.WriteString(churnDescription(fl))
+	b.WriteString(whileWritingDescription(fl.whileWriting))
 	b.WriteString(orderDescription(fl))
 	b.WriteString(pairDescriptions(fl))
 	fmt.Fprintf(&b, "every timed loop, of every engine, starts after a full collection (runtime.GC): no engine pays for the garbage of what ran before it\n")
@@ -626,9 +634,12 @@ func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progre
 	if err != nil {
 		return nil, err
 	}
+	if isWhileWriting(w) {
+		timeWhileWriting(ps, fl.whileWriting)
+	}
 	var out []result
 	for _, p := range ps {
-		if !r.owner && p.writes {
+		if !r.owner && p.writes && p.writer == nil {
 			continue
 		}
 		if !r.owner {

@@ -33,7 +33,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 	dir := t.TempDir()
 	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false", "-idle", "300ms",
+	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false", "-idle", "300ms", "-whilewriting", "100ms",
 		"-dir", filepath.Join(dir, "db"), "-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())
@@ -46,7 +46,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 		}
 	}
 	rs := testutil.ReadJSON[[]result](t, jsonOut)
-	for _, w := range []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing", "readhot", "scanrange",
+	for _, w := range []string{"fillseq", "fillrandom", "overwrite", "readwhilewriting", "readmissingwhilewriting", "readrandom", "readmissing", "readhot", "scanrange",
 		"ycsb-a", "ycsb-b", "ycsb-c", "deleterandom", "deleterandom-getdeleted", "deleterandom-getkept",
 		"readrandom-par2", "readrandom-par4", "readrandom-par8"} {
 		for _, e := range []string{"sievekv", "pebble", "goleveldb"} {
@@ -260,6 +260,7 @@ func TestKVBenchBadFlags(t *testing.T) {
 		{"-workloads", "fillrandom,bogus"}, // unknown workload
 		{"-n", "10"},                       // too few keys
 		{"-filter", "no-such-filter"},
+		{"-whilewriting", "0s"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(append(args, "-progress=false"), &out, &errOut); err == nil {

@@ -8,50 +8,78 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// runParallel runs phase p's ops on p.readers goroutines, goroutine g
-// taking ops g, g+readers, ... with its own opFor(g) (each has its own
-// generator, since an opFunc is not safe for concurrent use), after a
-// warmup of the same shape. Latencies land in lat at each op's index. It
-// returns how many ops found their key.
-func runParallel(p phaseSpec, lat []time.Duration, bar *progressbar.ProgressBar) (int, error) {
+// warmReaders makes the opFuncs of phase p's p.readers goroutines, one
+// opFor(g) each (each has its own generator, since an opFunc is not safe
+// for concurrent use), and runs each one's untimed warm-up: the timed
+// loop's shape, before the clock starts.
+func warmReaders(p phaseSpec) ([]opFunc, error) {
 	ops := make([]opFunc, p.readers)
 	for g := range ops {
 		ops[g] = p.opFor(g)
 		for i := range min(p.ops/10, 20000) / p.readers {
 			if _, _, err := ops[g](i); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 	}
+	return ops, nil
+}
+
+// runParallel runs phase p's ops on len(ops) goroutines, goroutine g
+// taking ops g, g+len(ops), ... with ops[g] (warmReaders'), until the ops
+// or, if p.duration is set, that time from the start run out. Latencies
+// land in lat at each op's index; if the time ran out first, those of
+// the ops that ran are moved to lat's front. onReader, if set, runs first
+// in each goroutine, and what it returns runs as the goroutine ends. It
+// returns how many ops ran and how many found their key.
+func runParallel(p phaseSpec, ops []opFunc, lat []time.Duration, bar *progressbar.ProgressBar, onReader func() func()) (done, found int, err error) {
+	readers := len(ops)
 	var wg sync.WaitGroup
-	found := make([]int, p.readers)
-	errs := make([]error, p.readers)
-	for g := range p.readers {
+	founds, ran := make([]int, readers), make([]int, readers)
+	errs := make([]error, readers)
+	end := time.Now().Add(p.duration)
+	for g := range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := g; i < p.ops; i += p.readers {
+			if onReader != nil {
+				defer onReader()()
+			}
+			for i := g; i < p.ops; i += readers {
 				t0 := time.Now()
+				if p.duration > 0 && t0.After(end) {
+					return
+				}
 				_, ok, err := ops[g](i)
 				lat[i] = time.Since(t0)
+				ran[g]++
 				if err != nil {
 					errs[g] = fmt.Errorf("reader %d op %d: %w", g, i, err)
 					return
 				}
 				if ok {
-					found[g]++
+					founds[g]++
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	bar.Add(p.ops)
-	total := 0
-	for g := range p.readers {
+	for g := range readers {
 		if errs[g] != nil {
-			return 0, errs[g]
+			return 0, 0, errs[g]
 		}
-		total += found[g]
+		done += ran[g]
+		found += founds[g]
 	}
-	return total, nil
+	if done < p.ops {
+		k := 0
+		for i := range p.ops {
+			if g := i % readers; i/readers < ran[g] {
+				lat[k] = lat[i]
+				k++
+			}
+		}
+	}
+	bar.Add(done)
+	return done, found, nil
 }

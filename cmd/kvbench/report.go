@@ -94,6 +94,9 @@ func ratioLines(rs []result, w string) []string {
 	if line := churnDropLine(rs, w); line != "" {
 		out = append(out, line)
 	}
+	if line := writerLine(rs, w); line != "" {
+		out = append(out, line)
+	}
 	for _, o := range rs {
 		if o.Workload != w || o.Engine == "sievekv" {
 			continue
@@ -206,6 +209,8 @@ func goals(rs []result) []goal {
 				fmt.Sprintf("%.0f B vs %.0f B", s.AllocBytesPerOp, limit), s.AllocBytesPerOp <= limit, true})
 		}
 	}
+
+	gs = append(gs, whileWritingGoals(rs)...)
 
 	// Issues 7, 10 and 20: absent keys.
 	for _, peb := range []string{"pebble", "pebble-l6filters"} {

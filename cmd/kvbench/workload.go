@@ -91,7 +91,9 @@ type result struct {
 	DataBlockReadsPerOp float64 `json:"data_block_reads_per_op"`
 	BytesReadPerOp      float64 `json:"bytes_read_per_op"`
 	// EngineDataBlockReadsPerOp is sievekv's own Metrics.DiskReads.DataBlocks
-	// per op (absent for other engines).
+	// per op (absent for other engines); in a while-writing phase it holds
+	// the compactions' block reads too (quick runs: 1.49 per Get beside
+	// the reader thread's 0.92).
 	EngineDataBlockReadsPerOp *float64 `json:"engine_data_block_reads_per_op,omitempty"`
 	// EngineFilterFPPerOp is sievekv's Metrics.Filter.FalsePositives per
 	// op: the data blocks the filters let a Get read for a key the block
@@ -162,6 +164,12 @@ type result struct {
 	// median-ops/s round's): the spread the goals report (round_spread.go).
 	RoundOpsPerSec []float64 `json:"round_ops_per_sec,omitempty"`
 	RoundWriteAmp  []float64 `json:"round_write_amp,omitempty"`
+	// WriterOps and WriterOpsPerSec are, in a while-writing phase
+	// (while_writing.go), the overwrites its writer made beside the timed
+	// reads and their rate over the writer's own time; the other figures
+	// are the readers' (reads/op: the reader threads' table reads only).
+	WriterOps       int     `json:"writer_ops,omitempty"`
+	WriterOpsPerSec float64 `json:"writer_ops_per_sec,omitempty"`
 	// PairedWith names the engine this one was measured against in
 	// alternating chunks (pair.go), if it was.
 	PairedWith string `json:"paired_with,omitempty"`
@@ -219,6 +227,14 @@ type phaseSpec struct {
 	// are then unused): throughput under concurrent Gets.
 	readers int
 	opFor   func(g int) opFunc
+	// writer, if set, makes this a while-writing phase: it runs on a
+	// goroutine of its own, op after op as fast as the engine takes them,
+	// from the start of the timed reads (p.readers goroutines of opFor)
+	// until they end; writes then means the writer's.
+	writer opFunc
+	// duration, if set, ends the readers' timed loop after that long (ops
+	// is then a cap), and the phase counts the ops that ran.
+	duration time.Duration
 	// afterChunk, if set, runs after each chunk of a chunked measurement
 	// (measureInterleaved), off the clock; hi is the chunk's end (ops for
 	// the last). Its table writes count as the phase's.
@@ -239,30 +255,62 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	if err := warmUp(p); err != nil {
 		return result{}, err
 	}
+	var readers []opFunc
+	if p.readers > 1 || p.writer != nil {
+		var err error
+		if readers, err = warmReaders(p); err != nil {
+			return result{}, err
+		}
+	}
 	quiesce()
 	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
 	m := newPhaseMeter(r, p)
+	var shape string
+	if p.writer != nil {
+		shape = liveTreeOf(r.eng)
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	start := time.Now()
 	var written int64
 	var found int
+	var wr writerRun
 	var err error
-	if p.readers > 1 {
-		found, err = runParallel(p, m.lat, bar)
-	} else {
+	done := p.ops
+	switch {
+	case p.writer != nil:
+		done, found, wr, err = runWhileWriting(p, readers, r.io, m.lat, bar)
+		written = wr.written
+	case p.readers > 1:
+		done, found, err = runParallel(p, readers, m.lat, bar, nil)
+	default:
 		written, found, err = runOps(p, m.lat, bar)
 	}
 	if err != nil {
 		return result{}, err
 	}
 	elapsed := time.Since(start)
+	if done == 0 {
+		return result{}, fmt.Errorf("no op ran in %s", p.duration)
+	}
+	m.p.ops, m.lat = done, m.lat[:done] // a timed loop may end before its cap
 	runtime.ReadMemStats(&ms1)
 	m.add(elapsed, ms1.TotalAlloc-ms0.TotalAlloc, written, found)
 	m.gcCycles += ms1.NumGC - ms0.NumGC
 	bar.Finish()
-	return m.finish()
+	if p.writer != nil {
+		// The tree as the clock started and as it stopped, before the
+		// untimed flush and settle.
+		if after := liveTreeOf(r.eng); after != shape {
+			shape += " (by the end of the reads: " + after + ")"
+		}
+	}
+	res, err := m.finish()
+	if p.writer != nil {
+		res.WriterOps, res.WriterOpsPerSec, res.EngineShape = wr.ops, float64(wr.ops)/wr.elapsed.Seconds(), shape
+	}
+	return res, err
 }
 
 // warmUp runs p's untimed warm-up ops.
@@ -332,6 +380,10 @@ func (m *phaseMeter) finish() (result, error) {
 		}
 	}
 	io0, io1 := m.io0, r.io.snapshot()
+	reads, readBytes := io1.reads-io0.reads, io1.readBytes-io0.readBytes
+	if _, ok := threadID(); ok && p.writer != nil {
+		reads, readBytes = io1.readerReads-io0.readerReads, io1.readerReadBytes-io0.readerReadBytes
+	}
 	lat := m.lat
 	slices.Sort(lat)
 	n := float64(p.ops)
@@ -346,8 +398,8 @@ func (m *phaseMeter) finish() (result, error) {
 		P50us:               pct(lat, 0.5),
 		P99us:               pct(lat, 0.99),
 		P999us:              pct(lat, 0.999),
-		DataBlockReadsPerOp: float64(io1.reads-io0.reads) / n,
-		BytesReadPerOp:      float64(io1.readBytes-io0.readBytes) / n,
+		DataBlockReadsPerOp: float64(reads) / n,
+		BytesReadPerOp:      float64(readBytes) / n,
 		PeakRSSMB:           peakRSSMB(),
 		AllocBytesPerOp:     float64(m.alloc) / n,
 		GCCycles:            m.gcCycles,
@@ -522,8 +574,12 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	set := func(k []byte, i int) (int64, bool, error) {
 		return kvLen, false, r.eng.set(k, valueFor(val, i))
 	}
+	engGet := r.eng.get
+	if v, ok := r.eng.(pebbleL6View); ok && isWhileWriting(w) {
+		engGet = v.liveGet // its reused iterator would read an old tree
+	}
 	get := func(k []byte) (int64, bool, error) {
-		ok, err := r.eng.get(k)
+		ok, err := engGet(k)
 		return 0, ok, err
 	}
 	// uniform reads draw from keys; absent ones flip the last bit.
@@ -616,6 +672,16 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 		return []phaseSpec{ycsb(w, 60, 0.95)}, nil
 	case "ycsb-c":
 		return []phaseSpec{ycsb(w, 70, 1.0)}, nil
+	case "readwhilewriting", "readmissingwhilewriting":
+		absent := w == "readmissingwhilewriting"
+		want, salt := wantAll, uint64(110)
+		if absent {
+			want, salt = wantNone, 120
+		}
+		rng := newRNG(salt + 1)
+		return []phaseSpec{{workload: w, ops: ops, writes: true, wantFound: want, readers: whileWritingReaders,
+			opFor:  func(g int) opFunc { return uniform(salt+2+uint64(g), ks.present, absent) },
+			writer: func(i int) (int64, bool, error) { return set(ks.present[rng.IntN(n)], 2*n+i) }}}, nil
 	case "deleterandom":
 		nd := ks.numDeleted()
 		deleted, kept := ks.present[:nd], ks.present[nd:]
