@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -111,7 +112,7 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 			rep.Problems = append(rep.Problems, err)
 			return rep, nil
 		}
-		return nil, fmt.Errorf("kv: check %s: no database (no CURRENT)", dirname)
+		return nil, fmt.Errorf("kv: check %s: %w (no CURRENT): %w", dirname, ErrDBDoesNotExist, fs.ErrNotExist)
 	}
 	problem := func(err error) {
 		if !errors.Is(err, ErrCorruption) {
