@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/vfs/errorfs"
@@ -22,10 +23,15 @@ type rangeDelSweepOp struct {
 // rangeDelSweepBatches is a fixed workload of batches mixing Sets, Deletes
 // and DeleteRanges over 40 keys, and the model after each batch.
 func rangeDelSweepBatches() ([][]rangeDelSweepOp, []map[string]string) {
-	rng := rand.New(rand.NewPCG(5, 5))
+	return rangeDelBatches(5, 36)
+}
+
+// rangeDelBatches draws n such batches from seed.
+func rangeDelBatches(seed uint64, n int) ([][]rangeDelSweepOp, []map[string]string) {
+	rng := rand.New(rand.NewPCG(seed, 5))
 	var batches [][]rangeDelSweepOp
 	models := []map[string]string{{}}
-	for i := range 36 {
+	for i := range n {
 		m := maps.Clone(models[len(models)-1])
 		var ops []rangeDelSweepOp
 		for j := range 1 + rng.IntN(4) {
@@ -59,6 +65,22 @@ func rangeDelSweepBatches() ([][]rangeDelSweepOp, []map[string]string) {
 	return batches, models
 }
 
+// rangeDelBatch builds the batch of ops.
+func rangeDelBatch(ops []rangeDelSweepOp) *Batch {
+	b := newBatch()
+	for _, op := range ops {
+		switch op.kind {
+		case 0:
+			b.Set(op.key, op.value)
+		case 1:
+			b.Delete(op.key)
+		default:
+			b.DeleteRange(op.key, op.value)
+		}
+	}
+	return b
+}
+
 func rangeDelSweepOptions(fs vfs.FS) *Options {
 	return &Options{FS: fs, MemTableSize: 1 << 10, BlockSize: 256, BlockCacheSize: -1,
 		RangeFilterBitsPerKey: 8, L0CompactionThreshold: 2, TargetFileSize: 512, LBaseMaxBytes: 2 << 10}
@@ -84,18 +106,7 @@ func runRangeDelSweep(t *testing.T, label string, fs vfs.FS) (acked int, failed 
 	}()
 	expected := func(err error) bool { return errors.Is(err, errorfs.ErrInjected) || errors.Is(err, ErrReadOnly) }
 	for i, ops := range batches {
-		b := d.NewBatch()
-		for _, op := range ops {
-			switch op.kind {
-			case 0:
-				b.Set(op.key, op.value)
-			case 1:
-				b.Delete(op.key)
-			default:
-				b.DeleteRange(op.key, op.value)
-			}
-		}
-		err := d.Apply(b, Sync)
+		err := d.Apply(rangeDelBatch(ops), Sync)
 		switch {
 		case err == nil && failed:
 			t.Fatalf("%s: batch %d acknowledged after batch %d failed", label, i, acked)
@@ -211,4 +222,100 @@ func TestRangeDeleteFaultSweep(t *testing.T) {
 		checkRangeDelSweep(t, label+", power loss after", mem.CrashClone(), acked, failed)
 		checkRangeDelSweep(t, label, mem, acked, failed)
 	})
+}
+
+// TestPowerLossDuringRangeDeletesAndIdlePurges takes power-loss images of
+// a DB at random moments of a DeleteRange-heavy workload, synced batch by
+// synced batch, while flushes, compactions, tombstone-age compactions (1
+// ms) and idle purges run in the background: each image must pass Check
+// and reopen as the model after the batches acknowledged before the image,
+// or after the one in flight too.
+func TestPowerLossDuringRangeDeletesAndIdlePurges(t *testing.T) {
+	withTickInterval(t, time.Millisecond)
+	seeds := 6
+	if os.Getenv("SIEVEKV_SOAK") != "" {
+		seeds = 200
+	}
+	var idlePurges uint64
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		batches, models := rangeDelBatches(seed, 120)
+		mem := vfs.NewMem()
+		opts := rangeDelSweepOptions(mem)
+		opts.TombstoneMaxAge, opts.IdlePurgeMinShare = time.Millisecond, 1e-9
+		d, err := Open("db", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 9))
+		type image struct {
+			fs    *vfs.MemFS
+			acked int
+		}
+		var images []image
+		for i, ops := range batches {
+			if rng.IntN(4) == 0 {
+				// Let the background work run into the next batch, so an
+				// image may land inside a flush, compaction or purge.
+				// A pause of a few ticks turns the DB idle and purges.
+				time.Sleep(time.Duration(rng.IntN(6)) * time.Millisecond)
+			}
+			done := make(chan *vfs.MemFS, 1)
+			go func() { done <- mem.CrashClone() }()
+			if err := d.Apply(rangeDelBatch(ops), Sync); err != nil {
+				t.Fatalf("seed %d batch %d: %v", seed, i, err)
+			}
+			if img := <-done; rng.IntN(6) == 0 {
+				images = append(images, image{img, i})
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, image{mem.CrashClone(), len(batches)})
+		m := d.Metrics()
+		idlePurges += m.Compaction.IdlePurges
+		t.Logf("seed %d: %d flushes, %d compactions (%d for tombstone age, %d idle purges), %d images",
+			seed, m.Flushes, m.Compactions, m.Compaction.AgeCompactions, m.Compaction.IdlePurges, len(images))
+		for _, img := range images {
+			label := fmt.Sprintf("seed %d, image before batch %d acknowledged", seed, img.acked)
+			checkRangeDelImage(t, label, img.fs, opts, models, img.acked)
+		}
+	}
+	if idlePurges == 0 {
+		t.Fatal("no idle purge ran: the test exercised less than it says")
+	}
+}
+
+// checkRangeDelImage checks a power-loss image taken while batch acked
+// was in flight (every earlier one acknowledged with Sync).
+func checkRangeDelImage(t *testing.T, label string, fs vfs.FS, opts *Options, models []map[string]string, acked int) {
+	t.Helper()
+	o := *opts
+	o.FS = fs
+	if rep, err := Check("db", &o); err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("%s: Check: %v %v", label, err, rep)
+	}
+	d, err := Open("db", &o)
+	if err != nil {
+		t.Fatalf("%s: reopen: %v", label, err)
+	}
+	defer d.Close()
+	got := map[string]string{}
+	it := d.NewIter(nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		got[string(it.Key())] = string(it.Value())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("%s: scan: %v", label, err)
+	}
+	for k := range 40 {
+		key := fmt.Sprintf("k%02d", k)
+		v, err := d.Get([]byte(key))
+		if w, ok := got[key]; ok != (err == nil) || ok && w != string(v) {
+			t.Fatalf("%s: Get(%s) = %q, %v; scan says %q, %v", label, key, v, err, w, ok)
+		}
+	}
+	if !maps.Equal(got, models[acked]) && (acked+1 >= len(models) || !maps.Equal(got, models[acked+1])) {
+		t.Fatalf("%s: reopened state is neither the model after %d batches nor after %d", label, acked, acked+1)
+	}
 }
