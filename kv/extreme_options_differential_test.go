@@ -14,7 +14,8 @@ import (
 
 // extremeOptions draws options at the edges a careless caller reaches:
 // the smallest memtable, the smallest blocks, no cache, L0 thresholds of
-// 1, output tables of one byte, tiny tombstone ages, range filters.
+// 1, output tables of one byte, tiny tombstone ages, range filters, no
+// WAL.
 func extremeOptions(rng *rand.Rand, fs vfs.FS) *Options {
 	o := &Options{FS: fs, MemTableSize: minMemTableSize << rng.IntN(3), BlockSize: 256,
 		BlockCacheSize: -1, IdlePurgeMinShare: 1e-9}
@@ -38,6 +39,9 @@ func extremeOptions(rng *rand.Rand, fs vfs.FS) *Options {
 	}
 	if rng.IntN(2) == 0 {
 		o.MaxOpenFiles = minMaxOpenFiles
+	}
+	if rng.IntN(4) == 0 {
+		o.DisableWAL = true // Close flushes, so reopens keep everything
 	}
 	if rng.IntN(4) == 0 {
 		o.Filter = FilterTypes()[rng.IntN(len(FilterTypes()))]
