@@ -59,15 +59,28 @@ func TestExtremeOptionsDifferential(t *testing.T) {
 	if raceEnabled {
 		seeds = 6
 	}
-	if os.Getenv("SIEVEKV_SOAK") != "" {
-		seeds, extremeRounds = 300, 300
-	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runExtremeOptions(t, seed) })
+	runExtremeSeeds(t, seeds, 30)
+}
+
+// TestExtremeOptionsSoak is the long form, for make soak (SIEVEKV_SOAK).
+func TestExtremeOptionsSoak(t *testing.T) {
+	skipUnlessSoak(t)
+	runExtremeSeeds(t, 300, 300)
+}
+
+func skipUnlessSoak(t *testing.T) {
+	if os.Getenv("SIEVEKV_SOAK") == "" {
+		t.Skip("a long randomized run: set SIEVEKV_SOAK=1 (make soak)")
 	}
 }
 
-func runExtremeOptions(t *testing.T, seed uint64) {
+func runExtremeSeeds(t *testing.T, seeds, rounds int) {
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { runExtremeOptions(t, seed, rounds) })
+	}
+}
+
+func runExtremeOptions(t *testing.T, seed uint64, rounds int) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	fs := vfs.NewMem()
 	opts := extremeOptions(rng, fs)
@@ -89,7 +102,7 @@ func runExtremeOptions(t *testing.T, seed uint64) {
 		t.Helper()
 		t.Fatalf("seed %d (%+v): %s", seed, *opts, fmt.Sprintf(format, args...))
 	}
-	for round := 0; round < extremeRounds; round++ {
+	for round := 0; round < rounds; round++ {
 		b := d.NewBatch()
 		next := maps.Clone(model)
 		for n := 1 + rng.IntN(6); n > 0; n-- {
@@ -262,6 +275,3 @@ func checkExtremeModel(t *testing.T, seed uint64, rng *rand.Rand, get func([]byt
 		}
 	}
 }
-
-// extremeRounds is the number of batches per seed (more under SIEVEKV_SOAK).
-var extremeRounds = 30
