@@ -65,7 +65,7 @@ func TestExtremeOptionsDifferential(t *testing.T) {
 // TestExtremeOptionsSoak is the long form, for make soak (SIEVEKV_SOAK).
 func TestExtremeOptionsSoak(t *testing.T) {
 	skipUnlessSoak(t)
-	runExtremeSeeds(t, 300, 300)
+	runExtremeSeeds(t, 100, 300)
 }
 
 func skipUnlessSoak(t *testing.T) {
