@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -74,8 +75,9 @@ func (r *CheckReport) String() string {
 // recovery would replay decodes into valid batches with increasing
 // sequence numbers. Only opts.FS matters in opts (nil: the OS).
 //
-// The returned error is for a check that could not run (no database, the
-// directory locked by a read-write open: ErrLocked); what is wrong with
+// The returned error is for a check that could not run (no database:
+// ErrDBDoesNotExist; the directory locked by a read-write open:
+// ErrLocked); what is wrong with
 // the data is listed in the report's Problems. Check writes nothing: it
 // runs beside read-only opens and on a read-only mount.
 func Check(dirname string, opts *Options) (*CheckReport, error) {
@@ -111,7 +113,7 @@ func Check(dirname string, opts *Options) (*CheckReport, error) {
 			rep.Problems = append(rep.Problems, err)
 			return rep, nil
 		}
-		return nil, fmt.Errorf("kv: check %s: no database (no CURRENT)", dirname)
+		return nil, fmt.Errorf("kv: check %s: %w (no CURRENT): %w", dirname, ErrDBDoesNotExist, fs.ErrNotExist)
 	}
 	problem := func(err error) {
 		if !errors.Is(err, ErrCorruption) {

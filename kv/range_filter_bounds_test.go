@@ -207,27 +207,8 @@ func checkOddBoundsIter(t *testing.T, seed uint64, round, q int, rng *rand.Rand,
 		var got bool
 		positioned = true
 		switch r {
-		case 0:
-			op, got = "First", it.First()
-			m.pos = 0
-		case 1:
-			op, got = "Last", it.Last()
-			m.pos = len(m.keys) - 1
-		case 2:
-			k := oddBound(rng)
-			op, got = fmt.Sprintf("SeekGE(%x)", k), it.SeekGE(k)
-			if lower != nil && bytes.Compare(k, lower) < 0 {
-				k = lower
-			}
-			m.pos, _ = slices.BinarySearch(m.keys, string(k))
-		case 3:
-			k := oddBound(rng)
-			op, got = fmt.Sprintf("SeekLT(%x)", k), it.SeekLT(k)
-			if upper != nil && bytes.Compare(k, upper) > 0 {
-				k = upper
-			}
-			i, _ := slices.BinarySearch(m.keys, string(k))
-			m.pos = i - 1
+		case 0, 1, 2, 3:
+			op, got = positionBoth(rng, r, it, m, lower, upper)
 		case 4:
 			if !m.valid() && m.pos >= len(m.keys) {
 				continue // Next past the end stays there; Iterator agrees, nothing to learn
@@ -266,5 +247,38 @@ func checkOddBoundsIter(t *testing.T, seed uint64, round, q int, rng *rand.Rand,
 			t.Fatalf("seed %d round %d query %d, bounds [%x, %x): after %v got %v %s, want %v %s",
 				seed, round, q, lower, upper, trace, got, gk, want, wk)
 		}
+	}
+}
+
+// positionBoth makes positioning call r (First, Last, a SeekGE or a SeekLT
+// of an odd key) on it and the model m of the same bounds; it returns the
+// call's name and result.
+func positionBoth(rng *rand.Rand, r int, it *Iterator, m *modelIter, lower, upper []byte) (string, bool) {
+	switch r {
+	case 0:
+		m.pos = 0
+		return "First", it.First()
+	case 1:
+		m.pos = len(m.keys) - 1
+		return "Last", it.Last()
+	case 2:
+		k := oddBound(rng)
+		got := it.SeekGE(k)
+		op := fmt.Sprintf("SeekGE(%x)", k)
+		if lower != nil && bytes.Compare(k, lower) < 0 {
+			k = lower
+		}
+		m.pos, _ = slices.BinarySearch(m.keys, string(k))
+		return op, got
+	default:
+		k := oddBound(rng)
+		got := it.SeekLT(k)
+		op := fmt.Sprintf("SeekLT(%x)", k)
+		if upper != nil && bytes.Compare(k, upper) > 0 {
+			k = upper
+		}
+		i, _ := slices.BinarySearch(m.keys, string(k))
+		m.pos = i - 1
+		return op, got
 	}
 }
