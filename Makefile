@@ -5,7 +5,7 @@ FUZZTIME  ?= 30s
 # staticcheck comes through the Go module proxy; pinned for repeatable lint.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all run test vet fmt-check lint bench bench-1m gobench fuzz soak tidy
+.PHONY: all run test vet fmt-check lint bench bench-1m gobench fuzz soak tidy dups
 
 all: test
 
@@ -77,3 +77,8 @@ soak:
 
 tidy:
 	$(GO) mod tidy
+
+## dups: the duplicates tool's count over the whole tree with Go import
+## groups passed over (docs/tools/dups.sh says why); needs the tool.
+dups:
+	bash docs/tools/dups.sh --most 200
