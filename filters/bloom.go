@@ -195,6 +195,17 @@ func bloomProbes(h, m uint64) (p0, d uint64) {
 	return reduce64(h, m), 1 + reduce64(bits.RotateLeft64(h, 32), m-1)
 }
 
+// bloomNext returns the probe after p: p+d reduced mod m. One conditional
+// subtraction is enough because p and d are both below m. Every filter on
+// this probe sequence (Bloom, CountingBloom) steps through it here.
+func bloomNext(p, d, m uint64) uint64 {
+	p += d
+	if p >= m {
+		p -= m
+	}
+	return p
+}
+
 // Add inserts key.
 func (b *Bloom) Add(key []byte) { b.AddHash(Hash(key)) }
 
@@ -205,10 +216,7 @@ func (b *Bloom) AddHash(h uint64) {
 	w := b.bits.words
 	for i := b.k; i > 0; i-- {
 		w[p>>6] |= 1 << (p & 63)
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 }
 
@@ -225,10 +233,7 @@ func (b *Bloom) MayContainHash(h uint64) bool {
 		if w[p>>6]&(1<<(p&63)) == 0 {
 			return false
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 	return true
 }

@@ -84,10 +84,7 @@ func (c *CountingBloom) step(h, unit uint64) {
 		if *w>>sh&0xf < countingBloomMax {
 			*w += unit << sh
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 }
 
@@ -103,10 +100,7 @@ func (c *CountingBloom) MayContainHash(h uint64) bool {
 		if c.words[p>>4]>>((p&15)*4)&0xf == 0 {
 			return false
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 	return true
 }
