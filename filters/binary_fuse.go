@@ -1,6 +1,9 @@
 package filters
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // fuseGeometry is the query-time form of a fuse staticLayout, embedded in
 // every binary fuse filter type.
@@ -56,6 +59,9 @@ func readFuseGeometry(r *bodyReader, arity uint32) fuseGeometry {
 	}
 }
 
+// Len returns the number of distinct keys the filter was built from.
+func (g *fuseGeometry) Len() int { return int(g.n) }
+
 // BinaryFuse8 is a static 3-wise binary fuse filter with 8-bit fingerprints
 // ([FUSE]): the slots are cut into segments of a power-of-two length and each
 // key owns one slot in each of three consecutive segments; a key is reported
@@ -64,16 +70,20 @@ func readFuseGeometry(r *bodyReader, arity uint32) fuseGeometry {
 // 2^-8 = 0.39% (invariant F4); small sets cost more per key (see
 // docs/filters.md). Queries allocate nothing and are safe from many
 // goroutines at once.
-type BinaryFuse8 struct {
-	fuseGeometry
-	fps []uint8
-}
+type BinaryFuse8 struct{ fuse3[uint8] }
 
 // BinaryFuse16 is BinaryFuse8 with 16-bit fingerprints: about 18.1 bits per
 // key at n = 10^6 and a false-positive rate of 2^-16 = 0.0015%.
-type BinaryFuse16 struct {
+type BinaryFuse16 struct{ fuse3[uint16] }
+
+// fuse3 is BinaryFuse8 and BinaryFuse16 but for the fingerprint type T:
+// they differ in nothing else, so their build, size and encoding are
+// written once, here. The query is not: a method of fuse3[T] is too large
+// to inline, so promoting it would add a call to every MayContainHash
+// (go tool objdump shows the wrapper); each width keeps its own.
+type fuse3[T uint8 | uint16] struct {
 	fuseGeometry
-	fps []uint16
+	fps []T
 }
 
 // Body format versions written by MarshalBinary.
@@ -105,81 +115,11 @@ func BuildBinaryFuse8FromHashes(hashes []uint64) (*BinaryFuse8, error) {
 // BuildBinaryFuse8 is BuildBinaryFuse8FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse8(hashes []uint64) (*BinaryFuse8, error) {
-	g, fps, err := buildFuse3[uint8](b, hashes, "binary fuse8")
+	f, err := buildFuse3[uint8](b, hashes, "binary fuse8")
 	if err != nil {
 		return nil, err
 	}
-	return &BinaryFuse8{fuseGeometry: g, fps: fps}, nil
-}
-
-// buildFuse3 is the build of BinaryFuse8 and BinaryFuse16: peel on a 3-wise
-// fuse layout, then assign T-wide fingerprints in reverse peel order (see
-// Xor8's builder for why this is correct). name prefixes errors.
-func buildFuse3[T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) (fuseGeometry, []T, error) {
-	p, err := b.peel(hashes, fuse3Layout)
-	if err != nil {
-		return fuseGeometry{}, nil, fmt.Errorf("filters: %s: build from %d hashes: %w", name, len(hashes), err)
-	}
-	g := newFuseGeometry(&p)
-	fps := make([]T, g.size)
-	for k := len(p.order) - 1; k >= 0; k-- {
-		hh := p.order[k]
-		var s [3]uint32
-		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
-		fps[s[p.roles[k]%3]] ^= staticFingerprint[T](hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
-	}
-	return g, fps, nil
-}
-
-// MayContain reports false only if key is definitely not in the set.
-func (f *BinaryFuse8) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }
-
-// MayContainHash is MayContain for a key whose Hash is h.
-func (f *BinaryFuse8) MayContainHash(h uint64) bool {
-	hh := staticMix(h, f.seed)
-	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
-	fps := f.fps
-	if uint(p2) >= uint(len(fps)) {
-		// Only the empty filter: p0 < p1 < p2 < size by construction and
-		// by the decoder's checks.
-		return false
-	}
-	return fingerprint8(hh) == fps[p0]^fps[p1]^fps[p2]
-}
-
-// Len returns the number of distinct keys the filter was built from.
-func (f *BinaryFuse8) Len() int { return int(f.n) }
-
-// SizeInBytes returns the size of the filter's encoding, which is also its
-// memory footprint to within a few words: the fingerprints plus 45 bytes.
-func (f *BinaryFuse8) SizeInBytes() int {
-	return envelopeHeaderSize + fuseHeaderSize + len(f.fps) + envelopeTrailer
-}
-
-// MarshalBinary encodes the filter (docs/format.md, "BinaryFuse8 body").
-func (f *BinaryFuse8) MarshalBinary() ([]byte, error) {
-	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+len(f.fps))}
-	f.writeHeader(&w)
-	w.bytes(f.fps)
-	return binaryFuse8Codec.seal(w.buf), nil
-}
-
-// UnmarshalBinary replaces f with the filter encoded in data. On error f is
-// unchanged.
-func (f *BinaryFuse8) UnmarshalBinary(data []byte) error {
-	return binaryFuse8Codec.unmarshal(f, data)
-}
-
-var binaryFuse8Codec = newCodec(TypeBinaryFuse8, binaryFuse8Version, "binary fuse8", decodeBinaryFuse8Body)
-
-func decodeBinaryFuse8Body(body []byte) (*BinaryFuse8, error) {
-	r := bodyReader{buf: body}
-	f := &BinaryFuse8{fuseGeometry: readFuseGeometry(&r, 3)}
-	f.fps = r.bytes(uint64(f.size), "fingerprints")
-	if err := r.finish(); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return &BinaryFuse8{f}, nil
 }
 
 // BuildBinaryFuse16 builds a 16-bit binary fuse filter from keys. Duplicate
@@ -199,11 +139,94 @@ func BuildBinaryFuse16FromHashes(hashes []uint64) (*BinaryFuse16, error) {
 // BuildBinaryFuse16 is BuildBinaryFuse16FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse16(hashes []uint64) (*BinaryFuse16, error) {
-	g, fps, err := buildFuse3[uint16](b, hashes, "binary fuse16")
+	f, err := buildFuse3[uint16](b, hashes, "binary fuse16")
 	if err != nil {
 		return nil, err
 	}
-	return &BinaryFuse16{fuseGeometry: g, fps: fps}, nil
+	return &BinaryFuse16{f}, nil
+}
+
+// buildFuse3 is the build of BinaryFuse8 and BinaryFuse16: peel on a 3-wise
+// fuse layout, then assign T-wide fingerprints in reverse peel order (see
+// Xor8's builder for why this is correct). name prefixes errors.
+func buildFuse3[T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) (fuse3[T], error) {
+	p, err := b.peel(hashes, fuse3Layout)
+	if err != nil {
+		return fuse3[T]{}, fmt.Errorf("filters: %s: build from %d hashes: %w", name, len(hashes), err)
+	}
+	g := newFuseGeometry(&p)
+	fps := make([]T, g.size)
+	for k := len(p.order) - 1; k >= 0; k-- {
+		hh := p.order[k]
+		var s [3]uint32
+		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
+		fps[s[p.roles[k]%3]] ^= staticFingerprint[T](hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
+	}
+	return fuse3[T]{fuseGeometry: g, fps: fps}, nil
+}
+
+// SizeInBytes returns the size of the filter's encoding, which is also its
+// memory footprint to within a few words: the fingerprints plus 45 bytes.
+func (f *fuse3[T]) SizeInBytes() int {
+	return envelopeHeaderSize + fuseHeaderSize + int(unsafe.Sizeof(T(0)))*len(f.fps) + envelopeTrailer
+}
+
+// body encodes the fuse header and the fingerprints: bytes for BinaryFuse8,
+// little-endian uint16 for BinaryFuse16.
+func (f *fuse3[T]) body() []byte {
+	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+int(unsafe.Sizeof(T(0)))*len(f.fps))}
+	f.writeHeader(&w)
+	switch fps := any(f.fps).(type) {
+	case []uint8:
+		w.bytes(fps)
+	case []uint16:
+		w.u16s(fps)
+	}
+	return w.buf
+}
+
+// decode replaces f with the filter body encodes, the inverse of body. On
+// error f is unchanged.
+func (f *fuse3[T]) decode(body []byte) error {
+	r := bodyReader{buf: body}
+	g := readFuseGeometry(&r, 3)
+	var fps any
+	if unsafe.Sizeof(T(0)) == 1 {
+		fps = r.bytes(uint64(g.size), "fingerprints")
+	} else {
+		fps = r.u16s(uint64(g.size), "fingerprints")
+	}
+	if err := r.finish(); err != nil {
+		return err
+	}
+	*f = fuse3[T]{fuseGeometry: g, fps: fps.([]T)}
+	return nil
+}
+
+// MayContain reports false only if key is definitely not in the set.
+func (f *BinaryFuse8) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }
+
+// MayContainHash is MayContain for a key whose Hash is h.
+func (f *BinaryFuse8) MayContainHash(h uint64) bool {
+	hh := staticMix(h, f.seed)
+	p0, p1, p2 := fuse3Positions(hh, f.segCountLen, f.segLen, f.segMask)
+	fps := f.fps
+	if uint(p2) >= uint(len(fps)) {
+		// Only the empty filter: p0 < p1 < p2 < size by construction and
+		// by the decoder's checks.
+		return false
+	}
+	return fingerprint8(hh) == fps[p0]^fps[p1]^fps[p2]
+}
+
+// MarshalBinary encodes the filter (docs/format.md, "BinaryFuse8 body (type
+// 6), BinaryFuse16 body (type 7)").
+func (f *BinaryFuse8) MarshalBinary() ([]byte, error) { return binaryFuse8Codec.seal(f.body()), nil }
+
+// UnmarshalBinary replaces f with the filter encoded in data. On error f is
+// unchanged.
+func (f *BinaryFuse8) UnmarshalBinary(data []byte) error {
+	return binaryFuse8Codec.unmarshal(f, data)
 }
 
 // MayContain reports false only if key is definitely not in the set.
@@ -220,23 +243,9 @@ func (f *BinaryFuse16) MayContainHash(h uint64) bool {
 	return fingerprint16(hh) == fps[p0]^fps[p1]^fps[p2]
 }
 
-// Len returns the number of distinct keys the filter was built from.
-func (f *BinaryFuse16) Len() int { return int(f.n) }
-
-// SizeInBytes returns the size of the filter's encoding, which is also its
-// memory footprint to within a few words: the fingerprints plus 45 bytes.
-func (f *BinaryFuse16) SizeInBytes() int {
-	return envelopeHeaderSize + fuseHeaderSize + 2*len(f.fps) + envelopeTrailer
-}
-
 // MarshalBinary encodes the filter (docs/format.md, "BinaryFuse8 body (type
 // 6), BinaryFuse16 body (type 7)").
-func (f *BinaryFuse16) MarshalBinary() ([]byte, error) {
-	w := bodyWriter{buf: make([]byte, 0, fuseHeaderSize+2*len(f.fps))}
-	f.writeHeader(&w)
-	w.u16s(f.fps)
-	return binaryFuse16Codec.seal(w.buf), nil
-}
+func (f *BinaryFuse16) MarshalBinary() ([]byte, error) { return binaryFuse16Codec.seal(f.body()), nil }
 
 // UnmarshalBinary replaces f with the filter encoded in data. On error f is
 // unchanged.
@@ -244,14 +253,13 @@ func (f *BinaryFuse16) UnmarshalBinary(data []byte) error {
 	return binaryFuse16Codec.unmarshal(f, data)
 }
 
-var binaryFuse16Codec = newCodec(TypeBinaryFuse16, binaryFuse16Version, "binary fuse16", decodeBinaryFuse16Body)
-
-func decodeBinaryFuse16Body(body []byte) (*BinaryFuse16, error) {
-	r := bodyReader{buf: body}
-	f := &BinaryFuse16{fuseGeometry: readFuseGeometry(&r, 3)}
-	f.fps = r.u16s(uint64(f.size), "fingerprints")
-	if err := r.finish(); err != nil {
-		return nil, err
-	}
-	return f, nil
-}
+var (
+	binaryFuse8Codec = newCodec(TypeBinaryFuse8, binaryFuse8Version, "binary fuse8", func(body []byte) (*BinaryFuse8, error) {
+		f := new(BinaryFuse8)
+		return f, f.decode(body)
+	})
+	binaryFuse16Codec = newCodec(TypeBinaryFuse16, binaryFuse16Version, "binary fuse16", func(body []byte) (*BinaryFuse16, error) {
+		f := new(BinaryFuse16)
+		return f, f.decode(body)
+	})
+)

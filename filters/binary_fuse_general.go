@@ -164,9 +164,6 @@ func packedWord(data []byte, i uint32, w uint64) uint32 {
 	return uint32(binary.LittleEndian.Uint64(data[at:at+8]) >> (bit & 7))
 }
 
-// Len returns the number of distinct keys the filter was built from.
-func (f *BinaryFuse) Len() int { return int(f.n) }
-
 // Options returns the arity and fingerprint width the filter was built with.
 func (f *BinaryFuse) Options() FuseOptions {
 	return FuseOptions{Arity: int(f.arity), FingerprintBits: int(f.bits)}

@@ -13,7 +13,8 @@ type codec[T any] struct {
 	version uint8
 	name    string
 	// decode reads a body of this type and version, checking every field
-	// (F3); the envelope is already verified.
+	// (F3); the envelope is already verified. Its *T is not used when it
+	// returns an error.
 	decode func(body []byte) (*T, error)
 }
 
