@@ -78,9 +78,6 @@ var (
 // keys its measured false-positive rate stays within 1.2x of fpRate
 // (invariant F4; TestBloomFPRate).
 func NewBloom(n int, fpRate float64) (*Bloom, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, fmt.Errorf("filters: NewBloom: %w", err)
-	}
 	m, k, err := bloomSizing(n, fpRate)
 	if err != nil {
 		return nil, fmt.Errorf("filters: NewBloom: %w", err)
@@ -88,9 +85,13 @@ func NewBloom(n int, fpRate float64) (*Bloom, error) {
 	return newBloomMK(m, k), nil
 }
 
-// bloomSizing is OptimalBloomParams with m rounded up to a prime and the
-// family's limits enforced; Bloom and CountingBloom share it.
+// bloomSizing checks the arguments (checkSizing) and returns
+// OptimalBloomParams with m rounded up to a prime and the family's limits
+// enforced; Bloom and CountingBloom share it.
 func bloomSizing(n int, fpRate float64) (m uint64, k int, err error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return 0, 0, err
+	}
 	m, k = OptimalBloomParams(n, fpRate)
 	if m == 0 || m > maxBloomBits {
 		return 0, 0, invalidf("n=%d at fpRate=%v needs more than %d bits", n, fpRate, uint64(maxBloomBits))
@@ -274,8 +275,7 @@ func (b *Bloom) MarshalBinary() ([]byte, error) {
 // appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
 func (b *Bloom) appendBody(w *bodyWriter) {
 	w.buf = slices.Grow(w.buf, 12+8*len(b.bits.words))
-	w.u64(b.m)
-	w.u32(uint32(b.k))
+	writeBloomShape(w, b.m, b.k)
 	w.u64s(b.bits.words)
 }
 
@@ -303,11 +303,7 @@ func decodeBloom(body []byte) (*Bloom, error) {
 // an encoder could not have produced (invariant F3). The cheap length checks
 // run before the primality test so garbage is rejected quickly.
 func readBloomBody(r *bodyReader) (*Bloom, error) {
-	m := r.u64("bloom bit count")
-	k := r.u32("bloom probe count")
-	r.check(m >= 2 && m <= maxBloomBits, "bloom: bit count %d outside [2, 2^40]", m)
-	r.check(k >= 1 && k <= maxBloomK && uint64(k) < m,
-		"bloom: probe count %d outside [1, min(%d, m-1)] for m=%d", k, maxBloomK, m)
+	m, k := readBloomShape(r, "bloom", "bit")
 	if r.fail != nil {
 		return nil, r.fail
 	}
@@ -321,5 +317,25 @@ func readBloomBody(r *bodyReader) (*Bloom, error) {
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	return &Bloom{bits: ba, m: m, k: int(k)}, nil
+	return &Bloom{bits: ba, m: m, k: k}, nil
+}
+
+// writeBloomShape writes m and k, which every body on the Bloom probe
+// sequence (Bloom, CountingBloom) starts with.
+func writeBloomShape(w *bodyWriter, m uint64, k int) {
+	w.u64(m)
+	w.u32(uint32(k))
+}
+
+// readBloomShape reads what writeBloomShape wrote and checks the ranges an
+// encoder keeps to (F3); failures are recorded in r. name is the filter
+// and unit what m counts ("bit", "counter"), for the messages. Whether m
+// is prime is left to the caller, which tests it after the cheaper checks.
+func readBloomShape(r *bodyReader, name, unit string) (m uint64, k int) {
+	m = r.u64(name + " " + unit + " count")
+	k32 := r.u32(name + " probe count")
+	r.check(m >= 2 && m <= maxBloomBits, "%s: %s count %d outside [2, 2^40]", name, unit, m)
+	r.check(k32 >= 1 && k32 <= maxBloomK && uint64(k32) < m,
+		"%s: probe count %d outside [1, min(%d, m-1)] for m=%d", name, k32, maxBloomK, m)
+	return m, int(k32)
 }

@@ -46,9 +46,6 @@ type CountingBloom struct {
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
 // false-positive rate fpRate, with the m and k NewBloom would choose.
 func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, fmt.Errorf("filters: NewCountingBloom: %w", err)
-	}
 	m, k, err := bloomSizing(n, fpRate)
 	if err != nil {
 		return nil, fmt.Errorf("filters: NewCountingBloom: %w", err)
@@ -159,8 +156,7 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	}
 	nbytes := (c.m + 1) / 2
 	w := bodyWriter{buf: slices.Grow([]byte(nil), 12+int(nbytes)+8)}
-	w.u64(c.m)
-	w.u32(uint32(c.k))
+	writeBloomShape(&w, c.m, c.k)
 	for _, word := range c.words {
 		w.u64(word)
 	}
@@ -180,11 +176,7 @@ var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "coun
 
 func decodeCountingBloom(body []byte) (*CountingBloom, error) {
 	r := bodyReader{buf: body}
-	m := r.u64("counting bloom counter count")
-	k := r.u32("counting bloom probe count")
-	r.check(m >= 2 && m <= maxBloomBits, "counting bloom: counter count %d outside [2, 2^40]", m)
-	r.check(k >= 1 && k <= maxBloomK && uint64(k) < m,
-		"counting bloom: probe count %d outside [1, min(%d, m-1)] for m=%d", k, maxBloomK, m)
+	m, k := readBloomShape(&r, "counting bloom", "counter")
 	if r.fail != nil {
 		return nil, r.fail
 	}
@@ -206,5 +198,5 @@ func decodeCountingBloom(body []byte) (*CountingBloom, error) {
 		clear(pad[len(chunk):])
 		words[i] = binary.LittleEndian.Uint64(pad[:])
 	}
-	return &CountingBloom{words: words, m: m, k: int(k)}, nil
+	return &CountingBloom{words: words, m: m, k: k}, nil
 }
