@@ -86,6 +86,11 @@ type fuse3[T uint8 | uint16] struct {
 	fps []T
 }
 
+// fixedFuse is BinaryFuse8 or BinaryFuse16 (a struct that is a fuse3[T]
+// and nothing more), so that the build and the decoder can return the
+// public type itself.
+type fixedFuse[T uint8 | uint16] interface{ ~struct{ fuse3[T] } }
+
 // Body format versions written by MarshalBinary.
 //
 //	1: fuse header (seed, n, segLog, segCount, size), then size fingerprints
@@ -115,11 +120,7 @@ func BuildBinaryFuse8FromHashes(hashes []uint64) (*BinaryFuse8, error) {
 // BuildBinaryFuse8 is BuildBinaryFuse8FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse8(hashes []uint64) (*BinaryFuse8, error) {
-	f, err := buildFuse3[uint8](b, hashes, "binary fuse8")
-	if err != nil {
-		return nil, err
-	}
-	return &BinaryFuse8{f}, nil
+	return buildFuse3[BinaryFuse8](b, hashes, "binary fuse8")
 }
 
 // BuildBinaryFuse16 builds a 16-bit binary fuse filter from keys. Duplicate
@@ -139,20 +140,16 @@ func BuildBinaryFuse16FromHashes(hashes []uint64) (*BinaryFuse16, error) {
 // BuildBinaryFuse16 is BuildBinaryFuse16FromHashes reusing b's scratch
 // buffers. The filter does not alias b.
 func (b *FuseBuilder) BuildBinaryFuse16(hashes []uint64) (*BinaryFuse16, error) {
-	f, err := buildFuse3[uint16](b, hashes, "binary fuse16")
-	if err != nil {
-		return nil, err
-	}
-	return &BinaryFuse16{f}, nil
+	return buildFuse3[BinaryFuse16](b, hashes, "binary fuse16")
 }
 
 // buildFuse3 is the build of BinaryFuse8 and BinaryFuse16: peel on a 3-wise
 // fuse layout, then assign T-wide fingerprints in reverse peel order (see
 // Xor8's builder for why this is correct). name prefixes errors.
-func buildFuse3[T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) (fuse3[T], error) {
+func buildFuse3[F fixedFuse[T], T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) (*F, error) {
 	p, err := b.peel(hashes, fuse3Layout)
 	if err != nil {
-		return fuse3[T]{}, fmt.Errorf("filters: %s: build from %d hashes: %w", name, len(hashes), err)
+		return nil, fmt.Errorf("filters: %s: build from %d hashes: %w", name, len(hashes), err)
 	}
 	g := newFuseGeometry(&p)
 	fps := make([]T, g.size)
@@ -162,7 +159,7 @@ func buildFuse3[T uint8 | uint16](b *FuseBuilder, hashes []uint64, name string) 
 		s[0], s[1], s[2] = fuse3Positions(hh, g.segCountLen, g.segLen, g.segMask)
 		fps[s[p.roles[k]%3]] ^= staticFingerprint[T](hh) ^ fps[s[0]] ^ fps[s[1]] ^ fps[s[2]]
 	}
-	return fuse3[T]{fuseGeometry: g, fps: fps}, nil
+	return &F{fuse3[T]{fuseGeometry: g, fps: fps}}, nil
 }
 
 // SizeInBytes returns the size of the filter's encoding, which is also its
@@ -185,9 +182,9 @@ func (f *fuse3[T]) body() []byte {
 	return w.buf
 }
 
-// decode replaces f with the filter body encodes, the inverse of body. On
-// error f is unchanged.
-func (f *fuse3[T]) decode(body []byte) error {
+// decodeFuse3 decodes what fuse3.body wrote: the decoder of BinaryFuse8
+// and BinaryFuse16.
+func decodeFuse3[F fixedFuse[T], T uint8 | uint16](body []byte) (*F, error) {
 	r := bodyReader{buf: body}
 	g := readFuseGeometry(&r, 3)
 	var fps any
@@ -197,10 +194,9 @@ func (f *fuse3[T]) decode(body []byte) error {
 		fps = r.u16s(uint64(g.size), "fingerprints")
 	}
 	if err := r.finish(); err != nil {
-		return err
+		return nil, err
 	}
-	*f = fuse3[T]{fuseGeometry: g, fps: fps.([]T)}
-	return nil
+	return &F{fuse3[T]{fuseGeometry: g, fps: fps.([]T)}}, nil
 }
 
 // MayContain reports false only if key is definitely not in the set.
@@ -254,12 +250,6 @@ func (f *BinaryFuse16) UnmarshalBinary(data []byte) error {
 }
 
 var (
-	binaryFuse8Codec = newCodec(TypeBinaryFuse8, binaryFuse8Version, "binary fuse8", func(body []byte) (*BinaryFuse8, error) {
-		f := new(BinaryFuse8)
-		return f, f.decode(body)
-	})
-	binaryFuse16Codec = newCodec(TypeBinaryFuse16, binaryFuse16Version, "binary fuse16", func(body []byte) (*BinaryFuse16, error) {
-		f := new(BinaryFuse16)
-		return f, f.decode(body)
-	})
+	binaryFuse8Codec  = newCodec(TypeBinaryFuse8, binaryFuse8Version, "binary fuse8", decodeFuse3[BinaryFuse8])
+	binaryFuse16Codec = newCodec(TypeBinaryFuse16, binaryFuse16Version, "binary fuse16", decodeFuse3[BinaryFuse16])
 )

@@ -13,8 +13,7 @@ type codec[T any] struct {
 	version uint8
 	name    string
 	// decode reads a body of this type and version, checking every field
-	// (F3); the envelope is already verified. Its *T is not used when it
-	// returns an error.
+	// (F3); the envelope is already verified.
 	decode func(body []byte) (*T, error)
 }
 
