@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"testing"
@@ -12,46 +13,39 @@ import (
 // the file, and releases hand the name back.
 func TestSharedAndExclusiveLocks(t *testing.T) {
 	forEachFS(t, func(t *testing.T, fsys FS, root string) {
-		lock := fsys.PathJoin(root, "LOCK")
-		if _, err := fsys.RLock(lock); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("RLock of a missing file = %v, want ErrNotExist", err)
-		}
-		if _, err := fsys.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("RLock created the file: %v", err)
-		}
-		ex, err := fsys.Lock(lock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fsys.Lock(lock); !errors.Is(err, ErrLocked) {
-			t.Fatalf("second Lock = %v, want ErrLocked", err)
-		}
-		if _, err := fsys.RLock(lock); !errors.Is(err, ErrLocked) {
-			t.Fatalf("RLock under Lock = %v, want ErrLocked", err)
-		}
-		if err := ex.Close(); err != nil {
-			t.Fatal(err)
-		}
-		var shared []io.Closer
-		for i := 0; i < 2; i++ {
-			s, err := fsys.RLock(lock)
-			if err != nil {
-				t.Fatalf("RLock %d: %v", i, err)
+		expect := func(what string, err, want error) {
+			t.Helper()
+			if !errors.Is(err, want) {
+				t.Fatalf("%s: %v, want %v", what, err, want)
 			}
-			shared = append(shared, s)
 		}
-		if _, err := fsys.Lock(lock); !errors.Is(err, ErrLocked) {
-			t.Fatalf("Lock under two RLocks = %v, want ErrLocked", err)
+		lock := fsys.PathJoin(root, "LOCK")
+		_, err := fsys.RLock(lock)
+		expect("RLock of a missing file", err, fs.ErrNotExist)
+		_, err = fsys.Stat(lock)
+		expect("Stat after it (RLock must not create the file)", err, fs.ErrNotExist)
+
+		ex, err := fsys.Lock(lock)
+		expect("Lock", err, nil)
+		_, err = fsys.Lock(lock)
+		expect("second Lock", err, ErrLocked)
+		_, err = fsys.RLock(lock)
+		expect("RLock under Lock", err, ErrLocked)
+		expect("release of Lock", ex.Close(), nil)
+
+		var shared [2]io.Closer
+		for i := range shared {
+			shared[i], err = fsys.RLock(lock)
+			expect(fmt.Sprintf("RLock %d", i), err, nil)
 		}
+		_, err = fsys.Lock(lock)
+		expect("Lock under two RLocks", err, ErrLocked)
 		shared[0].Close()
-		if _, err := fsys.Lock(lock); !errors.Is(err, ErrLocked) {
-			t.Fatalf("Lock under one RLock = %v, want ErrLocked", err)
-		}
+		_, err = fsys.Lock(lock)
+		expect("Lock under one RLock", err, ErrLocked)
 		shared[1].Close()
 		ex, err = fsys.Lock(lock)
-		if err != nil {
-			t.Fatalf("Lock after every RLock was released: %v", err)
-		}
+		expect("Lock after every RLock was released", err, nil)
 		ex.Close()
 	})
 }
