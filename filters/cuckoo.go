@@ -194,12 +194,7 @@ func (c *Cuckoo) countLanes(b, fp uint64) int {
 
 // MarshalBinary encodes the filter (docs/format.md, "Cuckoo filter").
 func (c *Cuckoo) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 28+8*len(c.slots.words))
-	w.u8(uint8(c.fpBits))
-	w.u8(cuckooSlots)
-	w.u8(uint8(c.logBuckets))
-	w.u8(0)
+	w := newDynBody(28+8*len(c.slots.words), uint8(c.fpBits), cuckooSlots, uint8(c.logBuckets))
 	c.appendState(&w)
 	return cuckooCodec.seal(w.buf), nil
 }
@@ -226,19 +221,16 @@ var cuckooCodec = newCodec(TypeCuckoo, cuckooVersion, "cuckoo", decodeCuckoo)
 // could have produced (F3).
 func decodeCuckoo(body []byte) (*Cuckoo, error) {
 	r := bodyReader{buf: body}
-	fpBits := uint(r.u8("fingerprint bits"))
-	slots := r.u8("slots per bucket")
-	logBuckets := uint(r.u8("log2 bucket count"))
-	reserved := r.u8("reserved")
+	h := readDynHeader(&r, "cuckoo", 3)
+	fpBits, slots, logBuckets := uint(h[0]), h[1], uint(h[2])
 	st := readLaneState(&r)
 	r.check(fpBits == 8 || fpBits == 12 || fpBits == 16, "cuckoo: fingerprint width %d is not 8, 12 or 16", fpBits)
 	r.check(slots == cuckooSlots, "cuckoo: %d slots per bucket, want %d", slots, cuckooSlots)
 	r.check(logBuckets <= cuckooMaxLogBuckets, "cuckoo: 2^%d buckets is too many", logBuckets)
-	r.check(reserved == 0, "cuckoo: reserved byte is %d", reserved)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := st.words(&r, "cuckoo", packedWords(1<<logBuckets, cuckooSlots*fpBits))
+	words, err := readDynWords(&r, "cuckoo", st.nWords, packedWords(1<<logBuckets, cuckooSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

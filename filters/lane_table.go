@@ -1,9 +1,6 @@
 package filters
 
-import (
-	"fmt"
-	"math/bits"
-)
+import "math/bits"
 
 // laneTable is the bucket table Cuckoo and Vacuum share: buckets of
 // laneSlots fingerprint lanes of fpBits each, one packed entry per bucket,
@@ -241,24 +238,10 @@ func (t *laneTable) appendState(w *bodyWriter) {
 // state and the number of table words that follow.
 type laneState struct{ count, rng, nWords uint64 }
 
-// readLaneState reads the three counts appendState writes first.
+// readLaneState reads the three counts appendState writes first; the
+// table follows (readDynWords).
 func readLaneState(r *bodyReader) laneState {
 	return laneState{count: r.u64("count"), rng: r.u64("random state"), nWords: r.u64("word count")}
-}
-
-// words reads the table appendState writes last, once the caller has
-// checked the shape header: the stored word count must be want, the count
-// the decoded shape needs, and nothing may follow the words. The caller
-// allocates its table only after this succeeds, so a header claiming a
-// large table over a short body allocates nothing (F3). name prefixes
-// errors.
-func (st laneState) words(r *bodyReader, name string, want uint64) ([]uint64, error) {
-	r.check(st.nWords == want, "%s: %d words, shape needs %d", name, st.nWords, want)
-	words := r.u64s(st.nWords, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
-	}
-	return words, nil
 }
 
 // load fills an empty table of the decoded shape from words and checks that

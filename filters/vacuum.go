@@ -176,12 +176,7 @@ func (v *Vacuum) ChunkBuckets() int { return 1 << v.logChunk }
 
 // MarshalBinary encodes the filter (docs/format.md, "Vacuum filter").
 func (v *Vacuum) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 36+8*len(v.slots.words))
-	w.u8(uint8(v.fpBits))
-	w.u8(vacuumSlots)
-	w.u8(uint8(v.logChunk))
-	w.u8(0)
+	w := newDynBody(36+8*len(v.slots.words), uint8(v.fpBits), vacuumSlots, uint8(v.logChunk))
 	w.u64(v.chunks)
 	v.appendState(&w)
 	return vacuumCodec.seal(w.buf), nil
@@ -200,22 +195,19 @@ var vacuumCodec = newCodec(TypeVacuum, vacuumVersion, "vacuum", decodeVacuum)
 // accepted filter is one Add and Remove could have produced (F3).
 func decodeVacuum(body []byte) (*Vacuum, error) {
 	r := bodyReader{buf: body}
-	fpBits := uint(r.u8("fingerprint bits"))
-	slots := r.u8("slots per bucket")
-	logChunk := uint(r.u8("log2 chunk buckets"))
-	reserved := r.u8("reserved")
+	h := readDynHeader(&r, "vacuum", 3)
+	fpBits, slots, logChunk := uint(h[0]), h[1], uint(h[2])
 	chunks := r.u64("chunk count")
 	st := readLaneState(&r)
 	r.check(fpBits >= 4 && fpBits <= 16, "vacuum: fingerprint width %d outside 4..16", fpBits)
 	r.check(slots == vacuumSlots, "vacuum: %d slots per bucket, want %d", slots, vacuumSlots)
 	r.check(logChunk <= vacuumMaxLogChunk, "vacuum: chunks of 2^%d buckets is too many", logChunk)
-	r.check(reserved == 0, "vacuum: reserved byte is %d", reserved)
 	r.check(chunks >= 1 && chunks <= vacuumMaxBuckets>>logChunk,
 		"vacuum: %d chunks of 2^%d buckets", chunks, logChunk)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := st.words(&r, "vacuum", packedWords(chunks<<logChunk, vacuumSlots*fpBits))
+	words, err := readDynWords(&r, "vacuum", st.nWords, packedWords(chunks<<logChunk, vacuumSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

@@ -419,12 +419,7 @@ func (f *VectorQuotient) SizeBits() uint64 { return uint64(f.nb) * 8 * vqfBlockB
 // MarshalBinary encodes the filter (docs/format.md, "Vector quotient
 // filter").
 func (f *VectorQuotient) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 20+vqfBlockBytes*int(f.nb))
-	w.u8(uint8(f.tagBits))
-	w.u8(0)
-	w.u8(0)
-	w.u8(0)
+	w := newDynBody(20+vqfBlockBytes*int(f.nb), uint8(f.tagBits))
 	w.u32(f.nb)
 	w.u64(f.count)
 	if f.tagBits == 8 {
@@ -458,21 +453,17 @@ var vectorQuotientCodec = newCodec(TypeVectorQuotient, vectorQuotientVersion, "v
 // array (F3).
 func decodeVectorQuotient(body []byte) (*VectorQuotient, error) {
 	r := bodyReader{buf: body}
-	tagBits := uint(r.u8("tag bits"))
-	res := [3]uint8{r.u8("reserved"), r.u8("reserved"), r.u8("reserved")}
+	tagBits := uint(readDynHeader(&r, "vector quotient", 1)[0])
 	nb := r.u32("block count")
 	count := r.u64("count")
 	r.check(tagBits == 8 || tagBits == 16, "vector quotient: tag width %d is not 8 or 16", tagBits)
-	r.check(res == [3]uint8{}, "vector quotient: reserved bytes are not zero")
 	r.check(nb >= 1, "vector quotient: zero blocks")
-	r.check(uint64(len(r.buf)) == uint64(nb)*vqfBlockBytes,
-		"vector quotient: %d blocks need %d bytes, body has %d", nb, uint64(nb)*vqfBlockBytes, len(r.buf))
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	raw := r.take(uint64(nb)*vqfBlockBytes, "blocks")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	raw, err := readDynBytes(&r, "vector quotient", uint64(nb)*vqfBlockBytes)
+	if err != nil {
+		return nil, err
 	}
 	f := &VectorQuotient{tagBits: tagBits, nb: nb}
 	var total uint64
