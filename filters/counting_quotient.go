@@ -708,15 +708,14 @@ func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
 	return countingQuotientCodec.unmarshal(f, data)
 }
 
-var countingQuotientCodec = newCodec(TypeCountingQuotient, countingQuotientVersion, "counting quotient", decodeCountingQuotient)
+var countingQuotientCodec = newDynCodec(TypeCountingQuotient, countingQuotientVersion, "counting quotient", 1, decodeCountingQuotient)
 
 // decodeCountingQuotient checks the shape against the body length before
 // allocating, then CQ1-CQ4 over the whole table, so a decoded filter is one
 // Add and Remove could have built and no later operation can loop, index
 // out of range or miscount (F3).
-func decodeCountingQuotient(body []byte) (*CountingQuotient, error) {
-	rd := bodyReader{buf: body}
-	r := uint(readDynHeader(&rd, "counting quotient", 1)[0])
+func decodeCountingQuotient(h dynHeader, rd *bodyReader) (*CountingQuotient, error) {
+	r := uint(h[0])
 	home := rd.u32("home blocks")
 	overflow := rd.u32("overflow blocks")
 	used := rd.u64("slots used")
@@ -728,7 +727,7 @@ func decodeCountingQuotient(body []byte) (*CountingQuotient, error) {
 	if rd.fail != nil {
 		return nil, fmt.Errorf("filters: %w", rd.fail)
 	}
-	raw, err := readDynBytes(&rd, "counting quotient", (uint64(home)+uint64(overflow))*(cqfHeader+8*uint64(r)))
+	raw, err := readDynBytes(rd, "counting quotient", (uint64(home)+uint64(overflow))*(cqfHeader+8*uint64(r)))
 	if err != nil {
 		return nil, err
 	}

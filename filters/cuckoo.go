@@ -213,24 +213,22 @@ func (c *Cuckoo) UnmarshalBinary(data []byte) error {
 	return cuckooCodec.unmarshal(c, data)
 }
 
-var cuckooCodec = newCodec(TypeCuckoo, cuckooVersion, "cuckoo", decodeCuckoo)
+var cuckooCodec = newDynCodec(TypeCuckoo, cuckooVersion, "cuckoo", 3, decodeCuckoo)
 
 // decodeCuckoo checks every field before building the filter, including
 // that the stored count equals the number of occupied slots and that no bit
 // outside the table is set, so a decoded filter is one that Add and Remove
 // could have produced (F3).
-func decodeCuckoo(body []byte) (*Cuckoo, error) {
-	r := bodyReader{buf: body}
-	h := readDynHeader(&r, "cuckoo", 3)
+func decodeCuckoo(h dynHeader, r *bodyReader) (*Cuckoo, error) {
 	fpBits, slots, logBuckets := uint(h[0]), h[1], uint(h[2])
-	st := readLaneState(&r)
+	st := readLaneState(r)
 	r.check(fpBits == 8 || fpBits == 12 || fpBits == 16, "cuckoo: fingerprint width %d is not 8, 12 or 16", fpBits)
 	r.check(slots == cuckooSlots, "cuckoo: %d slots per bucket, want %d", slots, cuckooSlots)
 	r.check(logBuckets <= cuckooMaxLogBuckets, "cuckoo: 2^%d buckets is too many", logBuckets)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := readDynWords(&r, "cuckoo", st.nWords, packedWords(1<<logBuckets, cuckooSlots*fpBits))
+	words, err := readDynWords(r, "cuckoo", st.nWords, packedWords(1<<logBuckets, cuckooSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

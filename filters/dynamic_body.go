@@ -12,6 +12,24 @@ import "fmt"
 // dynHeaderSize is the length of a dynamic filter's shape header.
 const dynHeaderSize = 4
 
+// dynHeader is a decoded shape header: the parameter bytes, and zeros for
+// the reserved ones.
+type dynHeader = [dynHeaderSize]uint8
+
+// newDynCodec is newCodec for a dynamic filter whose shape header has
+// params parameter bytes: decode receives the header, its reserved bytes
+// already checked, and the reader positioned after it.
+func newDynCodec[T any, PT interface {
+	*T
+	Filter
+}](typ Type, version uint8, name string, params int, decode func(h dynHeader, r *bodyReader) (*T, error)) *codec[T] {
+	return newCodec[T, PT](typ, version, name, func(body []byte) (*T, error) {
+		r := bodyReader{buf: body}
+		h := readDynHeader(&r, name, params)
+		return decode(h, &r)
+	})
+}
+
 // newDynBody starts a body of capacity size with the shape header: params,
 // then reserved zeros up to dynHeaderSize bytes.
 func newDynBody(size int, params ...uint8) bodyWriter {
@@ -26,8 +44,8 @@ func newDynBody(size int, params ...uint8) bodyWriter {
 // readDynHeader reads the shape header of a body with n parameter bytes and
 // records a corruption if any reserved byte after them is not zero. name
 // prefixes the error.
-func readDynHeader(r *bodyReader, name string, n int) [dynHeaderSize]uint8 {
-	var h [dynHeaderSize]uint8
+func readDynHeader(r *bodyReader, name string, n int) dynHeader {
+	var h dynHeader
 	copy(h[:], r.take(dynHeaderSize, "shape header"))
 	for i := n; i < dynHeaderSize; i++ {
 		r.check(h[i] == 0, "%s: reserved byte %d is %d", name, i, h[i])

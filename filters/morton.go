@@ -489,16 +489,14 @@ func (m *Morton) UnmarshalBinary(data []byte) error {
 	return mortonCodec.unmarshal(m, data)
 }
 
-var mortonCodec = newCodec(TypeMorton, mortonVersion, "morton", decodeMorton)
+var mortonCodec = newDynCodec(TypeMorton, mortonVersion, "morton", 3, decodeMorton)
 
 // decodeMorton checks the shape before allocating, then every block: at
 // most S occupied slots and no bit set in the FSA past them (inserts shift
 // the FSA up and rely on free space being zero), and the count equals the
 // occupied slots. OTA bits cannot be checked (any pattern is reachable), and
 // a wrong one only changes answers, never memory safety.
-func decodeMorton(body []byte) (*Morton, error) {
-	r := bodyReader{buf: body}
-	h := readDynHeader(&r, "morton", 3)
+func decodeMorton(h dynHeader, r *bodyReader) (*Morton, error) {
 	w, buckets, slots := uint(h[0]), h[1], uint(h[2])
 	nb := r.u64("block count")
 	count := r.u64("count")
@@ -511,7 +509,7 @@ func decodeMorton(body []byte) (*Morton, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := readDynWords(&r, "morton", nw, nb*mortonBlockWords)
+	words, err := readDynWords(r, "morton", nw, nb*mortonBlockWords)
 	if err != nil {
 		return nil, err
 	}

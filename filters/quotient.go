@@ -454,15 +454,13 @@ func (f *Quotient) UnmarshalBinary(data []byte) error {
 	return quotientCodec.unmarshal(f, data)
 }
 
-var quotientCodec = newCodec(TypeQuotient, quotientVersion, "quotient", decodeQuotient)
+var quotientCodec = newDynCodec(TypeQuotient, quotientVersion, "quotient", 2, decodeQuotient)
 
 // decodeQuotient checks the parameters, that no bit outside the table is
 // set, and invariants Q1-Q4 over the whole table, so that a decoded filter
 // is exactly one that Add and Remove could have built: no query or update on
 // it can loop or panic (F3).
-func decodeQuotient(body []byte) (*Quotient, error) {
-	r := bodyReader{buf: body}
-	h := readDynHeader(&r, "quotient", 2)
+func decodeQuotient(h dynHeader, r *bodyReader) (*Quotient, error) {
 	q, rb := uint(h[0]), uint(h[1])
 	maxLoad := r.f64("load limit")
 	count := r.u64("count")
@@ -473,7 +471,7 @@ func decodeQuotient(body []byte) (*Quotient, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := readDynWords(&r, "quotient", nWords, packedWords(1<<q, rb+3))
+	words, err := readDynWords(r, "quotient", nWords, packedWords(1<<q, rb+3))
 	if err != nil {
 		return nil, err
 	}

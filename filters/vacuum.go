@@ -188,17 +188,15 @@ func (v *Vacuum) UnmarshalBinary(data []byte) error {
 	return vacuumCodec.unmarshal(v, data)
 }
 
-var vacuumCodec = newCodec(TypeVacuum, vacuumVersion, "vacuum", decodeVacuum)
+var vacuumCodec = newDynCodec(TypeVacuum, vacuumVersion, "vacuum", 3, decodeVacuum)
 
 // decodeVacuum checks the shape before allocating, then that no bit outside
 // the table is set and that the count equals the occupied slots, so every
 // accepted filter is one Add and Remove could have produced (F3).
-func decodeVacuum(body []byte) (*Vacuum, error) {
-	r := bodyReader{buf: body}
-	h := readDynHeader(&r, "vacuum", 3)
+func decodeVacuum(h dynHeader, r *bodyReader) (*Vacuum, error) {
 	fpBits, slots, logChunk := uint(h[0]), h[1], uint(h[2])
 	chunks := r.u64("chunk count")
-	st := readLaneState(&r)
+	st := readLaneState(r)
 	r.check(fpBits >= 4 && fpBits <= 16, "vacuum: fingerprint width %d outside 4..16", fpBits)
 	r.check(slots == vacuumSlots, "vacuum: %d slots per bucket, want %d", slots, vacuumSlots)
 	r.check(logChunk <= vacuumMaxLogChunk, "vacuum: chunks of 2^%d buckets is too many", logChunk)
@@ -207,7 +205,7 @@ func decodeVacuum(body []byte) (*Vacuum, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := readDynWords(&r, "vacuum", st.nWords, packedWords(chunks<<logChunk, vacuumSlots*fpBits))
+	words, err := readDynWords(r, "vacuum", st.nWords, packedWords(chunks<<logChunk, vacuumSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

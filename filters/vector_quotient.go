@@ -445,15 +445,14 @@ func (f *VectorQuotient) UnmarshalBinary(data []byte) error {
 	return vectorQuotientCodec.unmarshal(f, data)
 }
 
-var vectorQuotientCodec = newCodec(TypeVectorQuotient, vectorQuotientVersion, "vector quotient", decodeVectorQuotient)
+var vectorQuotientCodec = newDynCodec(TypeVectorQuotient, vectorQuotientVersion, "vector quotient", 1, decodeVectorQuotient)
 
 // decodeVectorQuotient checks the shape against the body length before
 // allocating, then VQ1-VQ3 block by block, so every decoded block is one Add
 // and Remove could have built and no later operation can index past a tag
 // array (F3).
-func decodeVectorQuotient(body []byte) (*VectorQuotient, error) {
-	r := bodyReader{buf: body}
-	tagBits := uint(readDynHeader(&r, "vector quotient", 1)[0])
+func decodeVectorQuotient(h dynHeader, r *bodyReader) (*VectorQuotient, error) {
+	tagBits := uint(h[0])
 	nb := r.u32("block count")
 	count := r.u64("count")
 	r.check(tagBits == 8 || tagBits == 16, "vector quotient: tag width %d is not 8 or 16", tagBits)
@@ -461,7 +460,7 @@ func decodeVectorQuotient(body []byte) (*VectorQuotient, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	raw, err := readDynBytes(&r, "vector quotient", uint64(nb)*vqfBlockBytes)
+	raw, err := readDynBytes(r, "vector quotient", uint64(nb)*vqfBlockBytes)
 	if err != nil {
 		return nil, err
 	}
