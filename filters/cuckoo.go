@@ -49,24 +49,22 @@ const (
 
 // errCuckooFull is returned by a failed Add; it is static so that the
 // failure path allocates nothing.
-var errCuckooFull = fmt.Errorf("filters: cuckoo: no free slot within %d displacements: %w",
-	laneMaxKicks, ErrFull)
+var errCuckooFull = laneFull("cuckoo")
 
 // cuckooFingerprintBits chooses the fingerprint width for a target rate: the
-// paper's bound ε ≤ 2b/2^f with b = 4 gives f = ceil(log2(8/ε)), rounded up
-// to a width the packed layout supports.
+// paper's bound (laneFingerprintBits), rounded up to a width the packed
+// layout supports.
 func cuckooFingerprintBits(fpRate float64) (uint, error) {
-	f := math.Ceil(math.Log2(2 * cuckooSlots / fpRate))
+	f, err := laneFingerprintBits("cuckoo", fpRate)
 	switch {
+	case err != nil:
+		return 0, err
 	case f <= 8:
 		return 8, nil
 	case f <= 12:
 		return 12, nil
-	case f <= 16:
-		return 16, nil
 	}
-	return 0, invalidf("cuckoo: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
-		fpRate, f, 2*cuckooSlots/math.Exp2(16))
+	return 16, nil
 }
 
 // NewCuckoo returns an empty cuckoo filter for n keys at false-positive rate

@@ -1,6 +1,10 @@
 package filters
 
-import "math/bits"
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
 
 // laneTable is the bucket table Cuckoo and Vacuum share: buckets of
 // laneSlots fingerprint lanes of fpBits each, one packed entry per bucket,
@@ -47,6 +51,26 @@ const (
 	// implementation (500 displacements).
 	laneMaxKicks = 500
 )
+
+// laneFull returns the error a failed Add of the lane filter called name
+// returns. Each filter makes its own once, at package level, so that the
+// failure path allocates nothing.
+func laneFull(name string) error {
+	return fmt.Errorf("filters: %s: no free slot within %d displacements: %w", name, laneMaxKicks, ErrFull)
+}
+
+// laneFingerprintBits is the narrowest fingerprint for rate fpRate by the
+// cuckoo paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
+// Widths above 16, the widest either filter packs, are refused; name
+// prefixes the error. Each filter then rounds f to the widths it supports.
+func laneFingerprintBits(name string, fpRate float64) (uint, error) {
+	f := math.Ceil(math.Log2(2 * laneSlots / fpRate))
+	if f > 16 {
+		return 0, invalidf("%s: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
+			name, fpRate, f, 2*laneSlots/math.Exp2(16))
+	}
+	return uint(f), nil
+}
 
 // newLaneTable returns an empty table of buckets buckets of fpBits-bit
 // lanes whose walk starts from seed.

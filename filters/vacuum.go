@@ -57,19 +57,16 @@ const (
 	vacuumSeed       = 0x5eed_7ac0_5eed_7ac0
 )
 
-var errVacuumFull = fmt.Errorf("filters: vacuum: no free slot within %d displacements: %w",
-	laneMaxKicks, ErrFull)
+var errVacuumFull = laneFull("vacuum")
 
-// vacuumFingerprintBits is the cuckoo bound ε ≤ 2b/2^w with b = 4 (Fan et
-// al.; Wang et al. use the same), w = ceil(log2(8/ε)), but any width from 4
-// to 16 instead of 8/12/16 only.
+// vacuumFingerprintBits is the cuckoo bound (laneFingerprintBits; Wang et
+// al. use the same), but any width from 4 to 16 instead of 8/12/16 only.
 func vacuumFingerprintBits(fpRate float64) (uint, error) {
-	f := math.Ceil(math.Log2(2 * vacuumSlots / fpRate))
-	if f > 16 {
-		return 0, invalidf("vacuum: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
-			fpRate, f, 2*vacuumSlots/math.Exp2(16))
+	f, err := laneFingerprintBits("vacuum", fpRate)
+	if err != nil {
+		return 0, err
 	}
-	return uint(max(f, 4)), nil
+	return max(f, 4), nil
 }
 
 // vacuumShape chooses the chunk size L and the chunk count C for n keys:
