@@ -219,7 +219,7 @@ var cuckooCodec = newDynCodec(TypeCuckoo, cuckooVersion, "cuckoo", 3, decodeCuck
 // could have produced (F3).
 func decodeCuckoo(h dynHeader, r *bodyReader) (*Cuckoo, error) {
 	fpBits, slots, logBuckets := uint(h[0]), h[1], uint(h[2])
-	st := readLaneState(r)
+	st := readWalkState(r)
 	r.check(fpBits == 8 || fpBits == 12 || fpBits == 16, "cuckoo: fingerprint width %d is not 8, 12 or 16", fpBits)
 	r.check(slots == cuckooSlots, "cuckoo: %d slots per bucket, want %d", slots, cuckooSlots)
 	r.check(logBuckets <= cuckooMaxLogBuckets, "cuckoo: 2^%d buckets is too many", logBuckets)

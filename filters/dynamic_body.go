@@ -53,6 +53,25 @@ func readDynHeader(r *bodyReader, name string, n int) dynHeader {
 	return h
 }
 
+// walkState is the tail of the bodies of the filters that displace keys
+// by a random walk (Cuckoo, Vacuum, Morton), after their shape fields: the
+// key count, the walk generator's state and the number of table words,
+// which follow (readDynWords).
+type walkState struct{ count, rng, nWords uint64 }
+
+// appendWalkState writes a walk state and the table words.
+func appendWalkState(w *bodyWriter, count, rng uint64, words []uint64) {
+	w.u64(count)
+	w.u64(rng)
+	w.u64(uint64(len(words)))
+	w.u64s(words)
+}
+
+// readWalkState reads the three counts appendWalkState writes first.
+func readWalkState(r *bodyReader) walkState {
+	return walkState{count: r.u64("count"), rng: r.u64("random state"), nWords: r.u64("word count")}
+}
+
 // readDynWords reads a body's closing table of nWords words, once the
 // caller has checked the shape header: the stored count must be want, the
 // count the decoded shape needs, and nothing may follow the words. The

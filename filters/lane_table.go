@@ -247,26 +247,9 @@ func (t *laneTable) LoadFactor() float64 { return float64(t.count) / float64(t.C
 // FingerprintBits returns the fingerprint width chosen at construction.
 func (t *laneTable) FingerprintBits() int { return int(t.fpBits) }
 
-// appendState writes the fields after a filter's shape header: count,
-// generator state, word count and the words (docs/format.md, "Cuckoo
-// filter" and "Vacuum filter").
-func (t *laneTable) appendState(w *bodyWriter) {
-	w.u64(t.count)
-	w.u64(t.rng)
-	w.u64(uint64(len(t.slots.words)))
-	w.u64s(t.slots.words)
-}
-
-// laneState is the part of a Cuckoo or Vacuum body that appendState
-// writes after the filter's shape header: the key count, the generator
-// state and the number of table words that follow.
-type laneState struct{ count, rng, nWords uint64 }
-
-// readLaneState reads the three counts appendState writes first; the
-// table follows (readDynWords).
-func readLaneState(r *bodyReader) laneState {
-	return laneState{count: r.u64("count"), rng: r.u64("random state"), nWords: r.u64("word count")}
-}
+// appendState writes the walk state and the table after a filter's shape
+// fields (appendWalkState).
+func (t *laneTable) appendState(w *bodyWriter) { appendWalkState(w, t.count, t.rng, t.slots.words) }
 
 // load fills an empty table of the decoded shape from words and checks that
 // no bit outside the table is set (including the spare word) and that the

@@ -476,10 +476,7 @@ func (m *Morton) MarshalBinary() ([]byte, error) {
 	nw := m.blocks * mortonBlockWords
 	w := newDynBody(36+8*int(nw), uint8(m.fpBits), mortonBuckets, uint8(m.slots))
 	w.u64(m.blocks)
-	w.u64(m.count)
-	w.u64(m.rng)
-	w.u64(nw)
-	w.u64s(m.words[:nw])
+	appendWalkState(&w, m.count, m.rng, m.words[:nw])
 	return mortonCodec.seal(w.buf), nil
 }
 
@@ -499,9 +496,7 @@ var mortonCodec = newDynCodec(TypeMorton, mortonVersion, "morton", 3, decodeMort
 func decodeMorton(h dynHeader, r *bodyReader) (*Morton, error) {
 	w, buckets, slots := uint(h[0]), h[1], uint(h[2])
 	nb := r.u64("block count")
-	count := r.u64("count")
-	rng := r.u64("random state")
-	nw := r.u64("word count")
+	st := readWalkState(r)
 	r.check(w >= mortonMinBits && w <= 16, "morton: fingerprint width %d outside 5..16", w)
 	r.check(buckets == mortonBuckets, "morton: %d buckets per block, want %d", buckets, mortonBuckets)
 	r.check(w == 0 || slots == mortonFSABits/w, "morton: %d slots per block, width %d needs %d", slots, w, mortonFSABits/max(w, 1))
@@ -509,13 +504,13 @@ func decodeMorton(h dynHeader, r *bodyReader) (*Morton, error) {
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := readDynWords(r, "morton", nw, nb*mortonBlockWords)
+	words, err := readDynWords(r, "morton", st.nWords, nb*mortonBlockWords)
 	if err != nil {
 		return nil, err
 	}
 	m := newMortonShape(nb, w)
 	copy(m.words, words)
-	m.rng = rng
+	m.rng = st.rng
 	var occupied uint64
 	for i := uint64(0); i < nb; i++ {
 		blk := m.block(i)
@@ -535,10 +530,10 @@ func decodeMorton(h dynHeader, r *bodyReader) (*Morton, error) {
 		}
 		occupied += total
 	}
-	if occupied != count {
-		return nil, corruptf("morton: header counts %d keys, table holds %d", count, occupied)
+	if occupied != st.count {
+		return nil, corruptf("morton: header counts %d keys, table holds %d", st.count, occupied)
 	}
-	m.count = count
+	m.count = st.count
 	return m, nil
 }
 

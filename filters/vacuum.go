@@ -193,7 +193,7 @@ var vacuumCodec = newDynCodec(TypeVacuum, vacuumVersion, "vacuum", 3, decodeVacu
 func decodeVacuum(h dynHeader, r *bodyReader) (*Vacuum, error) {
 	fpBits, slots, logChunk := uint(h[0]), h[1], uint(h[2])
 	chunks := r.u64("chunk count")
-	st := readLaneState(r)
+	st := readWalkState(r)
 	r.check(fpBits >= 4 && fpBits <= 16, "vacuum: fingerprint width %d outside 4..16", fpBits)
 	r.check(slots == vacuumSlots, "vacuum: %d slots per bucket, want %d", slots, vacuumSlots)
 	r.check(logChunk <= vacuumMaxLogChunk, "vacuum: chunks of 2^%d buckets is too many", logChunk)
