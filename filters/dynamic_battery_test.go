@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -700,6 +701,20 @@ func dynMutated(body []byte, cut int, mutations map[string]func(b []byte)) map[s
 		out[name] = b
 	}
 	return out
+}
+
+// dynWalkMutations returns own plus the corruptions of the frame the
+// random-walk filters share (Cuckoo, Vacuum, Morton; dynamic_body.go), for
+// a body whose walk state starts at byte at: a reserved header byte set, a
+// count the table disagrees with, and a wrong word count.
+func dynWalkMutations(at int, own map[string]func(b []byte)) map[string]func(b []byte) {
+	m := map[string]func(b []byte){
+		"reserved byte":              func(b []byte) { b[3] = 1 },
+		"count disagrees with slots": func(b []byte) { b[at]++ },
+		"word count":                 func(b []byte) { b[at+16]++ },
+	}
+	maps.Copy(m, own)
+	return m
 }
 
 // assertRejectsVersionAndType checks that a valid body of type typ is
