@@ -12,13 +12,14 @@ import "fmt"
 // dynHeaderSize is the length of a dynamic filter's shape header.
 const dynHeaderSize = 4
 
-// dynHeader is a decoded shape header: the parameter bytes, and zeros for
-// the reserved ones.
+// dynHeader is a decoded shape header: the parameter bytes, then the
+// reserved ones.
 type dynHeader = [dynHeaderSize]uint8
 
 // newDynCodec is newCodec for a dynamic filter whose shape header has
-// params parameter bytes: decode receives the header, its reserved bytes
-// already checked, and the reader positioned after it.
+// params parameter bytes: decode receives the header and the reader
+// positioned after it. A nonzero reserved byte is recorded in the reader
+// like any failed check, so decode reports it where it reports its own.
 func newDynCodec[T any, PT interface {
 	*T
 	Filter
