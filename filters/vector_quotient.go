@@ -478,14 +478,9 @@ func decodeVectorQuotient(h dynHeader, r *bodyReader) (*VectorQuotient, error) {
 			b := &f.b8[i]
 			b.md = md128{binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])}
 			copy(b.tags[:], p[16:vqfBlockBytes])
-			k, err := vqfCheckBlock(b.md, vqf8Buckets, vqf8Slots, i)
+			k, err := vqfCheckBlock(b.md, b.tags[:], vqf8Buckets, i)
 			if err != nil {
 				return nil, err
-			}
-			for _, t := range b.tags[k:] {
-				if t != 0 {
-					return nil, corruptf("vector quotient: block %d: unused tag slot is not zero", i)
-				}
 			}
 			total += uint64(k)
 		}
@@ -498,14 +493,9 @@ func decodeVectorQuotient(h dynHeader, r *bodyReader) (*VectorQuotient, error) {
 			for j := range b.tags {
 				b.tags[j] = binary.LittleEndian.Uint16(p[8+2*j:])
 			}
-			k, err := vqfCheckBlock(md128{lo: b.md}, vqf16Buckets, vqf16Slots, i)
+			k, err := vqfCheckBlock(md128{lo: b.md}, b.tags[:], vqf16Buckets, i)
 			if err != nil {
 				return nil, err
-			}
-			for _, t := range b.tags[k:] {
-				if t != 0 {
-					return nil, corruptf("vector quotient: block %d: unused tag slot is not zero", i)
-				}
 			}
 			total += uint64(k)
 		}
@@ -517,8 +507,10 @@ func decodeVectorQuotient(h dynHeader, r *bodyReader) (*VectorQuotient, error) {
 	return f, nil
 }
 
-// vqfCheckBlock checks VQ1 and returns the block's tag count.
-func vqfCheckBlock(md md128, buckets, slots uint, i int) (uint, error) {
+// vqfCheckBlock checks VQ1 and VQ2 for block i, of metadata md and tag
+// array tags, and returns the block's tag count.
+func vqfCheckBlock[T uint8 | uint16](md md128, tags []T, buckets uint, i int) (uint, error) {
+	slots := uint(len(tags))
 	ones := uint(popcount128(md))
 	if ones != buckets {
 		return 0, corruptf("vector quotient: block %d: metadata has %d bucket ends, want %d", i, ones, buckets)
@@ -526,6 +518,11 @@ func vqfCheckBlock(md md128, buckets, slots uint, i int) (uint, error) {
 	k := md.top() - buckets // top ≥ buckets since there are `buckets` ones
 	if k > slots {
 		return 0, corruptf("vector quotient: block %d holds %d tags, at most %d fit", i, k, slots)
+	}
+	for _, t := range tags[k:] {
+		if t != 0 {
+			return 0, corruptf("vector quotient: block %d: unused tag slot is not zero", i)
+		}
 	}
 	return k, nil
 }
