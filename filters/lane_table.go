@@ -65,7 +65,8 @@ func laneFull(name string) error {
 // prefixes the error. Each filter then rounds f to the widths it supports.
 func laneFingerprintBits(name string, fpRate float64) (uint, error) {
 	f := math.Ceil(math.Log2(2 * laneSlots / fpRate))
-	if f > 16 {
+	if !(f <= 16) { // also NaN, as Cuckoo's switch on f refused it
+
 		return 0, invalidf("%s: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
 			name, fpRate, f, 2*laneSlots/math.Exp2(16))
 	}
