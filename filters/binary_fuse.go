@@ -184,9 +184,8 @@ func (f *fuse3[T]) body() []byte {
 
 // decodeFuse3 decodes what fuse3.body wrote: the decoder of BinaryFuse8
 // and BinaryFuse16.
-func decodeFuse3[F fixedFuse[T], T uint8 | uint16](body []byte) (*F, error) {
-	r := bodyReader{buf: body}
-	g := readFuseGeometry(&r, 3)
+func decodeFuse3[F fixedFuse[T], T uint8 | uint16](r *bodyReader) (*F, error) {
+	g := readFuseGeometry(r, 3)
 	var fps any
 	if unsafe.Sizeof(T(0)) == 1 {
 		fps = r.bytes(uint64(g.size), "fingerprints")

@@ -195,15 +195,14 @@ func (f *BinaryFuse) UnmarshalBinary(data []byte) error {
 
 var binaryFuseCodec = newCodec(TypeBinaryFuse, binaryFuseVersion, "binary fuse", decodeBinaryFuseBody)
 
-func decodeBinaryFuseBody(body []byte) (*BinaryFuse, error) {
-	r := bodyReader{buf: body}
+func decodeBinaryFuseBody(r *bodyReader) (*BinaryFuse, error) {
 	arity, bits := r.u8("arity"), r.u8("fingerprint width")
 	r.check(arity == 3 || arity == 4, "arity %d is not 3 or 4", arity)
 	r.check(bits >= 1 && bits <= 32, "fingerprint width %d is not 1 to 32", bits)
 	if r.fail != nil {
 		return nil, r.finish()
 	}
-	f := newBinaryFuse(readFuseGeometry(&r, uint32(arity)), arity, bits)
+	f := newBinaryFuse(readFuseGeometry(r, uint32(arity)), arity, bits)
 	nbytes := packedFuseBytes(f.size, f.bits)
 	packed := r.take(nbytes, "fingerprints")
 	if err := r.finish(); err != nil {

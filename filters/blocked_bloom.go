@@ -255,8 +255,7 @@ func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
 
 var blockedBloomCodec = newCodec(TypeBlockedBloom, blockedBloomVersion, "blocked bloom", decodeBlockedBloom)
 
-func decodeBlockedBloom(body []byte) (*BlockedBloom, error) {
-	r := bodyReader{buf: body}
+func decodeBlockedBloom(r *bodyReader) (*BlockedBloom, error) {
 	blocks := r.u64("blocked bloom block count")
 	k := r.u32("blocked bloom probe count")
 	r.check(blocks >= 1 && blocks <= maxBloomBits/blockedBloomBlockBits,

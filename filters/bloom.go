@@ -287,9 +287,8 @@ func (b *Bloom) UnmarshalBinary(data []byte) error {
 
 var bloomCodec = newCodec(TypeBloom, bloomVersion, "bloom", decodeBloom)
 
-func decodeBloom(body []byte) (*Bloom, error) {
-	r := bodyReader{buf: body}
-	b, err := readBloomBody(&r)
+func decodeBloom(r *bodyReader) (*Bloom, error) {
+	b, err := readBloomBody(r)
 	if err != nil {
 		return nil, err
 	}

@@ -174,9 +174,8 @@ func (c *CountingBloom) UnmarshalBinary(data []byte) error {
 
 var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "counting bloom", decodeCountingBloom)
 
-func decodeCountingBloom(body []byte) (*CountingBloom, error) {
-	r := bodyReader{buf: body}
-	m, k := readBloomShape(&r, "counting bloom", "counter")
+func decodeCountingBloom(r *bodyReader) (*CountingBloom, error) {
+	m, k := readBloomShape(r, "counting bloom", "counter")
 	if r.fail != nil {
 		return nil, r.fail
 	}

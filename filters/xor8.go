@@ -98,8 +98,7 @@ func (f *Xor8) UnmarshalBinary(data []byte) error {
 
 var xor8Codec = newCodec(TypeXor8, xor8Version, "xor8", decodeXor8Body)
 
-func decodeXor8Body(body []byte) (*Xor8, error) {
-	r := bodyReader{buf: body}
+func decodeXor8Body(r *bodyReader) (*Xor8, error) {
 	f := &Xor8{seed: r.u64("seed"), n: r.u64("key count"), blockLen: r.u32("block length")}
 	size := 3 * uint64(f.blockLen)
 	r.check(size <= 1<<32-1, "block length %d overflows the slot index", f.blockLen)
