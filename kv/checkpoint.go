@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/wal"
@@ -256,13 +257,7 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 	if err == nil {
 		err = w.Sync()
 	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := base.FirstOf(err, w.Close(), f.Close()); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil

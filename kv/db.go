@@ -241,12 +241,8 @@ func (m *memTable) closeWAL() error {
 // return ErrClosed, as do iterators and snapshots still open (close them
 // first).
 func (d *DB) Close() error {
-	var firstErr error
-	keep := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
+	var first base.FirstError
+	keep := first.Keep
 	// The barrier: as the head of the commit queue, no commit is in flight,
 	// and every write acknowledged so far is in a memtable. From here on
 	// writes return ErrClosed (writableLocked), so the memtables hold the
@@ -314,7 +310,7 @@ func (d *DB) Close() error {
 	}
 	keep(d.tables.closeAll())
 	keep(d.lock.Close())
-	return firstErr
+	return first.Err()
 }
 
 // scheduleFinalFlushLocked freezes a non-empty mutable memtable and starts

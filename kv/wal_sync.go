@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/wal"
 )
@@ -116,14 +117,7 @@ func waitOlderLogs(older *logSync) error {
 // closeLogFiles syncs the log (wal.Writer.Close) and closes its output and
 // file, returning the first failure.
 func closeLogFiles(num fileNum, w *wal.Writer, out *vfs.Appender, f vfs.File) error {
-	err := w.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := base.FirstOf(w.Close(), out.Close(), f.Close()); err != nil {
 		return fmt.Errorf("kv: close WAL %06d: %w", num, err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/raftstore"
 )
 
@@ -615,28 +616,21 @@ func (n *Node) Shutdown() error {
 			err = n.raft.Shutdown().Error()
 		}
 		n.bg.Wait()
-		if cerr := n.closeStores(); err == nil {
-			err = cerr
-		}
+		err = base.FirstOf(err, n.closeStores())
 	})
 	return err
 }
 
 func (n *Node) closeStores() error {
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
+	var first base.FirstError
 	if c, ok := n.trans.(io.Closer); ok {
-		keep(c.Close())
+		first.Keep(c.Close())
 	}
 	if n.fsm != nil {
-		keep(n.fsm.close())
+		first.Keep(n.fsm.close())
 	}
 	if n.store != nil {
-		keep(n.store.Close())
+		first.Keep(n.store.Close())
 	}
-	return first
+	return first.Err()
 }
