@@ -416,10 +416,7 @@ func tableBytes(d *DB) uint64 {
 
 func listKind(t *testing.T, fs vfs.FS, kind fileKind) []string {
 	t.Helper()
-	names, err := fs.List("db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := mustList(t, fs, "db")
 	var out []string
 	for _, n := range names {
 		if k, _, ok := parseFileName(n); ok && k == kind {

@@ -23,9 +23,7 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 	for i := range 2000 {
 		d.Set(key(i), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held flush
 	for i := 0; i < 1000; i++ {
@@ -58,9 +56,7 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 	if !<-looked {
 		t.Fatal("the index misses a flushed tombstone")
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	checkTombstoneIndex(t, d, "after the held update")
 }
 
@@ -79,15 +75,11 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 	for i := range 3000 {
 		d.Set(key(i), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	for i := range 1000 {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	d.tombstones.stats() // waits for the flush's update, which reads the hook
 	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held compaction

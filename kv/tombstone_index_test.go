@@ -70,9 +70,7 @@ func TestTombstoneIndexSurvivesOneKeyDeletedInManyTables(t *testing.T) {
 		if err := d.Set(k, []byte(fmt.Sprint(round)), NoSync); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		mustFlush(t, d)
 		if err := d.Delete(k, NoSync); err != nil {
 			t.Fatal(err)
 		}
@@ -177,9 +175,7 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 				case r < 85:
 					d.Delete(key(), NoSync)
 				case r < 91:
-					if err := d.Flush(); err != nil {
-						t.Fatal(err)
-					}
+					mustFlush(t, d)
 				case r < 94:
 					if err := d.Compact(nil, nil); err != nil {
 						t.Fatal(err)
@@ -249,23 +245,17 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	for i := 0; i < 4000; i++ {
 		d.Set(key(i), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	// One tombstone in a table first: an index holding none grows in
 	// place from the flush's tombstones alone, with nothing to read.
 	d.Delete(key(3999), NoSync)
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	// In a table now, so their tombstones are kept: more than the index's
 	// initial 1024-key capacity holds, so the flush starts a growth.
 	for i := 0; i < 2000; i++ {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	select {
 	case <-entered:
 	case <-time.After(5 * time.Second):
@@ -316,15 +306,11 @@ func TestTombstoneIndexReportsPeak(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		d.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	for i := 0; i < 500; i++ {
 		d.Delete([]byte(fmt.Sprintf("k%05d", i)), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	at := d.Metrics().TombstoneIndex
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
@@ -352,15 +338,11 @@ func TestTombstoneIndexGrowsFromEmptyWithoutReading(t *testing.T) {
 	for i := 0; i < 4000; i++ {
 		d.Set(key(i), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	for i := 0; i < 3*tombstoneIndexMinCapacity; i++ {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	checkTombstoneIndex(t, d, "after the first flush of deletes")
 	if ti := d.Metrics().TombstoneIndex; ti.Rebuilds != 1 || ti.Entries != uint64(3*tombstoneIndexMinCapacity) {
 		t.Fatalf("the index grew past %d slots by reading tables (rebuilds %d, Open's included) or lost count: %+v",
