@@ -233,7 +233,8 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 		<-hold
 	}
 	defer func() { testRebuildPause = nil }()
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	d := flushedKeysDB(t, key, 4000)
 	defer d.Close()
 	released := false
 	defer func() {
@@ -241,11 +242,6 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 			close(hold)
 		}
 	}()
-	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
-	for i := 0; i < 4000; i++ {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	mustFlush(t, d)
 	// One tombstone in a table first: an index holding none grows in
 	// place from the flush's tombstones alone, with nothing to read.
 	d.Delete(key(3999), NoSync)
@@ -256,18 +252,12 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 		d.Delete(key(i), NoSync)
 	}
 	mustFlush(t, d)
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("2000 tombstones did not start a growth of the index")
-	}
+	mustEnter(t, entered, "2000 tombstones did not start a growth of the index")
 	// With the growth held: more deletes, a flush (logged adds), and a
 	// compaction that drops tombstones (logged removes) all complete.
 	returnsWithin(t, 5*time.Second, "writes, a flush and a compaction waited for the index's growth", func() error {
-		for i := 2000; i < 3000; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
+		if err := deleteKeys(d, key, 2000, 3000); err != nil {
+			return err
 		}
 		if err := d.Flush(); err != nil {
 			return err
@@ -276,10 +266,8 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 			return err
 		}
 		// Adds after the removes: keys still at the bottom.
-		for i := 3000; i < 3500; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
+		if err := deleteKeys(d, key, 3000, 3500); err != nil {
+			return err
 		}
 		return d.Flush()
 	})
