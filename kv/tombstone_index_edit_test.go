@@ -68,10 +68,7 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 	go func() { compacted <- d.Compact(nil, nil) }() // drops the 1000 tombstones
 	mustEnter(t, entered, "the compaction dropping 1000 tombstones did not update the index")
 	returnsWithin(t, 5*time.Second, "a flush's install or writes waited for a compaction's index update", func() error {
-		if err := deleteKeys(d, key, 1000, 2000); err != nil {
-			return err
-		}
-		if err := d.Flush(); err != nil {
+		if err := deleteAndFlushKeys(d, key, 1000, 2000); err != nil {
 			return err
 		}
 		return d.Set(key(0), []byte("again"), NoSync)
@@ -111,6 +108,14 @@ func deleteKeys(d *DB, key func(int) []byte, from, to int) error {
 		}
 	}
 	return nil
+}
+
+// deleteAndFlushKeys is deleteKeys, then a flush of the tombstones.
+func deleteAndFlushKeys(d *DB, key func(int) []byte, from, to int) error {
+	if err := deleteKeys(d, key, from, to); err != nil {
+		return err
+	}
+	return d.Flush()
 }
 
 // lookupWaits asks the index about key in the background and fails t with

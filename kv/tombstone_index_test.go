@@ -256,20 +256,14 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	// With the growth held: more deletes, a flush (logged adds), and a
 	// compaction that drops tombstones (logged removes) all complete.
 	returnsWithin(t, 5*time.Second, "writes, a flush and a compaction waited for the index's growth", func() error {
-		if err := deleteKeys(d, key, 2000, 3000); err != nil {
-			return err
-		}
-		if err := d.Flush(); err != nil {
+		if err := deleteAndFlushKeys(d, key, 2000, 3000); err != nil {
 			return err
 		}
 		if err := d.Compact(nil, nil); err != nil {
 			return err
 		}
 		// Adds after the removes: keys still at the bottom.
-		if err := deleteKeys(d, key, 3000, 3500); err != nil {
-			return err
-		}
-		return d.Flush()
+		return deleteAndFlushKeys(d, key, 3000, 3500)
 	})
 	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
 		t.Fatal("a growth in progress must answer \"may have\" for every key")
