@@ -54,6 +54,14 @@ func returnsWithin(t *testing.T, timeout time.Duration, stuck string, fn func() 
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
+	returnedWithin(t, done, timeout, stuck)
+}
+
+// returnedWithin fails t with the error done yields, or with stuck if done
+// yields nothing within timeout: returnsWithin for work already started,
+// whose result arrives on done.
+func returnedWithin(t *testing.T, done <-chan error, timeout time.Duration, stuck string) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
