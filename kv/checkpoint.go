@@ -1,13 +1,13 @@
 package kv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
 
-	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/wal"
@@ -257,7 +257,8 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 	if err == nil {
 		err = w.Sync()
 	}
-	if err := base.FirstOf(err, w.Close(), f.Close()); err != nil {
+	// Both close whatever happened above; cmp.Or keeps the first failure.
+	if err := cmp.Or(err, w.Close(), f.Close()); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil

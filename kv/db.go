@@ -241,8 +241,12 @@ func (m *memTable) closeWAL() error {
 // return ErrClosed, as do iterators and snapshots still open (close them
 // first).
 func (d *DB) Close() error {
-	var first base.FirstError
-	keep := first.Keep
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
 	// The barrier: as the head of the commit queue, no commit is in flight,
 	// and every write acknowledged so far is in a memtable. From here on
 	// writes return ErrClosed (writableLocked), so the memtables hold the
@@ -310,7 +314,7 @@ func (d *DB) Close() error {
 	}
 	keep(d.tables.closeAll())
 	keep(d.lock.Close())
-	return first.Err()
+	return firstErr
 }
 
 // scheduleFinalFlushLocked freezes a non-empty mutable memtable and starts

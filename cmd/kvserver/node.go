@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/raftstore"
 )
 
@@ -616,21 +615,28 @@ func (n *Node) Shutdown() error {
 			err = n.raft.Shutdown().Error()
 		}
 		n.bg.Wait()
-		err = base.FirstOf(err, n.closeStores())
+		if cerr := n.closeStores(); err == nil {
+			err = cerr
+		}
 	})
 	return err
 }
 
 func (n *Node) closeStores() error {
-	var first base.FirstError
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
 	if c, ok := n.trans.(io.Closer); ok {
-		first.Keep(c.Close())
+		keep(c.Close())
 	}
 	if n.fsm != nil {
-		first.Keep(n.fsm.close())
+		keep(n.fsm.close())
 	}
 	if n.store != nil {
-		first.Keep(n.store.Close())
+		keep(n.store.Close())
 	}
-	return first.Err()
+	return first
 }

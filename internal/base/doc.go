@@ -1,7 +1,6 @@
 // Package base holds the vocabulary every layer of sievekv shares: internal
 // keys (a user key plus a sequence number and a kind), the one comparator
-// that orders them, the iterator contract, the corruption error class, and
-// how a sequence of steps that must all run reports its first failure.
+// that orders them, the iterator contract, and the corruption error class.
 //
 // # Concurrency
 //

@@ -29,31 +29,3 @@ func CorruptionErrorf(format string, args ...any) error {
 
 // IsCorruption is errors.Is(err, ErrCorruption).
 func IsCorruption(err error) bool { return errors.Is(err, ErrCorruption) }
-
-// FirstError keeps the first failure among steps that must all run, such
-// as the closes of a shutdown: Keep each step's error, then return Err.
-// The zero value is ready to use.
-type FirstError struct {
-	err error
-}
-
-// Keep records err if no failure is kept yet.
-func (f *FirstError) Keep(err error) {
-	if f.err == nil {
-		f.err = err
-	}
-}
-
-// Err returns the first failure kept, or nil.
-func (f *FirstError) Err() error { return f.err }
-
-// FirstOf returns the first non-nil of errs. Given calls, as in
-// FirstOf(w.Close(), f.Close()), it runs every one of them, left to right.
-func FirstOf(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
