@@ -113,8 +113,7 @@ func BuildBinaryFuse8(keys [][]byte) (*BinaryFuse8, error) {
 // BuildBinaryFuse8FromHashes builds a binary fuse filter from keys' Hash
 // values, which may contain duplicates. The slice is read, not retained.
 func BuildBinaryFuse8FromHashes(hashes []uint64) (*BinaryFuse8, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse8(hashes)
+	return new(FuseBuilder).BuildBinaryFuse8(hashes)
 }
 
 // BuildBinaryFuse8 is BuildBinaryFuse8FromHashes reusing b's scratch
@@ -133,8 +132,7 @@ func BuildBinaryFuse16(keys [][]byte) (*BinaryFuse16, error) {
 // BuildBinaryFuse16FromHashes builds a 16-bit binary fuse filter from keys'
 // Hash values, which may contain duplicates. The slice is read, not retained.
 func BuildBinaryFuse16FromHashes(hashes []uint64) (*BinaryFuse16, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse16(hashes)
+	return new(FuseBuilder).BuildBinaryFuse16(hashes)
 }
 
 // BuildBinaryFuse16 is BuildBinaryFuse16FromHashes reusing b's scratch

@@ -59,15 +59,13 @@ func BuildBinaryFuse(keys [][]byte, opts FuseOptions) (*BinaryFuse, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("filters: binary fuse: %w", err)
 	}
-	var b FuseBuilder
-	return b.BuildBinaryFuse(hashKeys(keys), opts)
+	return new(FuseBuilder).BuildBinaryFuse(hashKeys(keys), opts)
 }
 
 // BuildBinaryFuseFromHashes builds a binary fuse filter from keys' Hash
 // values, which may contain duplicates. The slice is read, not retained.
 func BuildBinaryFuseFromHashes(hashes []uint64, opts FuseOptions) (*BinaryFuse, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse(hashes, opts)
+	return new(FuseBuilder).BuildBinaryFuse(hashes, opts)
 }
 
 // BuildBinaryFuse is BuildBinaryFuseFromHashes reusing b's scratch buffers.

@@ -178,8 +178,7 @@ func BuildRibbon(keys [][]byte, opts RibbonOptions) (*Ribbon, error) {
 // BuildRibbonFromHashes builds a Ribbon filter from keys' Hash values, which
 // may contain duplicates. The slice is read, not retained.
 func BuildRibbonFromHashes(hashes []uint64, opts RibbonOptions) (*Ribbon, error) {
-	var b RibbonBuilder
-	return b.Build(hashes, opts)
+	return new(RibbonBuilder).Build(hashes, opts)
 }
 
 // Build is BuildRibbonFromHashes reusing b's scratch buffers. The filter

@@ -29,8 +29,7 @@ func BuildXor8(keys [][]byte) (*Xor8, error) {
 // BuildXor8FromHashes builds an XOR filter from keys' Hash values, which
 // may contain duplicates. The slice is read, not retained.
 func BuildXor8FromHashes(hashes []uint64) (*Xor8, error) {
-	var b FuseBuilder
-	return b.BuildXor8(hashes)
+	return new(FuseBuilder).BuildXor8(hashes)
 }
 
 // BuildXor8 is BuildXor8FromHashes reusing b's scratch buffers. The filter
