@@ -61,10 +61,20 @@ func OptimalBloomParams(n int, fpRate float64) (bits uint64, k int) {
 // marshalled; build one with NewBloom or UnmarshalBinary. Not safe for
 // concurrent mutation (package doc, "Concurrency").
 type Bloom struct {
-	bits bitArray
-	m    uint64 // number of bits; prime, equal to bits.len()
-	k    int
+	bits       bitArray
+	bloomShape // m is the number of bits, equal to bits.len()
 }
+
+// bloomShape is what every filter on the Bloom probe sequence (Bloom,
+// CountingBloom) is sized by and encodes first: m cells (bits or
+// counters), m prime (bloomProbes needs it), and k probes per key.
+type bloomShape struct {
+	m uint64
+	k int
+}
+
+// K returns the number of probes per key.
+func (s *bloomShape) K() int { return s.k }
 
 var (
 	_ Filter = (*Bloom)(nil)
@@ -104,7 +114,7 @@ func bloomSizing(n int, fpRate float64) (m uint64, k int, err error) {
 
 // newBloomMK builds an empty filter with exactly m bits (prime) and k probes.
 func newBloomMK(m uint64, k int) *Bloom {
-	return &Bloom{bits: newBitArray(m), m: m, k: k}
+	return &Bloom{bits: newBitArray(m), bloomShape: bloomShape{m: m, k: k}}
 }
 
 // bloomPrimeAtLeast returns the smallest prime >= max(m, 2). Prime gaps below
@@ -242,9 +252,6 @@ func (b *Bloom) MayContainHash(h uint64) bool {
 // Bits returns m, the number of bits (a prime at least OptimalBloomParams' m).
 func (b *Bloom) Bits() uint64 { return b.m }
 
-// K returns the number of probes per key.
-func (b *Bloom) K() int { return b.k }
-
 // FillRatio returns the fraction of bits set, by hardware popcount. It is 0
 // for an empty filter and never decreases as keys are added.
 func (b *Bloom) FillRatio() float64 {
@@ -275,7 +282,7 @@ func (b *Bloom) MarshalBinary() ([]byte, error) {
 // appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
 func (b *Bloom) appendBody(w *bodyWriter) {
 	w.buf = slices.Grow(w.buf, 12+8*len(b.bits.words))
-	writeBloomShape(w, b.m, b.k)
+	b.writeShape(w)
 	w.u64s(b.bits.words)
 }
 
@@ -302,7 +309,8 @@ func decodeBloom(r *bodyReader) (*Bloom, error) {
 // an encoder could not have produced (invariant F3). The cheap length checks
 // run before the primality test so garbage is rejected quickly.
 func readBloomBody(r *bodyReader) (*Bloom, error) {
-	m, k := readBloomShape(r, "bloom", "bit")
+	s := readBloomShape(r, "bloom", "bit")
+	m := s.m
 	if r.fail != nil {
 		return nil, r.fail
 	}
@@ -316,25 +324,25 @@ func readBloomBody(r *bodyReader) (*Bloom, error) {
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	return &Bloom{bits: ba, m: m, k: k}, nil
+	return &Bloom{bits: ba, bloomShape: s}, nil
 }
 
-// writeBloomShape writes m and k, which every body on the Bloom probe
-// sequence (Bloom, CountingBloom) starts with.
-func writeBloomShape(w *bodyWriter, m uint64, k int) {
-	w.u64(m)
-	w.u32(uint32(k))
+// writeShape writes m and k, which every body on the Bloom probe sequence
+// starts with.
+func (s *bloomShape) writeShape(w *bodyWriter) {
+	w.u64(s.m)
+	w.u32(uint32(s.k))
 }
 
-// readBloomShape reads what writeBloomShape wrote and checks the ranges an
+// readBloomShape reads what writeShape wrote and checks the ranges an
 // encoder keeps to (F3); failures are recorded in r. name is the filter
 // and unit what m counts ("bit", "counter"), for the messages. Whether m
 // is prime is left to the caller, which tests it after the cheaper checks.
-func readBloomShape(r *bodyReader, name, unit string) (m uint64, k int) {
-	m = r.u64(name + " " + unit + " count")
+func readBloomShape(r *bodyReader, name, unit string) bloomShape {
+	m := r.u64(name + " " + unit + " count")
 	k32 := r.u32(name + " probe count")
 	r.check(m >= 2 && m <= maxBloomBits, "%s: %s count %d outside [2, 2^40]", name, unit, m)
 	r.check(k32 >= 1 && k32 <= maxBloomK && uint64(k32) < m,
 		"%s: probe count %d outside [1, min(%d, m-1)] for m=%d", name, k32, maxBloomK, m)
-	return m, int(k32)
+	return bloomShape{m: m, k: int(k32)}
 }

@@ -38,9 +38,8 @@ const countingBloomVersion = 1
 // from dynamic filters"); it refuses keys it can prove absent. Not safe for
 // concurrent mutation. The zero value answers "maybe" for every key.
 type CountingBloom struct {
-	words []uint64
-	m     uint64 // number of counters; prime
-	k     int
+	words      []uint64
+	bloomShape // m is the number of counters
 }
 
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
@@ -54,7 +53,7 @@ func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
 }
 
 func newCountingBloomMK(m uint64, k int) *CountingBloom {
-	return &CountingBloom{words: make([]uint64, (m+15)/16), m: m, k: k}
+	return &CountingBloom{words: make([]uint64, (m+15)/16), bloomShape: bloomShape{m: m, k: k}}
 }
 
 func (c *CountingBloom) counter(i uint64) uint64 {
@@ -126,9 +125,6 @@ func (c *CountingBloom) RemoveHash(h uint64) error {
 // Bits returns m, the number of counters (each 4 bits wide).
 func (c *CountingBloom) Bits() uint64 { return c.m }
 
-// K returns the number of probes per key.
-func (c *CountingBloom) K() int { return c.k }
-
 // FillRatio returns the fraction of counters that are non-zero: the analogue
 // of a standard Bloom filter's set bits. 0 when empty, non-decreasing under Add.
 func (c *CountingBloom) FillRatio() float64 {
@@ -156,7 +152,7 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	}
 	nbytes := (c.m + 1) / 2
 	w := bodyWriter{buf: slices.Grow([]byte(nil), 12+int(nbytes)+8)}
-	writeBloomShape(&w, c.m, c.k)
+	c.writeShape(&w)
 	for _, word := range c.words {
 		w.u64(word)
 	}
@@ -175,7 +171,8 @@ func (c *CountingBloom) UnmarshalBinary(data []byte) error {
 var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "counting bloom", decodeCountingBloom)
 
 func decodeCountingBloom(r *bodyReader) (*CountingBloom, error) {
-	m, k := readBloomShape(r, "counting bloom", "counter")
+	s := readBloomShape(r, "counting bloom", "counter")
+	m := s.m
 	if r.fail != nil {
 		return nil, r.fail
 	}
@@ -197,5 +194,5 @@ func decodeCountingBloom(r *bodyReader) (*CountingBloom, error) {
 		clear(pad[len(chunk):])
 		words[i] = binary.LittleEndian.Uint64(pad[:])
 	}
-	return &CountingBloom{words: words, m: m, k: k}, nil
+	return &CountingBloom{words: words, bloomShape: s}, nil
 }
