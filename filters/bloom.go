@@ -310,17 +310,16 @@ func decodeBloom(r *bodyReader) (*Bloom, error) {
 // run before the primality test so garbage is rejected quickly.
 func readBloomBody(r *bodyReader) (*Bloom, error) {
 	s := readBloomShape(r, "bloom", "bit")
-	m := s.m
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	words := r.u64s((m+63)/64, "bloom bit words")
+	words := r.u64s((s.m+63)/64, "bloom bit words")
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	r.check(bloomIsPrime(m), "bloom: bit count %d is not prime", m)
-	ba := bitArray{words: words, n: m}
-	r.check(ba.tailClean(), "bloom: bits set past bit count %d", m)
+	r.check(bloomIsPrime(s.m), "bloom: bit count %d is not prime", s.m)
+	ba := bitArray{words: words, n: s.m}
+	r.check(ba.tailClean(), "bloom: bits set past bit count %d", s.m)
 	if r.fail != nil {
 		return nil, r.fail
 	}

@@ -172,21 +172,20 @@ var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "coun
 
 func decodeCountingBloom(r *bodyReader) (*CountingBloom, error) {
 	s := readBloomShape(r, "counting bloom", "counter")
-	m := s.m
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	raw := r.take((m+1)/2, "counting bloom counters")
+	raw := r.take((s.m+1)/2, "counting bloom counters")
 	if err := r.finish(); err != nil {
 		return nil, err
 	}
-	if !bloomIsPrime(m) {
-		return nil, corruptf("counting bloom: counter count %d is not prime", m)
+	if !bloomIsPrime(s.m) {
+		return nil, corruptf("counting bloom: counter count %d is not prime", s.m)
 	}
-	if m%2 == 1 && raw[len(raw)-1]>>4 != 0 {
-		return nil, corruptf("counting bloom: counter past count %d is non-zero", m)
+	if s.m%2 == 1 && raw[len(raw)-1]>>4 != 0 {
+		return nil, corruptf("counting bloom: counter past count %d is non-zero", s.m)
 	}
-	words := make([]uint64, (m+15)/16)
+	words := make([]uint64, (s.m+15)/16)
 	var pad [8]byte
 	for i := range words {
 		chunk := raw[min(len(raw), 8*i):min(len(raw), 8*i+8)]
