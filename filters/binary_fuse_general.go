@@ -59,15 +59,13 @@ func BuildBinaryFuse(keys [][]byte, opts FuseOptions) (*BinaryFuse, error) {
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("filters: binary fuse: %w", err)
 	}
-	var b FuseBuilder
-	return b.BuildBinaryFuse(hashKeys(keys), opts)
+	return new(FuseBuilder).BuildBinaryFuse(hashKeys(keys), opts)
 }
 
 // BuildBinaryFuseFromHashes builds a binary fuse filter from keys' Hash
 // values, which may contain duplicates. The slice is read, not retained.
 func BuildBinaryFuseFromHashes(hashes []uint64, opts FuseOptions) (*BinaryFuse, error) {
-	var b FuseBuilder
-	return b.BuildBinaryFuse(hashes, opts)
+	return new(FuseBuilder).BuildBinaryFuse(hashes, opts)
 }
 
 // BuildBinaryFuse is BuildBinaryFuseFromHashes reusing b's scratch buffers.
@@ -164,9 +162,6 @@ func packedWord(data []byte, i uint32, w uint64) uint32 {
 	return uint32(binary.LittleEndian.Uint64(data[at:at+8]) >> (bit & 7))
 }
 
-// Len returns the number of distinct keys the filter was built from.
-func (f *BinaryFuse) Len() int { return int(f.n) }
-
 // Options returns the arity and fingerprint width the filter was built with.
 func (f *BinaryFuse) Options() FuseOptions {
 	return FuseOptions{Arity: int(f.arity), FingerprintBits: int(f.bits)}
@@ -198,15 +193,14 @@ func (f *BinaryFuse) UnmarshalBinary(data []byte) error {
 
 var binaryFuseCodec = newCodec(TypeBinaryFuse, binaryFuseVersion, "binary fuse", decodeBinaryFuseBody)
 
-func decodeBinaryFuseBody(body []byte) (*BinaryFuse, error) {
-	r := bodyReader{buf: body}
+func decodeBinaryFuseBody(r *bodyReader) (*BinaryFuse, error) {
 	arity, bits := r.u8("arity"), r.u8("fingerprint width")
 	r.check(arity == 3 || arity == 4, "arity %d is not 3 or 4", arity)
 	r.check(bits >= 1 && bits <= 32, "fingerprint width %d is not 1 to 32", bits)
 	if r.fail != nil {
 		return nil, r.finish()
 	}
-	f := newBinaryFuse(readFuseGeometry(&r, uint32(arity)), arity, bits)
+	f := newBinaryFuse(readFuseGeometry(r, uint32(arity)), arity, bits)
 	nbytes := packedFuseBytes(f.size, f.bits)
 	packed := r.take(nbytes, "fingerprints")
 	if err := r.finish(); err != nil {

@@ -18,9 +18,12 @@ func (b bitArray) set(i uint64)       { b.words[i>>6] |= 1 << (i & 63) }
 func (b bitArray) test(i uint64) bool { return b.words[i>>6]&(1<<(i&63)) != 0 }
 
 // count returns the number of set bits, by hardware popcount.
-func (b bitArray) count() uint64 {
+func (b bitArray) count() uint64 { return onesCount(b.words) }
+
+// onesCount returns the number of set bits in words, by hardware popcount.
+func onesCount(words []uint64) uint64 {
 	var c int
-	for _, w := range b.words {
+	for _, w := range words {
 		c += bits.OnesCount64(w)
 	}
 	return uint64(c)

@@ -215,11 +215,7 @@ func (b *BlockedBloom) FillRatio() float64 {
 	if b.blocks == 0 {
 		return 0
 	}
-	c := 0
-	for _, w := range b.words {
-		c += bits.OnesCount64(w)
-	}
-	return float64(c) / float64(b.Bits())
+	return float64(onesCount(b.words)) / float64(b.Bits())
 }
 
 // EstimatedFPRate returns the exact false-positive probability of the filter
@@ -233,10 +229,7 @@ func (b *BlockedBloom) EstimatedFPRate() float64 {
 	}
 	sum := 0.0
 	for i := uint64(0); i < b.blocks; i++ {
-		c := 0
-		for _, w := range b.words[i*blockedBloomBlockWords : (i+1)*blockedBloomBlockWords] {
-			c += bits.OnesCount64(w)
-		}
+		c := onesCount(b.words[i*blockedBloomBlockWords : (i+1)*blockedBloomBlockWords])
 		sum += math.Pow(float64(c)/blockedBloomBlockBits, float64(b.k))
 	}
 	return sum / float64(b.blocks)
@@ -262,8 +255,7 @@ func (b *BlockedBloom) UnmarshalBinary(data []byte) error {
 
 var blockedBloomCodec = newCodec(TypeBlockedBloom, blockedBloomVersion, "blocked bloom", decodeBlockedBloom)
 
-func decodeBlockedBloom(body []byte) (*BlockedBloom, error) {
-	r := bodyReader{buf: body}
+func decodeBlockedBloom(r *bodyReader) (*BlockedBloom, error) {
 	blocks := r.u64("blocked bloom block count")
 	k := r.u32("blocked bloom probe count")
 	r.check(blocks >= 1 && blocks <= maxBloomBits/blockedBloomBlockBits,

@@ -61,10 +61,20 @@ func OptimalBloomParams(n int, fpRate float64) (bits uint64, k int) {
 // marshalled; build one with NewBloom or UnmarshalBinary. Not safe for
 // concurrent mutation (package doc, "Concurrency").
 type Bloom struct {
-	bits bitArray
-	m    uint64 // number of bits; prime, equal to bits.len()
-	k    int
+	bits       bitArray
+	bloomShape // m is the number of bits, equal to bits.len()
 }
+
+// bloomShape is what every filter on the Bloom probe sequence (Bloom,
+// CountingBloom) is sized by and encodes first: m cells (bits or
+// counters), m prime (bloomProbes needs it), and k probes per key.
+type bloomShape struct {
+	m uint64
+	k int
+}
+
+// K returns the number of probes per key.
+func (s *bloomShape) K() int { return s.k }
 
 var (
 	_ Filter = (*Bloom)(nil)
@@ -78,9 +88,6 @@ var (
 // keys its measured false-positive rate stays within 1.2x of fpRate
 // (invariant F4; TestBloomFPRate).
 func NewBloom(n int, fpRate float64) (*Bloom, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, fmt.Errorf("filters: NewBloom: %w", err)
-	}
 	m, k, err := bloomSizing(n, fpRate)
 	if err != nil {
 		return nil, fmt.Errorf("filters: NewBloom: %w", err)
@@ -88,9 +95,13 @@ func NewBloom(n int, fpRate float64) (*Bloom, error) {
 	return newBloomMK(m, k), nil
 }
 
-// bloomSizing is OptimalBloomParams with m rounded up to a prime and the
-// family's limits enforced; Bloom and CountingBloom share it.
+// bloomSizing checks the arguments (checkSizing) and returns
+// OptimalBloomParams with m rounded up to a prime and the family's limits
+// enforced; Bloom and CountingBloom share it.
 func bloomSizing(n int, fpRate float64) (m uint64, k int, err error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return 0, 0, err
+	}
 	m, k = OptimalBloomParams(n, fpRate)
 	if m == 0 || m > maxBloomBits {
 		return 0, 0, invalidf("n=%d at fpRate=%v needs more than %d bits", n, fpRate, uint64(maxBloomBits))
@@ -103,7 +114,7 @@ func bloomSizing(n int, fpRate float64) (m uint64, k int, err error) {
 
 // newBloomMK builds an empty filter with exactly m bits (prime) and k probes.
 func newBloomMK(m uint64, k int) *Bloom {
-	return &Bloom{bits: newBitArray(m), m: m, k: k}
+	return &Bloom{bits: newBitArray(m), bloomShape: bloomShape{m: m, k: k}}
 }
 
 // bloomPrimeAtLeast returns the smallest prime >= max(m, 2). Prime gaps below
@@ -195,6 +206,17 @@ func bloomProbes(h, m uint64) (p0, d uint64) {
 	return reduce64(h, m), 1 + reduce64(bits.RotateLeft64(h, 32), m-1)
 }
 
+// bloomNext returns the probe after p: p+d reduced mod m. One conditional
+// subtraction is enough because p and d are both below m. Every filter on
+// this probe sequence (Bloom, CountingBloom) steps through it here.
+func bloomNext(p, d, m uint64) uint64 {
+	p += d
+	if p >= m {
+		p -= m
+	}
+	return p
+}
+
 // Add inserts key.
 func (b *Bloom) Add(key []byte) { b.AddHash(Hash(key)) }
 
@@ -205,10 +227,7 @@ func (b *Bloom) AddHash(h uint64) {
 	w := b.bits.words
 	for i := b.k; i > 0; i-- {
 		w[p>>6] |= 1 << (p & 63)
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 }
 
@@ -225,19 +244,13 @@ func (b *Bloom) MayContainHash(h uint64) bool {
 		if w[p>>6]&(1<<(p&63)) == 0 {
 			return false
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 	return true
 }
 
 // Bits returns m, the number of bits (a prime at least OptimalBloomParams' m).
 func (b *Bloom) Bits() uint64 { return b.m }
-
-// K returns the number of probes per key.
-func (b *Bloom) K() int { return b.k }
 
 // FillRatio returns the fraction of bits set, by hardware popcount. It is 0
 // for an empty filter and never decreases as keys are added.
@@ -269,8 +282,7 @@ func (b *Bloom) MarshalBinary() ([]byte, error) {
 // appendBody writes m, k and the bit words; ScalableBloom reuses it per stage.
 func (b *Bloom) appendBody(w *bodyWriter) {
 	w.buf = slices.Grow(w.buf, 12+8*len(b.bits.words))
-	w.u64(b.m)
-	w.u32(uint32(b.k))
+	b.writeShape(w)
 	w.u64s(b.bits.words)
 }
 
@@ -282,9 +294,8 @@ func (b *Bloom) UnmarshalBinary(data []byte) error {
 
 var bloomCodec = newCodec(TypeBloom, bloomVersion, "bloom", decodeBloom)
 
-func decodeBloom(body []byte) (*Bloom, error) {
-	r := bodyReader{buf: body}
-	b, err := readBloomBody(&r)
+func decodeBloom(r *bodyReader) (*Bloom, error) {
+	b, err := readBloomBody(r)
 	if err != nil {
 		return nil, err
 	}
@@ -298,23 +309,39 @@ func decodeBloom(body []byte) (*Bloom, error) {
 // an encoder could not have produced (invariant F3). The cheap length checks
 // run before the primality test so garbage is rejected quickly.
 func readBloomBody(r *bodyReader) (*Bloom, error) {
-	m := r.u64("bloom bit count")
-	k := r.u32("bloom probe count")
-	r.check(m >= 2 && m <= maxBloomBits, "bloom: bit count %d outside [2, 2^40]", m)
-	r.check(k >= 1 && k <= maxBloomK && uint64(k) < m,
-		"bloom: probe count %d outside [1, min(%d, m-1)] for m=%d", k, maxBloomK, m)
+	s := readBloomShape(r, "bloom", "bit")
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	words := r.u64s((m+63)/64, "bloom bit words")
+	words := r.u64s((s.m+63)/64, "bloom bit words")
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	r.check(bloomIsPrime(m), "bloom: bit count %d is not prime", m)
-	ba := bitArray{words: words, n: m}
-	r.check(ba.tailClean(), "bloom: bits set past bit count %d", m)
+	r.check(bloomIsPrime(s.m), "bloom: bit count %d is not prime", s.m)
+	ba := bitArray{words: words, n: s.m}
+	r.check(ba.tailClean(), "bloom: bits set past bit count %d", s.m)
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	return &Bloom{bits: ba, m: m, k: int(k)}, nil
+	return &Bloom{bits: ba, bloomShape: s}, nil
+}
+
+// writeShape writes m and k, which every body on the Bloom probe sequence
+// starts with.
+func (s *bloomShape) writeShape(w *bodyWriter) {
+	w.u64(s.m)
+	w.u32(uint32(s.k))
+}
+
+// readBloomShape reads what writeShape wrote and checks the ranges an
+// encoder keeps to (F3); failures are recorded in r. name is the filter
+// and unit what m counts ("bit", "counter"), for the messages. Whether m
+// is prime is left to the caller, which tests it after the cheaper checks.
+func readBloomShape(r *bodyReader, name, unit string) bloomShape {
+	m := r.u64(name + " " + unit + " count")
+	k32 := r.u32(name + " probe count")
+	r.check(m >= 2 && m <= maxBloomBits, "%s: %s count %d outside [2, 2^40]", name, unit, m)
+	r.check(k32 >= 1 && k32 <= maxBloomK && uint64(k32) < m,
+		"%s: probe count %d outside [1, min(%d, m-1)] for m=%d", name, k32, maxBloomK, m)
+	return bloomShape{m: m, k: int(k32)}
 }

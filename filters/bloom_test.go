@@ -192,7 +192,7 @@ func TestBloomProbesDegenerateHashes(t *testing.T) {
 // guarantee stops depending on m, i.e. if it would hold without the prime.
 func TestBloomProbesNeedPrimeM(t *testing.T) {
 	const m = 12
-	b := &Bloom{bits: newBitArray(m), m: m, k: 4}
+	b := &Bloom{bits: newBitArray(m), bloomShape: bloomShape{m: m, k: 4}}
 	b.AddHash(bloomCraftHash(0, 6, m))
 	if got := b.bits.count(); got != 2 {
 		t.Fatalf("composite m=12, stride 6: %d bits set, want the collapse to 2", got)

@@ -12,9 +12,9 @@ type codec[T any] struct {
 	typ     Type
 	version uint8
 	name    string
-	// decode reads a body of this type and version, checking every field
-	// (F3); the envelope is already verified.
-	decode func(body []byte) (*T, error)
+	// decode reads a body of this type and version from r, checking every
+	// field (F3), and finishes r; the envelope is already verified.
+	decode func(r *bodyReader) (*T, error)
 }
 
 // newCodec returns the codec for filter *T and registers its decoder with
@@ -22,7 +22,7 @@ type codec[T any] struct {
 func newCodec[T any, PT interface {
 	*T
 	Filter
-}](typ Type, version uint8, name string, decode func(body []byte) (*T, error)) *codec[T] {
+}](typ Type, version uint8, name string, decode func(r *bodyReader) (*T, error)) *codec[T] {
 	c := &codec[T]{typ: typ, version: version, name: name, decode: decode}
 	registerDecoder(typ, func(version uint8, body []byte) (Filter, error) {
 		f, err := c.decodeVersion(version, body)
@@ -37,12 +37,12 @@ func newCodec[T any, PT interface {
 }
 
 // decodeVersion refuses a body version this build does not read, then
-// decodes.
+// decodes the body with a reader over it.
 func (c *codec[T]) decodeVersion(version uint8, body []byte) (*T, error) {
 	if version != c.version {
 		return nil, corruptf("unknown version %d", version)
 	}
-	return c.decode(body)
+	return c.decode(&bodyReader{buf: body})
 }
 
 // wrap names the filter in a decoding error.

@@ -38,17 +38,13 @@ const countingBloomVersion = 1
 // from dynamic filters"); it refuses keys it can prove absent. Not safe for
 // concurrent mutation. The zero value answers "maybe" for every key.
 type CountingBloom struct {
-	words []uint64
-	m     uint64 // number of counters; prime
-	k     int
+	words      []uint64
+	bloomShape // m is the number of counters
 }
 
 // NewCountingBloom returns an empty counting Bloom filter for n keys at
 // false-positive rate fpRate, with the m and k NewBloom would choose.
 func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, fmt.Errorf("filters: NewCountingBloom: %w", err)
-	}
 	m, k, err := bloomSizing(n, fpRate)
 	if err != nil {
 		return nil, fmt.Errorf("filters: NewCountingBloom: %w", err)
@@ -57,7 +53,7 @@ func NewCountingBloom(n int, fpRate float64) (*CountingBloom, error) {
 }
 
 func newCountingBloomMK(m uint64, k int) *CountingBloom {
-	return &CountingBloom{words: make([]uint64, (m+15)/16), m: m, k: k}
+	return &CountingBloom{words: make([]uint64, (m+15)/16), bloomShape: bloomShape{m: m, k: k}}
 }
 
 func (c *CountingBloom) counter(i uint64) uint64 {
@@ -84,10 +80,7 @@ func (c *CountingBloom) step(h, unit uint64) {
 		if *w>>sh&0xf < countingBloomMax {
 			*w += unit << sh
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 }
 
@@ -103,10 +96,7 @@ func (c *CountingBloom) MayContainHash(h uint64) bool {
 		if c.words[p>>4]>>((p&15)*4)&0xf == 0 {
 			return false
 		}
-		p += d
-		if p >= m {
-			p -= m
-		}
+		p = bloomNext(p, d, m)
 	}
 	return true
 }
@@ -135,9 +125,6 @@ func (c *CountingBloom) RemoveHash(h uint64) error {
 // Bits returns m, the number of counters (each 4 bits wide).
 func (c *CountingBloom) Bits() uint64 { return c.m }
 
-// K returns the number of probes per key.
-func (c *CountingBloom) K() int { return c.k }
-
 // FillRatio returns the fraction of counters that are non-zero: the analogue
 // of a standard Bloom filter's set bits. 0 when empty, non-decreasing under Add.
 func (c *CountingBloom) FillRatio() float64 {
@@ -165,8 +152,7 @@ func (c *CountingBloom) MarshalBinary() ([]byte, error) {
 	}
 	nbytes := (c.m + 1) / 2
 	w := bodyWriter{buf: slices.Grow([]byte(nil), 12+int(nbytes)+8)}
-	w.u64(c.m)
-	w.u32(uint32(c.k))
+	c.writeShape(&w)
 	for _, word := range c.words {
 		w.u64(word)
 	}
@@ -184,27 +170,22 @@ func (c *CountingBloom) UnmarshalBinary(data []byte) error {
 
 var countingBloomCodec = newCodec(TypeCountingBloom, countingBloomVersion, "counting bloom", decodeCountingBloom)
 
-func decodeCountingBloom(body []byte) (*CountingBloom, error) {
-	r := bodyReader{buf: body}
-	m := r.u64("counting bloom counter count")
-	k := r.u32("counting bloom probe count")
-	r.check(m >= 2 && m <= maxBloomBits, "counting bloom: counter count %d outside [2, 2^40]", m)
-	r.check(k >= 1 && k <= maxBloomK && uint64(k) < m,
-		"counting bloom: probe count %d outside [1, min(%d, m-1)] for m=%d", k, maxBloomK, m)
+func decodeCountingBloom(r *bodyReader) (*CountingBloom, error) {
+	s := readBloomShape(r, "counting bloom", "counter")
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	raw := r.take((m+1)/2, "counting bloom counters")
+	raw := r.take((s.m+1)/2, "counting bloom counters")
 	if err := r.finish(); err != nil {
 		return nil, err
 	}
-	if !bloomIsPrime(m) {
-		return nil, corruptf("counting bloom: counter count %d is not prime", m)
+	if !bloomIsPrime(s.m) {
+		return nil, corruptf("counting bloom: counter count %d is not prime", s.m)
 	}
-	if m%2 == 1 && raw[len(raw)-1]>>4 != 0 {
-		return nil, corruptf("counting bloom: counter past count %d is non-zero", m)
+	if s.m%2 == 1 && raw[len(raw)-1]>>4 != 0 {
+		return nil, corruptf("counting bloom: counter past count %d is non-zero", s.m)
 	}
-	words := make([]uint64, (m+15)/16)
+	words := make([]uint64, (s.m+15)/16)
 	var pad [8]byte
 	for i := range words {
 		chunk := raw[min(len(raw), 8*i):min(len(raw), 8*i+8)]
@@ -212,5 +193,5 @@ func decodeCountingBloom(body []byte) (*CountingBloom, error) {
 		clear(pad[len(chunk):])
 		words[i] = binary.LittleEndian.Uint64(pad[:])
 	}
-	return &CountingBloom{words: words, m: m, k: int(k)}, nil
+	return &CountingBloom{words: words, bloomShape: s}, nil
 }

@@ -24,10 +24,9 @@ func newDynCodec[T any, PT interface {
 	*T
 	Filter
 }](typ Type, version uint8, name string, params int, decode func(h dynHeader, r *bodyReader) (*T, error)) *codec[T] {
-	return newCodec[T, PT](typ, version, name, func(body []byte) (*T, error) {
-		r := bodyReader{buf: body}
-		h := readDynHeader(&r, name, params)
-		return decode(h, &r)
+	return newCodec[T, PT](typ, version, name, func(r *bodyReader) (*T, error) {
+		h := readDynHeader(r, name, params)
+		return decode(h, r)
 	})
 }
 

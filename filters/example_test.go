@@ -22,12 +22,13 @@ func ExampleNewBloom() {
 	// false
 }
 
-// A blocked Bloom filter touches one cache line per query.
+// A blocked Bloom filter touches one cache line per query: its bits are
+// whole 512-bit blocks, and all k probes of a key fall in one of them.
 func ExampleNewBlockedBloom() {
 	bf, _ := filters.NewBlockedBloom(1000, 0.01)
 	bf.Add([]byte("apple"))
-	fmt.Println(bf.MayContain([]byte("apple")))
-	// Output: true
+	fmt.Println(bf.MayContain([]byte("apple")), bf.Bits()/512, "blocks,", bf.K(), "probes")
+	// Output: true 20 blocks, 6 probes
 }
 
 // A counting Bloom filter supports removal of keys that were added.
@@ -128,25 +129,45 @@ func ExampleNewCountingQuotient() {
 	// Output: true
 }
 
+// A vector quotient filter picks its tag width from the false-positive
+// rate: 8 bits where they reach it (0.42% at the sizing load), else 16.
 func ExampleNewVectorQuotient() {
-	q, _ := filters.NewVectorQuotient(1000, 0.01)
-	q.Add([]byte("k"))
-	fmt.Println(q.MayContain([]byte("k")))
-	// Output: true
+	for _, fpRate := range []float64{0.01, 0.0001} {
+		q, _ := filters.NewVectorQuotient(1000, fpRate)
+		if err := q.Add([]byte("k")); err != nil {
+			panic(err)
+		}
+		fmt.Println(fpRate, q.TagBits(), q.MayContain([]byte("k")))
+	}
+	// Output:
+	// 0.01 8 true
+	// 0.0001 16 true
 }
 
+// A Morton filter is a cuckoo filter compressed into 64-byte blocks whose
+// buckets share their slots, so it is sized for n keys at a load of 0.95.
 func ExampleNewMorton() {
 	m, _ := filters.NewMorton(1000, 0.01)
-	m.Add([]byte("k"))
-	fmt.Println(m.MayContain([]byte("k")))
-	// Output: true
+	for i := 0; i < 1000; i++ {
+		if err := m.Add([]byte(fmt.Sprint("k", i))); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Printf("%d keys, load %.2f\n", m.Len(), m.LoadFactor())
+	// Output: 1000 keys, load 0.95
 }
 
+// A vacuum filter keeps both buckets of a key in one chunk of
+// ChunkBuckets buckets, so its table need not be a power of two; like a
+// cuckoo filter it takes Remove for a key that was added.
 func ExampleNewVacuum() {
 	v, _ := filters.NewVacuum(1000, 0.01)
 	v.Add([]byte("k"))
+	fmt.Println(v.ChunkBuckets(), v.MayContain([]byte("k")), v.Remove([]byte("k")))
 	fmt.Println(v.MayContain([]byte("k")))
-	// Output: true
+	// Output:
+	// 128 true true
+	// false
 }
 
 // Every filter encodes itself in a versioned, checksummed envelope that

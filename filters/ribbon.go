@@ -178,8 +178,7 @@ func BuildRibbon(keys [][]byte, opts RibbonOptions) (*Ribbon, error) {
 // BuildRibbonFromHashes builds a Ribbon filter from keys' Hash values, which
 // may contain duplicates. The slice is read, not retained.
 func BuildRibbonFromHashes(hashes []uint64, opts RibbonOptions) (*Ribbon, error) {
-	var b RibbonBuilder
-	return b.Build(hashes, opts)
+	return new(RibbonBuilder).Build(hashes, opts)
 }
 
 // Build is BuildRibbonFromHashes reusing b's scratch buffers. The filter
@@ -501,8 +500,7 @@ var ribbonCodec = newCodec(TypeRibbon, ribbonVersion, "ribbon", decodeRibbonBody
 // more keys than slots (each distinct key's equation owns a pivot row), and
 // a word count that matches the body (the reader checks the length before
 // it allocates, invariant F3).
-func decodeRibbonBody(body []byte) (*Ribbon, error) {
-	r := bodyReader{buf: body}
+func decodeRibbonBody(r *bodyReader) (*Ribbon, error) {
 	f := &Ribbon{seed: r.u64("seed"), n: r.u64("key count")}
 	f.bits, f.width, f.blocks = r.u8("result width"), r.u8("band width"), r.u32("block count")
 	r.check(f.bits >= 1 && f.bits <= 16, "result width %d is not 1 to 16", f.bits)

@@ -238,8 +238,7 @@ const scalableBloomMinStageBytes = 8 + 8 + 8 + 4 + 8
 
 var scalableBloomCodec = newCodec(TypeScalableBloom, scalableBloomVersion, "scalable bloom", decodeScalableBloom)
 
-func decodeScalableBloom(body []byte) (*ScalableBloom, error) {
-	r := bodyReader{buf: body}
+func decodeScalableBloom(r *bodyReader) (*ScalableBloom, error) {
 	s := &ScalableBloom{}
 	s.fpRate = r.f64("scalable bloom fpRate")
 	s.ratio = r.f64("scalable bloom ratio")
@@ -268,7 +267,7 @@ func decodeScalableBloom(body []byte) (*ScalableBloom, error) {
 		if r.fail != nil {
 			return nil, r.fail
 		}
-		b, err := readBloomBody(&r)
+		b, err := readBloomBody(r)
 		if err != nil {
 			return nil, fmt.Errorf("scalable bloom: stage %d: %w", i, err)
 		}

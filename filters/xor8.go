@@ -29,8 +29,7 @@ func BuildXor8(keys [][]byte) (*Xor8, error) {
 // BuildXor8FromHashes builds an XOR filter from keys' Hash values, which
 // may contain duplicates. The slice is read, not retained.
 func BuildXor8FromHashes(hashes []uint64) (*Xor8, error) {
-	var b FuseBuilder
-	return b.BuildXor8(hashes)
+	return new(FuseBuilder).BuildXor8(hashes)
 }
 
 // BuildXor8 is BuildXor8FromHashes reusing b's scratch buffers. The filter
@@ -98,8 +97,7 @@ func (f *Xor8) UnmarshalBinary(data []byte) error {
 
 var xor8Codec = newCodec(TypeXor8, xor8Version, "xor8", decodeXor8Body)
 
-func decodeXor8Body(body []byte) (*Xor8, error) {
-	r := bodyReader{buf: body}
+func decodeXor8Body(r *bodyReader) (*Xor8, error) {
 	f := &Xor8{seed: r.u64("seed"), n: r.u64("key count"), blockLen: r.u32("block length")}
 	size := 3 * uint64(f.blockLen)
 	r.check(size <= 1<<32-1, "block length %d overflows the slot index", f.blockLen)

@@ -15,18 +15,56 @@ import (
 	"github.com/sievekv/sievekv/filters"
 )
 
-// querier is one built filter. Queries go through this interface for every
-// filter alike (one dynamic call each, the same overhead for all).
-type querier interface {
-	// query asks about a key; static filters and xorfilter take the
-	// key's 64-bit hash (their natural input), the others the key bytes.
-	query(key []byte, h uint64) bool
-	bytes() int
+// querier is one built filter, queried through a method value of its
+// concrete type: key for the filters that take the key's bytes, hash for
+// the static filters and xorfilter (the key's 64-bit hash is their natural
+// input). A method value is bound where the filter's type is known, so a
+// query is one indirect call and then the filter's own method, the same
+// for sievekv's filters and the anchors'. (A generic wrapper would not do:
+// its call through a type parameter is a second indirect call.)
+type querier struct {
+	key  func(key []byte) bool // nil for a filter queried by hash
+	hash func(h uint64) bool   // nil for a filter queried by key
+	// remove deletes a present key; nil for a filter without deletion.
+	remove func(key []byte) bool
+	// bytes is the filter's size: the checksummed encoding for sievekv's.
+	bytes func() int
 }
 
-// remover is a querier that supports deletion.
-type remover interface {
-	remove(key []byte, h uint64) bool
+// hits counts the keys the filter reports present, each asked by the
+// input the filter takes (hs[i] is the hash of keys[i]).
+func (q querier) hits(keys [][]byte, hs []uint64) int {
+	n := 0
+	if q.hash != nil {
+		for _, h := range hs {
+			if q.hash(h) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, k := range keys {
+		if q.key(k) {
+			n++
+		}
+	}
+	return n
+}
+
+// byKey and byHash are the queriers of sievekv's filters, given the
+// filter's own method value and sized by their encoding.
+func byKey(f encoder, query func(key []byte) bool) querier {
+	return querier{key: query, bytes: func() int { return encodedSize(f) }}
+}
+
+func byHash(f encoder, query func(h uint64) bool) querier {
+	return querier{hash: query, bytes: func() int { return encodedSize(f) }}
+}
+
+// withRemove adds deletion to q.
+func (q querier) withRemove(remove func(key []byte) bool) querier {
+	q.remove = remove
+	return q
 }
 
 // spec is one filter configuration.
@@ -70,30 +108,32 @@ func specs() []spec {
 		t := t
 		out = append(out,
 			spec{"sievekv/bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.Bloom, error) { return filters.NewBloom(n, t) },
-				func(f *filters.Bloom) querier { return bloomQ{f} })},
+				func(f *filters.Bloom) querier { return byKey(f, f.MayContain) })},
 			spec{"sievekv/blocked-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.BlockedBloom, error) { return filters.NewBlockedBloom(n, t) },
-				func(f *filters.BlockedBloom) querier { return blockedQ{f} })},
+				func(f *filters.BlockedBloom) querier { return byKey(f, f.MayContain) })},
 			spec{"sievekv/counting-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.CountingBloom, error) { return filters.NewCountingBloom(n, t) },
-				func(f *filters.CountingBloom) querier { return countingQ{f} })},
+				func(f *filters.CountingBloom) querier {
+					return byKey(f, f.MayContain).withRemove(func(k []byte) bool { return f.Remove(k) == nil })
+				})},
 			// The scalable filter starts at a quarter of n so that it
 			// really grows (three stages at n).
 			spec{"sievekv/scalable-bloom", libSieve, t, "key", fromKeys(func(n int) (*filters.ScalableBloom, error) { return filters.NewScalableBloom(max(n/4, 1), t) },
-				func(f *filters.ScalableBloom) querier { return scalableQ{f} })},
+				func(f *filters.ScalableBloom) querier { return byKey(f, f.MayContain) })},
 			spec{"sievekv/quotient", libSieve, t, "key", fromKeysChecked(func(n int) (*filters.Quotient, error) { return filters.NewQuotient(n, t) },
-				func(f *filters.Quotient) querier { return quotientQ{f} })},
+				func(f *filters.Quotient) querier { return byKey(f, f.MayContain).withRemove(f.Remove) })},
 			spec{"bloom/v3", libBloom, t, "key", func(keys [][]byte, _ []uint64) (querier, error) {
 				f := bbloom.NewWithEstimates(uint(len(keys)), t)
 				for _, k := range keys {
 					f.Add(k)
 				}
-				return bbQ{f}, nil
+				return querier{key: f.Test, bytes: func() int { return int(f.Cap() / 8) }}, nil
 			}},
 		)
 	}
 	for _, t := range cuckooTargets {
 		t := t
 		out = append(out, spec{"sievekv/cuckoo", libSieve, t, "key", fromKeysChecked(func(n int) (*filters.Cuckoo, error) { return filters.NewCuckoo(n, t) },
-			func(f *filters.Cuckoo) querier { return cuckooQ{f} })})
+			func(f *filters.Cuckoo) querier { return byKey(f, f.MayContain).withRemove(f.Remove) })})
 	}
 	out = append(out,
 		// seiflotfy sizes its table at capacity/4 buckets rounded up to a
@@ -112,19 +152,25 @@ func specs() []spec {
 					}
 				}
 				if ok {
-					return seifQ{f}, nil
+					return querier{key: f.Lookup, remove: f.Delete, bytes: func() int { return len(f.Encode()) }}, nil
 				}
 				if capacity > 8*uint(len(keys)) {
-					return nil, fmt.Errorf("seiflotfy/cuckoofilter: inserts fail at capacity %d", capacity)
+					return querier{}, fmt.Errorf("seiflotfy/cuckoofilter: inserts fail at capacity %d", capacity)
 				}
 			}
 		}},
-		spec{"sievekv/xor8", libSieve, 0, "hash", fromHashes(filters.BuildXor8FromHashes, func(f *filters.Xor8) querier { return xor8Q{f} })},
-		spec{"sievekv/binary-fuse8", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse8FromHashes, func(f *filters.BinaryFuse8) querier { return bf8Q{f} })},
-		spec{"sievekv/binary-fuse16", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse16FromHashes, func(f *filters.BinaryFuse16) querier { return bf16Q{f} })},
-		spec{"xorfilter/xor8", libXor, 0, "hash", fromHashes(xorfilter.Populate, func(f *xorfilter.Xor8) querier { return xorQ{f} })},
-		spec{"xorfilter/binary-fuse8", libXor, 0, "hash", fromHashes(xorfilter.PopulateBinaryFuse8, func(f *xorfilter.BinaryFuse8) querier { return fuse8Q{f} })},
-		spec{"xorfilter/binary-fuse16", libXor, 0, "hash", fromHashes(xorfilter.NewBinaryFuse[uint16], func(f *xorfilter.BinaryFuse[uint16]) querier { return fuse16Q{f} })},
+		spec{"sievekv/xor8", libSieve, 0, "hash", fromHashes(filters.BuildXor8FromHashes, func(f *filters.Xor8) querier { return byHash(f, f.MayContainHash) })},
+		spec{"sievekv/binary-fuse8", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse8FromHashes, func(f *filters.BinaryFuse8) querier { return byHash(f, f.MayContainHash) })},
+		spec{"sievekv/binary-fuse16", libSieve, 0, "hash", fromHashes(filters.BuildBinaryFuse16FromHashes, func(f *filters.BinaryFuse16) querier { return byHash(f, f.MayContainHash) })},
+		spec{"xorfilter/xor8", libXor, 0, "hash", fromHashes(xorfilter.Populate, func(f *xorfilter.Xor8) querier {
+			return querier{hash: f.Contains, bytes: func() int { return len(f.Fingerprints) }}
+		})},
+		spec{"xorfilter/binary-fuse8", libXor, 0, "hash", fromHashes(xorfilter.PopulateBinaryFuse8, func(f *xorfilter.BinaryFuse8) querier {
+			return querier{hash: f.Contains, bytes: func() int { return len(f.Fingerprints) }}
+		})},
+		spec{"xorfilter/binary-fuse16", libXor, 0, "hash", fromHashes(xorfilter.NewBinaryFuse[uint16], func(f *xorfilter.BinaryFuse[uint16]) querier {
+			return querier{hash: f.Contains, bytes: func() int { return 2 * len(f.Fingerprints) }}
+		})},
 	)
 	// The general binary fuse filter at the widths the fixed ones lack,
 	// and at 8 bits to compare with its specialised sibling.
@@ -132,7 +178,7 @@ func specs() []spec {
 		o := filters.FuseOptions{Arity: 4, FingerprintBits: bits}
 		out = append(out, spec{fmt.Sprintf("sievekv/binary-fuse-a4-%d", bits), libSieve, 0, "hash",
 			fromHashes(func(hs []uint64) (*filters.BinaryFuse, error) { return filters.BuildBinaryFuseFromHashes(hs, o) },
-				func(f *filters.BinaryFuse) querier { return bfQ{f} })})
+				func(f *filters.BinaryFuse) querier { return byHash(f, f.MayContainHash) })})
 	}
 	// Ribbon at 7 (the sstable default), 8 and 10 result bits, the widths
 	// docs/filters.md ("Ribbon filter") compares with binary fuse.
@@ -140,7 +186,7 @@ func specs() []spec {
 		o := filters.RibbonOptions{ResultBits: bits}
 		out = append(out, spec{fmt.Sprintf("sievekv/ribbon-%d", bits), libSieve, 0, "hash",
 			fromHashes(func(hs []uint64) (*filters.Ribbon, error) { return filters.BuildRibbonFromHashes(hs, o) },
-				func(f *filters.Ribbon) querier { return ribbonQ{f} })})
+				func(f *filters.Ribbon) querier { return byHash(f, f.MayContainHash) })})
 	}
 	// The quotient and cuckoo descendants, at the cuckoo filter's rates
 	// (vacuum, like cuckoo, has at most 16-bit fingerprints).
@@ -153,7 +199,7 @@ func specs() []spec {
 			"vacuum":            func(n int) (dynamicFilter, error) { return filters.NewVacuum(n, t) },
 		}
 		for _, name := range []string{"counting-quotient", "vector-quotient", "morton", "vacuum"} {
-			out = append(out, spec{"sievekv/" + name, libSieve, t, "key", fromKeysChecked(newDyn[name], func(f dynamicFilter) querier { return dynQ{f} })})
+			out = append(out, spec{"sievekv/" + name, libSieve, t, "key", fromKeysChecked(newDyn[name], func(f dynamicFilter) querier { return byKey(f, f.MayContain).withRemove(f.Remove) })})
 		}
 	}
 	return out
@@ -168,7 +214,7 @@ func fromKeys[F interface{ Add(key []byte) }](fresh func(n int) (F, error), wrap
 	return func(keys [][]byte, _ []uint64) (querier, error) {
 		f, err := fresh(len(keys))
 		if err != nil {
-			return nil, err
+			return querier{}, err
 		}
 		for _, k := range keys {
 			f.Add(k)
@@ -183,11 +229,11 @@ func fromKeysChecked[F interface{ Add(key []byte) error }](fresh func(n int) (F,
 	return func(keys [][]byte, _ []uint64) (querier, error) {
 		f, err := fresh(len(keys))
 		if err != nil {
-			return nil, err
+			return querier{}, err
 		}
 		for _, k := range keys {
 			if err := f.Add(k); err != nil {
-				return nil, err
+				return querier{}, err
 			}
 		}
 		return wrap(f), nil
@@ -199,12 +245,15 @@ func fromKeysChecked[F interface{ Add(key []byte) error }](fresh func(n int) (F,
 func fromHashes[F any](build func(hashes []uint64) (F, error), wrap func(F) querier) builder {
 	return func(_ [][]byte, hs []uint64) (querier, error) {
 		f, err := build(hs)
-		return wrap(f), err
+		if err != nil {
+			return querier{}, err
+		}
+		return wrap(f), nil
 	}
 }
 
-// dynamicFilter is what the newer dynamic filters share; one wrapper
-// serves them all (a query through the interface costs the same call for
+// dynamicFilter is what the newer dynamic filters share; they are held
+// through it (a query then costs a second indirect call, the same for
 // each, so they compare fairly with one another).
 type dynamicFilter interface {
 	Add([]byte) error
@@ -213,111 +262,17 @@ type dynamicFilter interface {
 	MarshalBinary() ([]byte, error)
 }
 
-type dynQ struct{ f dynamicFilter }
+// encoder is what every sievekv filter offers to be sized by.
+type encoder interface{ MarshalBinary() ([]byte, error) }
 
-func (q dynQ) query(k []byte, _ uint64) bool  { return q.f.MayContain(k) }
-func (q dynQ) bytes() int                     { return encodedSize(q.f) }
-func (q dynQ) remove(k []byte, _ uint64) bool { return q.f.Remove(k) }
-
-type ribbonQ struct{ f *filters.Ribbon }
-
-func (q ribbonQ) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
-func (q ribbonQ) bytes() int                    { return encodedSize(q.f) }
-
-// Each filter has its own wrapper holding the concrete type, so a query is
-// one dynamic call (through querier) and then a direct, inlinable call,
-// exactly as for the anchors' wrappers. (Holding sievekv's filters as a
-// filters.Filter would add a second dynamic call that the anchors do not
-// pay.) Sizes are the checksummed encodings.
-
-func encodedSize(f interface{ MarshalBinary() ([]byte, error) }) int {
+// encodedSize is a sievekv filter's size: its checksummed encoding.
+func encodedSize(f encoder) int {
 	b, err := f.MarshalBinary()
 	if err != nil {
 		return -1
 	}
 	return len(b)
 }
-
-type bloomQ struct{ f *filters.Bloom }
-
-func (q bloomQ) query(k []byte, _ uint64) bool { return q.f.MayContain(k) }
-func (q bloomQ) bytes() int                    { return encodedSize(q.f) }
-
-type blockedQ struct{ f *filters.BlockedBloom }
-
-func (q blockedQ) query(k []byte, _ uint64) bool { return q.f.MayContain(k) }
-func (q blockedQ) bytes() int                    { return encodedSize(q.f) }
-
-type countingQ struct{ f *filters.CountingBloom }
-
-func (q countingQ) query(k []byte, _ uint64) bool  { return q.f.MayContain(k) }
-func (q countingQ) bytes() int                     { return encodedSize(q.f) }
-func (q countingQ) remove(k []byte, _ uint64) bool { return q.f.Remove(k) == nil }
-
-type scalableQ struct{ f *filters.ScalableBloom }
-
-func (q scalableQ) query(k []byte, _ uint64) bool { return q.f.MayContain(k) }
-func (q scalableQ) bytes() int                    { return encodedSize(q.f) }
-
-type cuckooQ struct{ f *filters.Cuckoo }
-
-func (q cuckooQ) query(k []byte, _ uint64) bool  { return q.f.MayContain(k) }
-func (q cuckooQ) bytes() int                     { return encodedSize(q.f) }
-func (q cuckooQ) remove(k []byte, _ uint64) bool { return q.f.Remove(k) }
-
-type quotientQ struct{ f *filters.Quotient }
-
-func (q quotientQ) query(k []byte, _ uint64) bool  { return q.f.MayContain(k) }
-func (q quotientQ) bytes() int                     { return encodedSize(q.f) }
-func (q quotientQ) remove(k []byte, _ uint64) bool { return q.f.Remove(k) }
-
-// The static filters are queried by hash, their natural input.
-
-type xor8Q struct{ f *filters.Xor8 }
-
-func (q xor8Q) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
-func (q xor8Q) bytes() int                    { return encodedSize(q.f) }
-
-type bf8Q struct{ f *filters.BinaryFuse8 }
-
-func (q bf8Q) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
-func (q bf8Q) bytes() int                    { return encodedSize(q.f) }
-
-type bf16Q struct{ f *filters.BinaryFuse16 }
-
-func (q bf16Q) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
-func (q bf16Q) bytes() int                    { return encodedSize(q.f) }
-
-type bfQ struct{ f *filters.BinaryFuse }
-
-func (q bfQ) query(_ []byte, h uint64) bool { return q.f.MayContainHash(h) }
-func (q bfQ) bytes() int                    { return encodedSize(q.f) }
-
-type bbQ struct{ f *bbloom.BloomFilter }
-
-func (q bbQ) query(k []byte, _ uint64) bool { return q.f.Test(k) }
-func (q bbQ) bytes() int                    { return int(q.f.Cap() / 8) }
-
-type seifQ struct{ f *cuckoo.Filter }
-
-func (q seifQ) query(k []byte, _ uint64) bool  { return q.f.Lookup(k) }
-func (q seifQ) remove(k []byte, _ uint64) bool { return q.f.Delete(k) }
-func (q seifQ) bytes() int                     { return len(q.f.Encode()) }
-
-type xorQ struct{ f *xorfilter.Xor8 }
-
-func (q xorQ) query(_ []byte, h uint64) bool { return q.f.Contains(h) }
-func (q xorQ) bytes() int                    { return len(q.f.Fingerprints) }
-
-type fuse8Q struct{ f *xorfilter.BinaryFuse8 }
-
-func (q fuse8Q) query(_ []byte, h uint64) bool { return q.f.Contains(h) }
-func (q fuse8Q) bytes() int                    { return len(q.f.Fingerprints) }
-
-type fuse16Q struct{ f *xorfilter.BinaryFuse[uint16] }
-
-func (q fuse16Q) query(_ []byte, h uint64) bool { return q.f.Contains(h) }
-func (q fuse16Q) bytes() int                    { return 2 * len(q.f.Fingerprints) }
 
 // anchorPairs name each sievekv filter's anchor for the speed goal: the
 // same design where the anchor has one, else the closest (a plain Bloom for
