@@ -136,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
 	fs.IntVar(&fl.rotate, "rotate", 0, "shared-process runs: shift every workload's engine order by this many places (a series of runs with 0 .. engines-1 starts each workload once with every engine)")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
-	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
+	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package, and the paired phases' chunks and the background work of the sievekv engines by the labels engine and phase (-tagfocus engine=^sievekv-notsi$)")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge, deleterangelarge: how long the DB idles after the deletes (quick: 10s)")
 	fs.DurationVar(&fl.whileWriting, "whilewriting", 5*time.Second, "readwhilewriting, readmissingwhilewriting: how long each engine's readers read beside the writer (quick: 2s)")
