@@ -19,7 +19,7 @@ import (
 // (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
 // this process gets both when it is written; a table a restart finds gets
 // them from the tombstone index's rebuild at Open, which reads their
-// tombstones anyway (tombstoneKeys), or, with the index disabled, lazily
+// tombstones anyway (tombstoneHashes), or, with the index disabled, lazily
 // from the background ticker (estimateMissing), its tombstone
 // time being the time of the Open, so a restart restarts a tombstone's
 // clock but never stops it.
