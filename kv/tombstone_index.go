@@ -399,9 +399,9 @@ func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
 // filled the index go on, so it hashes each key where the iterator holds
 // it: copying each key into a slice of keys first made about 340 B of
 // garbage per tombstone read (16-byte keys; 35 B now: the hash and the
-// blocks read),
-// which at 1M keys in kvbench's deleterandom showed as the index engine's
-// extra ~200 B allocated per delete, collected while the deletes ran.
+// blocks read), which at 1M keys in kvbench's deleterandom showed as the
+// index engine's extra ~200 B allocated per delete, collected while the
+// deletes ran.
 func (d *DB) tombstoneHashes(v *manifest.Version) ([]uint64, error) {
 	n := 0
 	for _, ts := range v.Levels {
