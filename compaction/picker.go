@@ -73,16 +73,13 @@ const (
 	NumReasons
 )
 
+// reasonNames are the reasons' names, bounded by NumReasons as the counters
+// indexed by reason are.
+var reasonNames = [NumReasons]string{ReasonScore: "score", ReasonPurge: "purge", ReasonAge: "age", ReasonIdle: "idle"}
+
 func (r Reason) String() string {
-	switch r {
-	case ReasonScore:
-		return "score"
-	case ReasonPurge:
-		return "purge"
-	case ReasonAge:
-		return "age"
-	case ReasonIdle:
-		return "idle"
+	if r >= 0 && r < NumReasons {
+		return reasonNames[r]
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }

@@ -693,12 +693,7 @@ func (f *CountingQuotient) SizeBits() uint64 { return f.nblocks * f.stride * 8 }
 // MarshalBinary encodes the filter (docs/format.md, "Counting quotient
 // filter").
 func (f *CountingQuotient) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 28+len(f.data))
-	w.u8(uint8(f.r))
-	w.u8(0)
-	w.u8(0)
-	w.u8(0)
+	w := newDynBody(28+len(f.data), uint8(f.r))
 	w.u32(f.home)
 	w.u32(f.overflow)
 	w.u64(f.used)
@@ -713,36 +708,28 @@ func (f *CountingQuotient) UnmarshalBinary(data []byte) error {
 	return countingQuotientCodec.unmarshal(f, data)
 }
 
-var countingQuotientCodec = newCodec(TypeCountingQuotient, countingQuotientVersion, "counting quotient", decodeCountingQuotient)
+var countingQuotientCodec = newDynCodec(TypeCountingQuotient, countingQuotientVersion, "counting quotient", 1, decodeCountingQuotient)
 
 // decodeCountingQuotient checks the shape against the body length before
 // allocating, then CQ1-CQ4 over the whole table, so a decoded filter is one
 // Add and Remove could have built and no later operation can loop, index
 // out of range or miscount (F3).
-func decodeCountingQuotient(body []byte) (*CountingQuotient, error) {
-	rd := bodyReader{buf: body}
-	r := uint(rd.u8("remainder bits"))
-	res := [3]uint8{rd.u8("reserved"), rd.u8("reserved"), rd.u8("reserved")}
+func decodeCountingQuotient(h dynHeader, rd *bodyReader) (*CountingQuotient, error) {
+	r := uint(h[0])
 	home := rd.u32("home blocks")
 	overflow := rd.u32("overflow blocks")
 	used := rd.u64("slots used")
 	total := rd.u64("key count")
 	rd.check(r >= cqfMinR && r <= cqfMaxR, "counting quotient: r = %d outside [%d, %d]", r, cqfMinR, cqfMaxR)
-	rd.check(res == [3]uint8{}, "counting quotient: reserved bytes are not zero")
 	rd.check(home >= 1 && home <= cqfMaxHomeBlocks, "counting quotient: %d home blocks", home)
 	rd.check(uint64(overflow) == cqfOverflowBlocks(uint64(home)), "counting quotient: %d overflow blocks, shape needs %d",
 		overflow, cqfOverflowBlocks(uint64(home)))
 	if rd.fail != nil {
 		return nil, fmt.Errorf("filters: %w", rd.fail)
 	}
-	size := (uint64(home) + uint64(overflow)) * (cqfHeader + 8*uint64(r))
-	rd.check(uint64(len(rd.buf)) == size, "counting quotient: table needs %d bytes, body has %d", size, len(rd.buf))
-	if rd.fail != nil {
-		return nil, fmt.Errorf("filters: %w", rd.fail)
-	}
-	raw := rd.take(size, "table")
-	if err := rd.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	raw, err := readDynBytes(rd, "counting quotient", (uint64(home)+uint64(overflow))*(cqfHeader+8*uint64(r)))
+	if err != nil {
+		return nil, err
 	}
 	f := newCountingQuotientShape(r, home, overflow)
 	if used > f.maxUsed {

@@ -49,24 +49,22 @@ const (
 
 // errCuckooFull is returned by a failed Add; it is static so that the
 // failure path allocates nothing.
-var errCuckooFull = fmt.Errorf("filters: cuckoo: no free slot within %d displacements: %w",
-	laneMaxKicks, ErrFull)
+var errCuckooFull = laneFull("cuckoo")
 
 // cuckooFingerprintBits chooses the fingerprint width for a target rate: the
-// paper's bound ε ≤ 2b/2^f with b = 4 gives f = ceil(log2(8/ε)), rounded up
-// to a width the packed layout supports.
+// paper's bound (laneFingerprintBits), rounded up to a width the packed
+// layout supports.
 func cuckooFingerprintBits(fpRate float64) (uint, error) {
-	f := math.Ceil(math.Log2(2 * cuckooSlots / fpRate))
+	f, err := laneFingerprintBits("cuckoo", fpRate)
 	switch {
+	case err != nil:
+		return 0, err
 	case f <= 8:
 		return 8, nil
 	case f <= 12:
 		return 12, nil
-	case f <= 16:
-		return 16, nil
 	}
-	return 0, invalidf("cuckoo: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
-		fpRate, f, 2*cuckooSlots/math.Exp2(16))
+	return 16, nil
 }
 
 // NewCuckoo returns an empty cuckoo filter for n keys at false-positive rate
@@ -194,12 +192,7 @@ func (c *Cuckoo) countLanes(b, fp uint64) int {
 
 // MarshalBinary encodes the filter (docs/format.md, "Cuckoo filter").
 func (c *Cuckoo) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 28+8*len(c.slots.words))
-	w.u8(uint8(c.fpBits))
-	w.u8(cuckooSlots)
-	w.u8(uint8(c.logBuckets))
-	w.u8(0)
+	w := newDynBody(28+8*len(c.slots.words), uint8(c.fpBits), cuckooSlots, uint8(c.logBuckets))
 	c.appendState(&w)
 	return cuckooCodec.seal(w.buf), nil
 }
@@ -218,27 +211,22 @@ func (c *Cuckoo) UnmarshalBinary(data []byte) error {
 	return cuckooCodec.unmarshal(c, data)
 }
 
-var cuckooCodec = newCodec(TypeCuckoo, cuckooVersion, "cuckoo", decodeCuckoo)
+var cuckooCodec = newDynCodec(TypeCuckoo, cuckooVersion, "cuckoo", 3, decodeCuckoo)
 
 // decodeCuckoo checks every field before building the filter, including
 // that the stored count equals the number of occupied slots and that no bit
 // outside the table is set, so a decoded filter is one that Add and Remove
 // could have produced (F3).
-func decodeCuckoo(body []byte) (*Cuckoo, error) {
-	r := bodyReader{buf: body}
-	fpBits := uint(r.u8("fingerprint bits"))
-	slots := r.u8("slots per bucket")
-	logBuckets := uint(r.u8("log2 bucket count"))
-	reserved := r.u8("reserved")
-	st := readLaneState(&r)
+func decodeCuckoo(h dynHeader, r *bodyReader) (*Cuckoo, error) {
+	fpBits, slots, logBuckets := uint(h[0]), h[1], uint(h[2])
+	st := readWalkState(r)
 	r.check(fpBits == 8 || fpBits == 12 || fpBits == 16, "cuckoo: fingerprint width %d is not 8, 12 or 16", fpBits)
 	r.check(slots == cuckooSlots, "cuckoo: %d slots per bucket, want %d", slots, cuckooSlots)
 	r.check(logBuckets <= cuckooMaxLogBuckets, "cuckoo: 2^%d buckets is too many", logBuckets)
-	r.check(reserved == 0, "cuckoo: reserved byte is %d", reserved)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := st.words(&r, "cuckoo", packedWords(1<<logBuckets, cuckooSlots*fpBits))
+	words, err := readDynWords(r, "cuckoo", st.nWords, packedWords(1<<logBuckets, cuckooSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

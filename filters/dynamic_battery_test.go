@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -92,13 +93,8 @@ var dynCases = []dynCase{
 			return []dynFilter{newCuckooShape(14, 8), newCuckooShape(14, 12), newCuckooShape(14, 16)}
 		},
 		fresh: func(n int, p float64) (dynFilter, error) { return NewCuckoo(n, p) },
-		shapes: func() (fs []dynFilter) {
-			for _, w := range []uint{8, 12, 16} {
-				for _, lb := range []uint{0, 1, 3, 7} {
-					fs = append(fs, newCuckooShape(lb, w))
-				}
-			}
-			return fs
+		shapes: func() []dynFilter {
+			return dynShapeGrid([]uint{8, 12, 16}, []uint{0, 1, 3, 7}, newCuckooShape)
 		},
 		// 1M operations in all; most on 8-bit fingerprints, which collide
 		// most. The soak's bigger tables take bigger batches: checking 250k
@@ -161,13 +157,8 @@ var dynCases = []dynCase{
 			return []dynFilter{newMortonShape(2000, 8), newMortonShape(2000, 12), newMortonShape(2000, 16)}
 		},
 		fresh: func(n int, p float64) (dynFilter, error) { return NewMorton(n, p) },
-		shapes: func() (fs []dynFilter) {
-			for _, w := range []uint{5, 8, 11, 16} {
-				for _, nb := range []uint64{1, 2, 5, 40} {
-					fs = append(fs, newMortonShape(nb, w))
-				}
-			}
-			return fs
+		shapes: func() []dynFilter {
+			return dynShapeGrid([]uint{5, 8, 11, 16}, []uint64{1, 2, 5, 40}, newMortonShape)
 		},
 		// 400k operations on 37 blocks (not a power of two); narrow
 		// fingerprints collide most.
@@ -179,19 +170,27 @@ var dynCases = []dynCase{
 		golden: dynGolden{file: "vacuum-v1", n: 3, rate: 0.05, keys: []string{"a", "b", "c"}}, // type 15
 		zero:   func() dynFilter { return new(Vacuum) },
 		fresh:  func(n int, p float64) (dynFilter, error) { return NewVacuum(n, p) },
-		shapes: func() (fs []dynFilter) {
-			for _, w := range []uint{4, 8, 11, 16} {
-				for _, shape := range [][2]uint64{{0, 1}, {1, 3}, {3, 5}, {6, 3}} {
-					fs = append(fs, newVacuumShape(uint(shape[0]), shape[1], w))
-				}
-			}
-			return fs
+		shapes: func() []dynFilter {
+			return dynShapeGrid([]uint{4, 8, 11, 16}, [][2]uint64{{0, 1}, {1, 3}, {3, 5}, {6, 3}},
+				func(shape [2]uint64, w uint) *Vacuum { return newVacuumShape(uint(shape[0]), shape[1], w) })
 		},
 		// 400k operations; 4- and 8-bit fingerprints collide most. The
 		// table (13 chunks of 64 buckets) is not a power of two.
 		churns: []dynChurnRun{{vacuumChurn(6, 13, 4, 0.96), 100_000, 10_000, 4}, {vacuumChurn(6, 13, 8, 0.96), 200_000, 10_000, 8}, {vacuumChurn(6, 13, 12, 0.96), 100_000, 10_000, 12}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{vacuumChurn(10, 37, 8, 0.955), 5_000_000, 200_000, 0}),
 	},
+}
+
+// dynShapeGrid returns a filter of every fingerprint width and table size,
+// widths outermost, for the filters whose constructor takes a size and a
+// width.
+func dynShapeGrid[S any, F dynFilter](widths []uint, sizes []S, shape func(size S, w uint) F) (fs []dynFilter) {
+	for _, w := range widths {
+		for _, s := range sizes {
+			fs = append(fs, shape(s, w))
+		}
+	}
+	return fs
 }
 
 // TestDynamicGolden pins each filter's encoding (docs/format.md, the
@@ -702,6 +701,20 @@ func dynMutated(body []byte, cut int, mutations map[string]func(b []byte)) map[s
 		out[name] = b
 	}
 	return out
+}
+
+// dynWalkMutations returns own plus the corruptions of the frame the
+// random-walk filters share (Cuckoo, Vacuum, Morton; dynamic_body.go), for
+// a body whose walk state starts at byte at: a reserved header byte set, a
+// count the table disagrees with, and a wrong word count.
+func dynWalkMutations(at int, own map[string]func(b []byte)) map[string]func(b []byte) {
+	m := map[string]func(b []byte){
+		"reserved byte":              func(b []byte) { b[3] = 1 },
+		"count disagrees with slots": func(b []byte) { b[at]++ },
+		"word count":                 func(b []byte) { b[at+16]++ },
+	}
+	maps.Copy(m, own)
+	return m
 }
 
 // assertRejectsVersionAndType checks that a valid body of type typ is

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -50,6 +51,27 @@ const (
 	// implementation (500 displacements).
 	laneMaxKicks = 500
 )
+
+// laneFull returns the error a failed Add of the lane filter called name
+// returns. Each filter makes its own once, at package level, so that the
+// failure path allocates nothing.
+func laneFull(name string) error {
+	return fmt.Errorf("filters: %s: no free slot within %d displacements: %w", name, laneMaxKicks, ErrFull)
+}
+
+// laneFingerprintBits is the narrowest fingerprint for rate fpRate by the
+// cuckoo paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
+// Widths above 16, the widest either filter packs, are refused; name
+// prefixes the error. Each filter then rounds f to the widths it supports.
+func laneFingerprintBits(name string, fpRate float64) (uint, error) {
+	f := math.Ceil(math.Log2(2 * laneSlots / fpRate))
+	if !(f <= 16) { // also NaN, as Cuckoo's switch on f refused it
+
+		return 0, invalidf("%s: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
+			name, fpRate, f, 2*laneSlots/math.Exp2(16))
+	}
+	return uint(f), nil
+}
 
 // newLaneTable returns an empty table of buckets buckets of fpBits-bit
 // lanes whose walk starts from seed.
@@ -226,40 +248,9 @@ func (t *laneTable) LoadFactor() float64 { return float64(t.count) / float64(t.C
 // FingerprintBits returns the fingerprint width chosen at construction.
 func (t *laneTable) FingerprintBits() int { return int(t.fpBits) }
 
-// appendState writes the fields after a filter's shape header: count,
-// generator state, word count and the words (docs/format.md, "Cuckoo
-// filter" and "Vacuum filter").
-func (t *laneTable) appendState(w *bodyWriter) {
-	w.u64(t.count)
-	w.u64(t.rng)
-	w.u64(uint64(len(t.slots.words)))
-	w.u64s(t.slots.words)
-}
-
-// laneState is the part of a Cuckoo or Vacuum body that appendState
-// writes after the filter's shape header: the key count, the generator
-// state and the number of table words that follow.
-type laneState struct{ count, rng, nWords uint64 }
-
-// readLaneState reads the three counts appendState writes first.
-func readLaneState(r *bodyReader) laneState {
-	return laneState{count: r.u64("count"), rng: r.u64("random state"), nWords: r.u64("word count")}
-}
-
-// words reads the table appendState writes last, once the caller has
-// checked the shape header: the stored word count must be want, the count
-// the decoded shape needs, and nothing may follow the words. The caller
-// allocates its table only after this succeeds, so a header claiming a
-// large table over a short body allocates nothing (F3). name prefixes
-// errors.
-func (st laneState) words(r *bodyReader, name string, want uint64) ([]uint64, error) {
-	r.check(st.nWords == want, "%s: %d words, shape needs %d", name, st.nWords, want)
-	words := r.u64s(st.nWords, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
-	}
-	return words, nil
-}
+// appendState writes the walk state and the table after a filter's shape
+// fields (appendWalkState).
+func (t *laneTable) appendState(w *bodyWriter) { appendWalkState(w, t.count, t.rng, t.slots.words) }
 
 // load fills an empty table of the decoded shape from words and checks that
 // no bit outside the table is set (including the spare word) and that the

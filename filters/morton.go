@@ -473,18 +473,10 @@ func (m *Morton) OverflowFraction() float64 {
 
 // MarshalBinary encodes the filter (docs/format.md, "Morton filter").
 func (m *Morton) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
 	nw := m.blocks * mortonBlockWords
-	w.buf = make([]byte, 0, 36+8*nw)
-	w.u8(uint8(m.fpBits))
-	w.u8(mortonBuckets)
-	w.u8(uint8(m.slots))
-	w.u8(0)
+	w := newDynBody(36+8*int(nw), uint8(m.fpBits), mortonBuckets, uint8(m.slots))
 	w.u64(m.blocks)
-	w.u64(m.count)
-	w.u64(m.rng)
-	w.u64(nw)
-	w.u64s(m.words[:nw])
+	appendWalkState(&w, m.count, m.rng, m.words[:nw])
 	return mortonCodec.seal(w.buf), nil
 }
 
@@ -494,41 +486,31 @@ func (m *Morton) UnmarshalBinary(data []byte) error {
 	return mortonCodec.unmarshal(m, data)
 }
 
-var mortonCodec = newCodec(TypeMorton, mortonVersion, "morton", decodeMorton)
+var mortonCodec = newDynCodec(TypeMorton, mortonVersion, "morton", 3, decodeMorton)
 
 // decodeMorton checks the shape before allocating, then every block: at
 // most S occupied slots and no bit set in the FSA past them (inserts shift
 // the FSA up and rely on free space being zero), and the count equals the
 // occupied slots. OTA bits cannot be checked (any pattern is reachable), and
 // a wrong one only changes answers, never memory safety.
-func decodeMorton(body []byte) (*Morton, error) {
-	r := bodyReader{buf: body}
-	w := uint(r.u8("fingerprint bits"))
-	buckets := r.u8("buckets per block")
-	slots := uint(r.u8("slots per block"))
-	reserved := r.u8("reserved")
+func decodeMorton(h dynHeader, r *bodyReader) (*Morton, error) {
+	w, buckets, slots := uint(h[0]), h[1], uint(h[2])
 	nb := r.u64("block count")
-	count := r.u64("count")
-	rng := r.u64("random state")
-	nw := r.u64("word count")
+	st := readWalkState(r)
 	r.check(w >= mortonMinBits && w <= 16, "morton: fingerprint width %d outside 5..16", w)
 	r.check(buckets == mortonBuckets, "morton: %d buckets per block, want %d", buckets, mortonBuckets)
 	r.check(w == 0 || slots == mortonFSABits/w, "morton: %d slots per block, width %d needs %d", slots, w, mortonFSABits/max(w, 1))
-	r.check(reserved == 0, "morton: reserved byte is %d", reserved)
 	r.check(nb >= 1 && nb <= mortonMaxBuckets/mortonBuckets, "morton: %d blocks", nb)
-	if r.fail == nil {
-		r.check(nw == nb*mortonBlockWords, "morton: %d words, %d blocks need %d", nw, nb, nb*mortonBlockWords)
-	}
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words := r.u64s(nw, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	words, err := readDynWords(r, "morton", st.nWords, nb*mortonBlockWords)
+	if err != nil {
+		return nil, err
 	}
 	m := newMortonShape(nb, w)
 	copy(m.words, words)
-	m.rng = rng
+	m.rng = st.rng
 	var occupied uint64
 	for i := uint64(0); i < nb; i++ {
 		blk := m.block(i)
@@ -548,10 +530,10 @@ func decodeMorton(body []byte) (*Morton, error) {
 		}
 		occupied += total
 	}
-	if occupied != count {
-		return nil, corruptf("morton: header counts %d keys, table holds %d", count, occupied)
+	if occupied != st.count {
+		return nil, corruptf("morton: header counts %d keys, table holds %d", st.count, occupied)
 	}
-	m.count = count
+	m.count = st.count
 	return m, nil
 }
 

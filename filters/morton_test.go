@@ -235,20 +235,17 @@ func TestMortonDecodeRejectsCorruption(t *testing.T) {
 	enc := mustMarshal(t, m)
 	body := dynRejectsFlips(t, dynCaseOf("Morton"), enc, 0x10)
 	const table = 36
-	mutate := map[string]func(b []byte){
-		"count disagrees":  func(b []byte) { b[12]++ },
+	mutate := dynWalkMutations(12, map[string]func(b []byte){
 		"width 4":          func(b []byte) { b[0] = 4 },
 		"width 17":         func(b []byte) { b[0] = 17 },
 		"16 buckets":       func(b []byte) { b[1] = 16 },
 		"slots":            func(b []byte) { b[2]++ },
-		"reserved":         func(b []byte) { b[3] = 1 },
 		"zero blocks":      func(b []byte) { clear(b[4:12]) },
 		"huge block count": func(b []byte) { b[11] = 0x40 },
-		"word count":       func(b []byte) { b[28]++ },
 		"overfull block":   func(b []byte) { copy(b[table:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) },
 		"bit past last fp": func(b []byte) { b[table+63] |= 0x80 },
 		"truncated":        nil,
-	}
+	})
 	bodies := dynMutated(body, 8, mutate)
 	bodies["extra block words"] = append(slices.Clone(body), make([]byte, 64)...)
 	dynRejectsBodies(t, dynCaseOf("Morton"), bodies)

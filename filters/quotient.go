@@ -440,12 +440,7 @@ func (f *Quotient) scan(visit func(fq, fr uint64)) error {
 
 // MarshalBinary encodes the filter (docs/format.md, "Quotient filter").
 func (f *Quotient) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 28+8*len(f.slots.words))
-	w.u8(uint8(f.q))
-	w.u8(uint8(f.r))
-	w.u8(0)
-	w.u8(0)
+	w := newDynBody(28+8*len(f.slots.words), uint8(f.q), uint8(f.r))
 	w.f64(f.maxLoad)
 	w.u64(f.count)
 	w.u64(uint64(len(f.slots.words)))
@@ -459,32 +454,26 @@ func (f *Quotient) UnmarshalBinary(data []byte) error {
 	return quotientCodec.unmarshal(f, data)
 }
 
-var quotientCodec = newCodec(TypeQuotient, quotientVersion, "quotient", decodeQuotient)
+var quotientCodec = newDynCodec(TypeQuotient, quotientVersion, "quotient", 2, decodeQuotient)
 
 // decodeQuotient checks the parameters, that no bit outside the table is
 // set, and invariants Q1-Q4 over the whole table, so that a decoded filter
 // is exactly one that Add and Remove could have built: no query or update on
 // it can loop or panic (F3).
-func decodeQuotient(body []byte) (*Quotient, error) {
-	r := bodyReader{buf: body}
-	q := uint(r.u8("quotient bits"))
-	rb := uint(r.u8("remainder bits"))
-	res1, res2 := r.u8("reserved"), r.u8("reserved")
+func decodeQuotient(h dynHeader, r *bodyReader) (*Quotient, error) {
+	q, rb := uint(h[0]), uint(h[1])
 	maxLoad := r.f64("load limit")
 	count := r.u64("count")
 	nWords := r.u64("word count")
 	r.check(q >= 1 && q <= quotientMaxQ, "quotient: q = %d outside [1, %d]", q, quotientMaxQ)
 	r.check(rb >= 1 && rb <= quotientMaxR && q+rb <= 64, "quotient: r = %d invalid for q = %d", rb, q)
-	r.check(res1 == 0 && res2 == 0, "quotient: reserved bytes are not zero")
 	r.check(maxLoad > 0 && maxLoad <= QuotientMaxLoad, "quotient: load limit %v outside (0, %v]", maxLoad, QuotientMaxLoad)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	want := packedWords(1<<q, rb+3)
-	r.check(nWords == want, "quotient: %d words, shape needs %d", nWords, want)
-	words := r.u64s(nWords, "table")
-	if err := r.finish(); err != nil {
-		return nil, fmt.Errorf("filters: %w", err)
+	words, err := readDynWords(r, "quotient", nWords, packedWords(1<<q, rb+3))
+	if err != nil {
+		return nil, err
 	}
 	f := newQuotientShape(q, rb, maxLoad)
 	if count > f.maxCount {

@@ -57,19 +57,16 @@ const (
 	vacuumSeed       = 0x5eed_7ac0_5eed_7ac0
 )
 
-var errVacuumFull = fmt.Errorf("filters: vacuum: no free slot within %d displacements: %w",
-	laneMaxKicks, ErrFull)
+var errVacuumFull = laneFull("vacuum")
 
-// vacuumFingerprintBits is the cuckoo bound ε ≤ 2b/2^w with b = 4 (Fan et
-// al.; Wang et al. use the same), w = ceil(log2(8/ε)), but any width from 4
-// to 16 instead of 8/12/16 only.
+// vacuumFingerprintBits is the cuckoo bound (laneFingerprintBits; Wang et
+// al. use the same), but any width from 4 to 16 instead of 8/12/16 only.
 func vacuumFingerprintBits(fpRate float64) (uint, error) {
-	f := math.Ceil(math.Log2(2 * vacuumSlots / fpRate))
-	if f > 16 {
-		return 0, invalidf("vacuum: false-positive rate %v needs %v-bit fingerprints; the widest is 16 (rate >= %.3g)",
-			fpRate, f, 2*vacuumSlots/math.Exp2(16))
+	f, err := laneFingerprintBits("vacuum", fpRate)
+	if err != nil {
+		return 0, err
 	}
-	return uint(max(f, 4)), nil
+	return max(f, 4), nil
 }
 
 // vacuumShape chooses the chunk size L and the chunk count C for n keys:
@@ -176,12 +173,7 @@ func (v *Vacuum) ChunkBuckets() int { return 1 << v.logChunk }
 
 // MarshalBinary encodes the filter (docs/format.md, "Vacuum filter").
 func (v *Vacuum) MarshalBinary() ([]byte, error) {
-	var w bodyWriter
-	w.buf = make([]byte, 0, 36+8*len(v.slots.words))
-	w.u8(uint8(v.fpBits))
-	w.u8(vacuumSlots)
-	w.u8(uint8(v.logChunk))
-	w.u8(0)
+	w := newDynBody(36+8*len(v.slots.words), uint8(v.fpBits), vacuumSlots, uint8(v.logChunk))
 	w.u64(v.chunks)
 	v.appendState(&w)
 	return vacuumCodec.seal(w.buf), nil
@@ -193,29 +185,24 @@ func (v *Vacuum) UnmarshalBinary(data []byte) error {
 	return vacuumCodec.unmarshal(v, data)
 }
 
-var vacuumCodec = newCodec(TypeVacuum, vacuumVersion, "vacuum", decodeVacuum)
+var vacuumCodec = newDynCodec(TypeVacuum, vacuumVersion, "vacuum", 3, decodeVacuum)
 
 // decodeVacuum checks the shape before allocating, then that no bit outside
 // the table is set and that the count equals the occupied slots, so every
 // accepted filter is one Add and Remove could have produced (F3).
-func decodeVacuum(body []byte) (*Vacuum, error) {
-	r := bodyReader{buf: body}
-	fpBits := uint(r.u8("fingerprint bits"))
-	slots := r.u8("slots per bucket")
-	logChunk := uint(r.u8("log2 chunk buckets"))
-	reserved := r.u8("reserved")
+func decodeVacuum(h dynHeader, r *bodyReader) (*Vacuum, error) {
+	fpBits, slots, logChunk := uint(h[0]), h[1], uint(h[2])
 	chunks := r.u64("chunk count")
-	st := readLaneState(&r)
+	st := readWalkState(r)
 	r.check(fpBits >= 4 && fpBits <= 16, "vacuum: fingerprint width %d outside 4..16", fpBits)
 	r.check(slots == vacuumSlots, "vacuum: %d slots per bucket, want %d", slots, vacuumSlots)
 	r.check(logChunk <= vacuumMaxLogChunk, "vacuum: chunks of 2^%d buckets is too many", logChunk)
-	r.check(reserved == 0, "vacuum: reserved byte is %d", reserved)
 	r.check(chunks >= 1 && chunks <= vacuumMaxBuckets>>logChunk,
 		"vacuum: %d chunks of 2^%d buckets", chunks, logChunk)
 	if r.fail != nil {
 		return nil, fmt.Errorf("filters: %w", r.fail)
 	}
-	words, err := st.words(&r, "vacuum", packedWords(chunks<<logChunk, vacuumSlots*fpBits))
+	words, err := readDynWords(r, "vacuum", st.nWords, packedWords(chunks<<logChunk, vacuumSlots*fpBits))
 	if err != nil {
 		return nil, err
 	}

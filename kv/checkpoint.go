@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -256,13 +257,8 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 	if err == nil {
 		err = w.Sync()
 	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// Both close whatever happened above; cmp.Or keeps the first failure.
+	if err := cmp.Or(err, w.Close(), f.Close()); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil

@@ -210,10 +210,7 @@ func TestCheckpointCopiesWithoutLinks(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	names, err := mem.List("db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := mustList(t, mem, "db")
 	for _, n := range names {
 		if err := mem.Remove(mem.PathJoin("db", n)); err != nil {
 			t.Fatal(err)

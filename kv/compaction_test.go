@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -83,24 +83,25 @@ func TestWriteStallNeverDeadlocks(t *testing.T) {
 	o.L0CompactionThreshold, o.L0SlowdownWritesThreshold, o.L0StopWritesThreshold = 1, 2, 3
 	d := openMem(t, vfs.NewMem(), o)
 	defer d.Close()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
+	var writers testutil.Group
 	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		writers.Go(func() error {
 			val := make([]byte, 100)
 			for i := 0; i < 1500; i++ {
 				if err := d.Set([]byte(fmt.Sprintf("%d-%05d", w, i)), val, NoSync); err != nil {
-					t.Error(err)
-					return
+					return err
 				}
 			}
-		}(w)
+			return nil
+		})
 	}
-	go func() { wg.Wait(); close(done) }()
+	done := make(chan []error, 1)
+	go func() { done <- writers.Wait() }()
 	select {
-	case <-done:
+	case errs := <-done:
+		for _, err := range errs {
+			t.Error(err)
+		}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("writers did not finish: deadlock?\n%s", d.Metrics())
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -255,32 +256,29 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 8 << 10})
 	defer d.Close()
 	const writers, perWriter = 4, 400
-	var wg sync.WaitGroup
+	var group testutil.Group
 	final := make([]map[string]string, writers)
 	for w := 0; w < writers; w++ {
 		final[w] = map[string]string{}
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		group.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for i := 0; i < perWriter; i++ {
 				k := fmt.Sprintf("w%d-%03d", w, rng.IntN(100))
 				if rng.IntN(5) == 0 {
 					if err := d.Delete([]byte(k), NoSync); err != nil {
-						t.Error(err)
-						return
+						return err
 					}
 					delete(final[w], k)
 					continue
 				}
 				v := fmt.Sprintf("%d", i)
 				if err := d.Set([]byte(k), []byte(v), &WriteOptions{Sync: i%50 == 0}); err != nil {
-					t.Error(err)
-					return
+					return err
 				}
 				final[w][k] = v
 			}
-		}(w)
+			return nil
+		})
 	}
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
@@ -315,9 +313,12 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 			}
 		}(r)
 	}
-	wg.Wait()
+	errs := group.Wait()
 	close(stop)
 	readers.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
 	for w := 0; w < writers; w++ {
 		for i := 0; i < 100; i++ {
 			k := fmt.Sprintf("w%d-%03d", w, i)
@@ -416,10 +417,7 @@ func tableBytes(d *DB) uint64 {
 
 func listKind(t *testing.T, fs vfs.FS, kind fileKind) []string {
 	t.Helper()
-	names, err := fs.List("db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := mustList(t, fs, "db")
 	var out []string
 	for _, n := range names {
 		if k, _, ok := parseFileName(n); ok && k == kind {

@@ -23,6 +23,16 @@ func openMem(t *testing.T, fs vfs.FS, o *Options) *DB {
 	return d
 }
 
+// mustList returns the names in dir, failing t if fs cannot list it.
+func mustList(t testing.TB, fs vfs.FS, dir string) []string {
+	t.Helper()
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
 // reopen closes d and opens the DB in dir again with o, as a restart of the
 // process would, failing t if either step fails.
 func reopen(t *testing.T, d *DB, dir string, o *Options) *DB {
@@ -44,6 +54,14 @@ func returnsWithin(t *testing.T, timeout time.Duration, stuck string, fn func() 
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
+	returnedWithin(t, done, timeout, stuck)
+}
+
+// returnedWithin fails t with the error done yields, or with stuck if done
+// yields nothing within timeout: returnsWithin for work already started,
+// whose result arrives on done.
+func returnedWithin(t *testing.T, done <-chan error, timeout time.Duration, stuck string) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -96,13 +96,7 @@ func TestRangeShadowedEstimate(t *testing.T) {
 			if s := m.String(); !strings.Contains(s, "range tombstones: L0 2 ") {
 				t.Fatalf("stats do not list the range tombstones per level:\n%s", s)
 			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
-			d, err := Open("db", o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d = reopen(t, d, "db", o)
 			defer d.Close()
 			estimateMissingNow(d)
 			if again := d.Metrics().Levels[0].ShadowedBytes; float64(again) != got {

@@ -17,6 +17,20 @@ func exampleDir() string {
 	return dir
 }
 
+// openExampleDB opens a database in a fresh directory, as ExampleOpen
+// shows; cleanup closes it and removes the directory.
+func openExampleDB() (db *kv.DB, cleanup func()) {
+	dir := exampleDir()
+	db, err := kv.Open(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	return db, func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
+}
+
 // Open creates the database in an empty directory (or opens the one
 // there); Close flushes nothing a reopen would not recover from the WAL.
 func ExampleOpen() {
@@ -48,10 +62,8 @@ func ExampleOpen() {
 // kv.Sync makes a write durable before it returns; kv.NoSync survives a
 // process crash but not a machine crash.
 func ExampleDB_Get() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	db.Set([]byte("k"), []byte("v"), kv.NoSync)
 	db.Delete([]byte("k"), kv.NoSync)
@@ -62,10 +74,8 @@ func ExampleDB_Get() {
 
 // A batch applies all of its writes or none of them.
 func ExampleDB_Apply() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	b := db.NewBatch()
 	b.Set([]byte("account/alice"), []byte("90"))
@@ -82,10 +92,8 @@ func ExampleDB_Apply() {
 // An iterator with bounds sees the keys in [LowerBound, UpperBound), in
 // either direction. Key and Value are valid until the iterator moves.
 func ExampleDB_NewIter() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	for _, k := range []string{"a", "user/1", "user/2", "user/3", "z"} {
 		db.Set([]byte(k), []byte("v-"+k), kv.NoSync)
@@ -110,10 +118,8 @@ func ExampleDB_NewIter() {
 
 // A snapshot reads the database as it was when the snapshot was taken.
 func ExampleDB_NewSnapshot() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	db.Set([]byte("k"), []byte("old"), kv.NoSync)
 	snap := db.NewSnapshot()
@@ -129,10 +135,8 @@ func ExampleDB_NewSnapshot() {
 // Metrics tell what the filters saved: every Get of a key a table lacks
 // that the table's filter ruled out is a block read avoided.
 func ExampleDB_Metrics() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	for i := 0; i < 1000; i++ {
 		db.Set([]byte(fmt.Sprintf("key%04d", i)), []byte("v"), kv.NoSync)
@@ -175,10 +179,8 @@ func ExampleDB_Checkpoint() {
 // DeleteRange removes every key in [start, end) with one write, however
 // many keys that is; a snapshot taken before still sees them.
 func ExampleDB_DeleteRange() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	for _, k := range []string{"log/1", "log/2", "log/3", "user/1"} {
 		db.Set([]byte(k), []byte("v"), kv.NoSync)
@@ -206,10 +208,8 @@ func ExampleDB_DeleteRange() {
 
 // A batch's DeleteRange commits atomically with the batch's other writes.
 func ExampleBatch_DeleteRange() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
-	db, _ := kv.Open(dir, nil)
-	defer db.Close()
+	db, cleanup := openExampleDB()
+	defer cleanup()
 
 	db.Set([]byte("cache/a"), []byte("stale"), kv.NoSync)
 	db.Set([]byte("cache/b"), []byte("stale"), kv.NoSync)

@@ -15,12 +15,8 @@ import (
 // handles: they must report ErrClosed and release nothing the new DB
 // reads.
 func TestIteratorsAndSnapshotsHeldAcrossReopen(t *testing.T) {
-	fs := vfs.NewMem()
-	opts := &Options{FS: fs, MemTableSize: 1 << 10, DisableAutomaticCompactions: true}
-	d, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := &Options{MemTableSize: 1 << 10, DisableAutomaticCompactions: true}
+	d := openMem(t, vfs.NewMem(), opts) // sets opts.FS, which the reopen uses
 	put := func(d *DB, from, to int, tag string) {
 		t.Helper()
 		for i := from; i < to; i++ {
@@ -28,9 +24,7 @@ func TestIteratorsAndSnapshotsHeldAcrossReopen(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		mustFlush(t, d)
 	}
 	put(d, 0, 200, "a")
 	put(d, 100, 300, "b")
@@ -43,13 +37,7 @@ func TestIteratorsAndSnapshotsHeldAcrossReopen(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d2, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d2 := reopen(t, d, "db", opts)
 	defer d2.Close()
 	put(d2, 0, 50, "c")
 	if err := d2.Compact(nil, nil); err != nil {

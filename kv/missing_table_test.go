@@ -18,10 +18,8 @@ func TestOpenMissingTableIsCorruption(t *testing.T) {
 	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	tables, _ := d.Tables()
+	mustFlush(t, d)
+	tables := mustTables(t, d)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

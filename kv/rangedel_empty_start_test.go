@@ -14,12 +14,8 @@ import (
 // of it and at every Open after, which rebuilt the tombstone index from
 // it.
 func TestDeleteRangeFromEmptyKeyTableReads(t *testing.T) {
-	fs := vfs.NewMem()
-	opts := &Options{FS: fs}
-	d, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := &Options{}
+	d := openMem(t, vfs.NewMem(), opts) // sets opts.FS, which the reopen uses
 	for _, k := range []string{"0", "a0", "b0", "c0"} {
 		if err := d.Set([]byte(k), []byte("v"), nil); err != nil {
 			t.Fatal(err)
@@ -45,12 +41,7 @@ func TestDeleteRangeFromEmptyKeyTableReads(t *testing.T) {
 		}
 	}
 	check("after the flush")
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if d, err = Open("db", opts); err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
+	d = reopen(t, d, "db", opts)
 	defer d.Close()
 	check("after reopening")
 }

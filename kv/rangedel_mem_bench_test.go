@@ -46,12 +46,7 @@ func BenchmarkGetMemRangeDels(b *testing.B) {
 			if _, err := d.Get(keys[0]); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if _, err := d.Get(keys[(i*7919)%len(keys)]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchPresentGets(b, d, keys)
 		})
 		b.Run("seek", func(b *testing.B) {
 			b.ReportAllocs()

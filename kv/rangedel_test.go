@@ -92,12 +92,8 @@ func rdKey(i int) string { return fmt.Sprintf("k%03d", i) }
 // and one taken after, while it is in the memtable, after a flush, after a
 // compaction and after a reopen.
 func TestDeleteRangeEverywhere(t *testing.T) {
-	fs := vfs.NewMem()
-	opts := &Options{FS: fs}
-	d, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := &Options{}
+	d := openMem(t, vfs.NewMem(), opts) // sets opts.FS, which the reopen uses
 	m := rdModel{}
 	var keys []string
 	for i := range 100 {

@@ -116,10 +116,7 @@ func TestReadsOutliveCompactions(t *testing.T) {
 		}
 	}
 	d.mu.Unlock()
-	names, err := fs.List("db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := mustList(t, fs, "db")
 	for _, name := range names {
 		if strings.HasSuffix(name, ".sst") && !live[name] {
 			t.Errorf("table %s outlived every version naming it: a read state still holds an old version", name)

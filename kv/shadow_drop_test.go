@@ -77,6 +77,16 @@ func mustDelete(t *testing.T, d *DB, key []byte) {
 	}
 }
 
+// shadowDB is bottomDB with n keys and automatic compactions off, so that
+// only the compactions a test runs happen. It closes when the test ends,
+// after the test's defers have closed its snapshots and iterators.
+func shadowDB(t *testing.T, n int) *DB {
+	t.Helper()
+	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // setAndFlush sets every key to value and flushes them into one table.
 func setAndFlush(t *testing.T, d *DB, value string, keys ...[]byte) {
 	t.Helper()
@@ -101,8 +111,7 @@ func mustFlush(t *testing.T, d *DB) {
 // counts it; and the tombstone still reaches the bottom and goes.
 func TestCompactionDropsShadowedValue(t *testing.T) {
 	const n = 200
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	deleted := delKey(17)
 	mustDelete(t, d, deleted)
 	mustFlush(t, d)
@@ -153,8 +162,7 @@ func TestCompactionDropsShadowedValue(t *testing.T) {
 // from its own version's tables after the drop.
 func TestShadowDropRespectsSnapshots(t *testing.T) {
 	const n = 100
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	before, after := delKey(10), delKey(20)
 	want, err := d.Get(after)
 	if err != nil {
@@ -204,8 +212,7 @@ func TestShadowDropRespectsSnapshots(t *testing.T) {
 // whatever the entry's kind) shadows the older one as a tombstone would.
 func TestShadowDropNeedsConfirmation(t *testing.T) {
 	const n = 100
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	testIndexFalsePositive = true
 	defer func() { testIndexFalsePositive = false }()
 	mustDelete(t, d, delKey(3)) // the index holds a tombstone
@@ -237,8 +244,7 @@ func TestShadowDropNeedsConfirmation(t *testing.T) {
 // compaction asks it nothing (the check costs a workload without deletes
 // nothing), and with the index disabled no value is dropped early.
 func TestShadowDropOffWithoutTombstones(t *testing.T) {
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, 50)
-	defer d.Close()
+	d := shadowDB(t, 50)
 	if err := d.Set(delKey(5), []byte("x"), NoSync); err != nil {
 		t.Fatal(err)
 	}
@@ -316,10 +322,9 @@ func TestShadowDropAsksFewAboveTablesNotTheIndex(t *testing.T) {
 func TestShadowDropFindsOverwrites(t *testing.T) {
 	old := shadowLocalRatio
 	shadowLocalRatio = 0
-	defer func() { shadowLocalRatio = old }()
+	t.Cleanup(func() { shadowLocalRatio = old }) // after shadowDB's Close
 	const n = 200
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	mustDelete(t, d, delKey(3))
 	overwritten := map[int]bool{40: true, 90: true, 160: true}
 	var keys [][]byte
@@ -357,10 +362,9 @@ func TestShadowDropFindsOverwrites(t *testing.T) {
 func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
 	oldRatio, oldTrial := shadowLocalRatio, shadowOverwriteTrial
 	shadowLocalRatio, shadowOverwriteTrial = 0, 8
-	defer func() { shadowLocalRatio, shadowOverwriteTrial = oldRatio, oldTrial }()
+	t.Cleanup(func() { shadowLocalRatio, shadowOverwriteTrial = oldRatio, oldTrial }) // after shadowDB's Close
 	const n = 200
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	mustDelete(t, d, delKey(150))
 	setAndFlush(t, d, "x", []byte("a"), []byte("z")) // the table spans every key
 
@@ -385,8 +389,7 @@ func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
 // leave its tombstones above for longer, with the values under them).
 func TestShadowDropOverwriteKeepsTombstoneEstimate(t *testing.T) {
 	const n = 200
-	d := bottomDB(t, &Options{DisableAutomaticCompactions: true}, n)
-	defer d.Close()
+	d := shadowDB(t, n)
 	overwritten := []int{40, 90, 160}
 	for _, i := range overwritten {
 		if err := d.Set(delKey(i), []byte("new"), NoSync); err != nil {

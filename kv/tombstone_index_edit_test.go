@@ -17,15 +17,9 @@ import (
 // than miss the flushed tombstones (K7), and once let go the index holds
 // exactly the tables' tombstones.
 func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
-	defer d.Close()
 	key := func(i int) []byte { return fmt.Appendf(nil, "held%05d", i) }
-	for i := range 2000 {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	d := flushedKeysDB(t, key, 2000)
+	defer d.Close()
 	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held flush
 	for i := 0; i < 1000; i++ {
@@ -40,27 +34,14 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 		case <-time.After(4 * time.Second):
 			return fmt.Errorf("the flush of 1000 tombstones did not update the index")
 		}
-		for i := 1000; i < 1500; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
-		}
-		return nil
+		return deleteKeys(d, key, 1000, 1500)
 	})
-	looked := make(chan bool, 1)
-	go func() { looked <- d.tombstones.mayHaveTombstone(key(0)) }()
-	select {
-	case <-looked:
-		t.Fatal("a lookup answered while the flush's tombstones were not yet in the index")
-	case <-time.After(50 * time.Millisecond):
-	}
+	looked := lookupWaits(t, d, key(0), "a lookup answered while the flush's tombstones were not yet in the index")
 	letGo()
 	if !<-looked {
 		t.Fatal("the index misses a flushed tombstone")
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	checkTombstoneIndex(t, d, "after the held update")
 }
 
@@ -73,49 +54,26 @@ func TestTombstoneIndexUpdateDoesNotBlockWriters(t *testing.T) {
 // a lookup meanwhile waits for both edits; once let go the index holds
 // exactly the tables' tombstones, the edits applied in install order.
 func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
-	defer d.Close()
 	key := func(i int) []byte { return fmt.Appendf(nil, "held%05d", i) }
-	for i := range 3000 {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	d := flushedKeysDB(t, key, 3000)
+	defer d.Close()
 	for i := range 1000 {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	d.tombstones.stats() // waits for the flush's update, which reads the hook
 	entered, letGo := holdFirstIndexEdit(t)
 	defer letGo() // before Close, which waits for the held compaction
 	compacted := make(chan error, 1)
 	go func() { compacted <- d.Compact(nil, nil) }() // drops the 1000 tombstones
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the compaction dropping 1000 tombstones did not update the index")
-	}
+	mustEnter(t, entered, "the compaction dropping 1000 tombstones did not update the index")
 	returnsWithin(t, 5*time.Second, "a flush's install or writes waited for a compaction's index update", func() error {
-		for i := 1000; i < 2000; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
-		}
-		if err := d.Flush(); err != nil {
+		if err := deleteAndFlushKeys(d, key, 1000, 2000); err != nil {
 			return err
 		}
 		return d.Set(key(0), []byte("again"), NoSync)
 	})
-	looked := make(chan bool, 1)
-	go func() { looked <- d.tombstones.mayHaveTombstone(key(1500)) }()
-	select {
-	case <-looked:
-		t.Fatal("a lookup answered while queued edits were not yet applied")
-	case <-time.After(50 * time.Millisecond):
-	}
+	looked := lookupWaits(t, d, key(1500), "a lookup answered while queued edits were not yet applied")
 	letGo()
 	if err := <-compacted; err != nil {
 		t.Fatal(err)
@@ -124,6 +82,67 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 		t.Fatal("the index misses a flushed tombstone")
 	}
 	checkTombstoneIndex(t, d, "after the held compaction")
+}
+
+// flushedKeysDB opens a DB on a MemFS, its compactions manual, and writes
+// key(i) for i < n into one flushed table: where the tests that hold an
+// update of the tombstone index start.
+func flushedKeysDB(t *testing.T, key func(int) []byte, n int) *DB {
+	t.Helper()
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	for i := range n {
+		if err := d.Set(key(i), []byte("v"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFlush(t, d)
+	return d
+}
+
+// deleteKeys deletes key(i) for from <= i < to and returns the first
+// failure.
+func deleteKeys(d *DB, key func(int) []byte, from, to int) error {
+	for i := from; i < to; i++ {
+		if err := d.Delete(key(i), NoSync); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteAndFlushKeys is deleteKeys, then a flush of the tombstones.
+func deleteAndFlushKeys(d *DB, key func(int) []byte, from, to int) error {
+	if err := deleteKeys(d, key, from, to); err != nil {
+		return err
+	}
+	return d.Flush()
+}
+
+// lookupWaits asks the index about key in the background and fails t with
+// answered if the answer comes within 50 ms, as it must not while an
+// update is held (K7); the answer arrives on the returned channel once the
+// update is let go.
+func lookupWaits(t *testing.T, d *DB, key []byte, answered string) <-chan bool {
+	t.Helper()
+	looked := make(chan bool, 1)
+	go func() { looked <- d.tombstones.mayHaveTombstone(key) }()
+	select {
+	case <-looked:
+		t.Fatal(answered)
+	case <-time.After(50 * time.Millisecond):
+	}
+	return looked
+}
+
+// mustEnter fails t with stuck unless entered, the signal of a held
+// index update, arrives within 5 seconds.
+func mustEnter(t *testing.T, entered <-chan struct{}, stuck string) {
+	t.Helper()
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal(stuck)
+	}
 }
 
 // holdFirstIndexEdit makes the next tombstone-index edit's apply wait,

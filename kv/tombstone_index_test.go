@@ -79,9 +79,7 @@ func TestTombstoneIndexSurvivesOneKeyDeletedInManyTables(t *testing.T) {
 		if err := d.Set(k, []byte(fmt.Sprint(round)), NoSync); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		mustFlush(t, d)
 		if err := d.Delete(k, NoSync); err != nil {
 			t.Fatal(err)
 		}
@@ -186,9 +184,7 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 				case r < 85:
 					d.Delete(key(), NoSync)
 				case r < 91:
-					if err := d.Flush(); err != nil {
-						t.Fatal(err)
-					}
+					mustFlush(t, d)
 				case r < 94:
 					if err := d.Compact(nil, nil); err != nil {
 						t.Fatal(err)
@@ -246,7 +242,8 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 		<-hold
 	}
 	defer func() { testRebuildPause = nil }()
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	d := flushedKeysDB(t, key, 4000)
 	defer d.Close()
 	released := false
 	defer func() {
@@ -254,53 +251,28 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 			close(hold)
 		}
 	}()
-	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
-	for i := 0; i < 4000; i++ {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	// One tombstone in a table first: an index holding none grows in
 	// place from the flush's tombstones alone, with nothing to read.
 	d.Delete(key(3999), NoSync)
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	// In a table now, so their tombstones are kept: more than the index's
 	// initial 1024-key capacity holds, so the flush starts a growth.
 	for i := 0; i < 2000; i++ {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("2000 tombstones did not start a growth of the index")
-	}
+	mustFlush(t, d)
+	mustEnter(t, entered, "2000 tombstones did not start a growth of the index")
 	// With the growth held: more deletes, a flush (logged adds), and a
 	// compaction that drops tombstones (logged removes) all complete.
 	returnsWithin(t, 5*time.Second, "writes, a flush and a compaction waited for the index's growth", func() error {
-		for i := 2000; i < 3000; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
-		}
-		if err := d.Flush(); err != nil {
+		if err := deleteAndFlushKeys(d, key, 2000, 3000); err != nil {
 			return err
 		}
 		if err := d.Compact(nil, nil); err != nil {
 			return err
 		}
 		// Adds after the removes: keys still at the bottom.
-		for i := 3000; i < 3500; i++ {
-			if err := d.Delete(key(i), NoSync); err != nil {
-				return err
-			}
-		}
-		return d.Flush()
+		return deleteAndFlushKeys(d, key, 3000, 3500)
 	})
 	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
 		t.Fatal("a growth in progress must answer \"may have\" for every key")
@@ -325,15 +297,11 @@ func TestTombstoneIndexReportsPeak(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		d.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	for i := 0; i < 500; i++ {
 		d.Delete([]byte(fmt.Sprintf("k%05d", i)), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	at := d.Metrics().TombstoneIndex
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
@@ -361,15 +329,11 @@ func TestTombstoneIndexGrowsFromEmptyWithoutReading(t *testing.T) {
 	for i := 0; i < 4000; i++ {
 		d.Set(key(i), []byte("v"), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	for i := 0; i < 3*tombstoneIndexMinCapacity; i++ {
 		d.Delete(key(i), NoSync)
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	checkTombstoneIndex(t, d, "after the first flush of deletes")
 	if ti := d.Metrics().TombstoneIndex; ti.Rebuilds != 1 || ti.Entries != uint64(3*tombstoneIndexMinCapacity) {
 		t.Fatalf("the index grew past %d slots by reading tables (rebuilds %d, Open's included) or lost count: %+v",

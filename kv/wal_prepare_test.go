@@ -71,17 +71,12 @@ func TestFileNumbersFollowOperations(t *testing.T) {
 			if err := d.Set(fmt.Appendf(nil, "k%d", i), []byte("v"), NoSync); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.Flush(); err != nil {
-				t.Fatal(err)
-			}
+			mustFlush(t, d)
 		}
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		names, err := fs.List("db")
-		if err != nil {
-			t.Fatal(err)
-		}
+		names := mustList(t, fs, "db")
 		if run == 0 {
 			first = names
 		} else if fmt.Sprint(names) != fmt.Sprint(first) {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -114,16 +115,9 @@ func waitOlderLogs(older *logSync) error {
 }
 
 // closeLogFiles syncs the log (wal.Writer.Close) and closes its output and
-// file, returning the first failure.
+// file, all three, returning the first failure (cmp.Or).
 func closeLogFiles(num fileNum, w *wal.Writer, out *vfs.Appender, f vfs.File) error {
-	err := w.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := cmp.Or(w.Close(), out.Close(), f.Close()); err != nil {
 		return fmt.Errorf("kv: close WAL %06d: %w", num, err)
 	}
 	return nil

@@ -110,14 +110,7 @@ func TestSyncAfterRotationWaitsForOldLogSync(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	release()
-	select {
-	case err := <-synced:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the Sync write did not return once the old log was durable")
-	}
+	returnedWithin(t, synced, 5*time.Second, "the Sync write did not return once the old log was durable")
 }
 
 // TestRetiredLogSyncFailureIsSticky checks that a failed background sync

@@ -45,41 +45,40 @@ var benchStores = []struct {
 // BenchmarkRaftBench runs each of raft's benchmark functions on each store:
 // BenchmarkRaftBench/<function>/<store>.
 func BenchmarkRaftBench(b *testing.B) {
-	logBenches := []struct {
+	benches := []struct {
 		name string
-		fn   func(*testing.B, raft.LogStore)
+		fn   func(*testing.B, benchStore)
 	}{
-		{"FirstIndex", raftbench.FirstIndex},
-		{"LastIndex", raftbench.LastIndex},
-		{"GetLog", raftbench.GetLog},
-		{"StoreLog", raftbench.StoreLog},
-		{"StoreLogs", raftbench.StoreLogs},
-		{"DeleteRange", raftbench.DeleteRange},
+		{"FirstIndex", onLog(raftbench.FirstIndex)},
+		{"LastIndex", onLog(raftbench.LastIndex)},
+		{"GetLog", onLog(raftbench.GetLog)},
+		{"StoreLog", onLog(raftbench.StoreLog)},
+		{"StoreLogs", onLog(raftbench.StoreLogs)},
+		{"DeleteRange", onLog(raftbench.DeleteRange)},
+		{"Set", onStable(raftbench.Set)},
+		{"Get", onStable(raftbench.Get)},
+		{"SetUint64", onStable(raftbench.SetUint64)},
+		{"GetUint64", onStable(raftbench.GetUint64)},
 	}
-	stableBenches := []struct {
-		name string
-		fn   func(*testing.B, raft.StableStore)
-	}{
-		{"Set", raftbench.Set},
-		{"Get", raftbench.Get},
-		{"SetUint64", raftbench.SetUint64},
-		{"GetUint64", raftbench.GetUint64},
-	}
-	run := func(name string, fn func(*testing.B, benchStore)) {
-		b.Run(name, func(b *testing.B) {
+	for _, bench := range benches {
+		b.Run(bench.name, func(b *testing.B) {
 			for _, st := range benchStores {
 				b.Run(st.name, func(b *testing.B) {
 					s := st.open(b)
 					defer s.Close()
-					fn(b, s)
+					bench.fn(b, s)
 				})
 			}
 		})
 	}
-	for _, bench := range logBenches {
-		run(bench.name, func(b *testing.B, s benchStore) { bench.fn(b, s) })
-	}
-	for _, bench := range stableBenches {
-		run(bench.name, func(b *testing.B, s benchStore) { bench.fn(b, s) })
-	}
+}
+
+// onLog and onStable let one table hold raft's LogStore and StableStore
+// benchmarks: a benchStore is both.
+func onLog(fn func(*testing.B, raft.LogStore)) func(*testing.B, benchStore) {
+	return func(b *testing.B, s benchStore) { fn(b, s) }
+}
+
+func onStable(fn func(*testing.B, raft.StableStore)) func(*testing.B, benchStore) {
+	return func(b *testing.B, s benchStore) { fn(b, s) }
 }

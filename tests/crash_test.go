@@ -147,19 +147,15 @@ func readAcks(t *testing.T, path string, writers int) (last []int, opened bool) 
 }
 
 func TestCrashKillCycles(t *testing.T) {
-	runCrashCycles(t, 24, 1)
+	runCrashCycles(t, shortOr(5, 24), 1)
 }
 
 // TestCrashKillSoak is the long form, for make soak.
 func TestCrashKillSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	runCrashCycles(t, soakCycles(400), 2)
+	runCrashCycles(t, shortOr(5, soakCycles(t, 400)), 2)
 }
 
 func runCrashCycles(t *testing.T, cycles int, seed uint64) {
-	if testing.Short() {
-		cycles = 5
-	}
 	dir := filepath.Join(t.TempDir(), "db")
 	cfg := crashCfg(seed)
 	model := newModel(cfg)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 )
 
@@ -223,11 +224,22 @@ func diffLines(want, got map[string]string) []string {
 	return lines
 }
 
-// soakCycles is n, or SIEVEKV_SOAK_CYCLES if set, for the long forms of
-// the cycle-based tests.
-func soakCycles(n int) int {
+// soakCycles skips t unless SIEVEKV_SOAK is set (make soak), and returns
+// n, or SIEVEKV_SOAK_CYCLES if set: the cycles of a cycle-based test's
+// long form.
+func soakCycles(t *testing.T, n int) int {
+	testutil.SkipUnlessSoak(t)
 	if v, err := strconv.Atoi(os.Getenv("SIEVEKV_SOAK_CYCLES")); err == nil && v > 0 {
 		return v
+	}
+	return n
+}
+
+// shortOr is short under -short, else n: how many cycles a cycle-based
+// test runs, in either form.
+func shortOr(short, n int) int {
+	if testing.Short() {
+		return short
 	}
 	return n
 }

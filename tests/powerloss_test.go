@@ -30,19 +30,15 @@ func powerCfg(seed uint64) wlConfig {
 }
 
 func TestPowerLossCrashClone(t *testing.T) {
-	runPowerLoss(t, 40, 11)
+	runPowerLoss(t, shortOr(8, 40), 11)
 }
 
 // TestPowerLossSoak is the long form, for make soak.
 func TestPowerLossSoak(t *testing.T) {
-	testutil.SkipUnlessSoak(t)
-	runPowerLoss(t, soakCycles(1500), 12)
+	runPowerLoss(t, shortOr(8, soakCycles(t, 1500)), 12)
 }
 
 func runPowerLoss(t *testing.T, cycles int, seed uint64) {
-	if testing.Short() {
-		cycles = 8
-	}
 	cfg := powerCfg(seed)
 	model := newModel(cfg)
 	fs := vfs.NewMem()

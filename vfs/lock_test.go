@@ -2,60 +2,50 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"testing"
 )
 
-// V2 with shared locks, on both file systems: shared holders coexist, an
-// exclusive one excludes and is excluded by them, RLock never creates the
-// file, and releases hand the name back.
+// V2 on both file systems: an exclusive holder excludes every other,
+// shared holders coexist and exclude an exclusive one, RLock never creates
+// the file, and releases hand the name back.
 func TestSharedAndExclusiveLocks(t *testing.T) {
-	for name, fsys := range map[string]FS{"mem": NewMem(), "os": Default} {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			if name == "mem" {
-				dir = "d"
-				if err := fsys.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
+	forEachFS(t, func(t *testing.T, fsys FS, root string) {
+		expect := func(what string, err, want error) {
+			t.Helper()
+			if !errors.Is(err, want) {
+				t.Fatalf("%s: %v, want %v", what, err, want)
 			}
-			lock := fsys.PathJoin(dir, "LOCK")
-			if _, err := fsys.RLock(lock); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("RLock of a missing file = %v, want ErrNotExist", err)
-			}
-			if _, err := fsys.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("RLock created the file: %v", err)
-			}
-			ex, err := fsys.Lock(lock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fsys.RLock(lock); !errors.Is(err, ErrLocked) {
-				t.Fatalf("RLock under Lock = %v, want ErrLocked", err)
-			}
-			ex.Close()
-			var shared []io.Closer
-			for i := 0; i < 2; i++ {
-				s, err := fsys.RLock(lock)
-				if err != nil {
-					t.Fatalf("RLock %d: %v", i, err)
-				}
-				shared = append(shared, s)
-			}
-			if _, err := fsys.Lock(lock); !errors.Is(err, ErrLocked) {
-				t.Fatalf("Lock under two RLocks = %v, want ErrLocked", err)
-			}
-			shared[0].Close()
-			if _, err := fsys.Lock(lock); !errors.Is(err, ErrLocked) {
-				t.Fatalf("Lock under one RLock = %v, want ErrLocked", err)
-			}
-			shared[1].Close()
-			ex, err = fsys.Lock(lock)
-			if err != nil {
-				t.Fatalf("Lock after every RLock was released: %v", err)
-			}
-			ex.Close()
-		})
-	}
+		}
+		lock := fsys.PathJoin(root, "LOCK")
+		_, err := fsys.RLock(lock)
+		expect("RLock of a missing file", err, fs.ErrNotExist)
+		_, err = fsys.Stat(lock)
+		expect("Stat after it (RLock must not create the file)", err, fs.ErrNotExist)
+
+		ex, err := fsys.Lock(lock)
+		expect("Lock", err, nil)
+		_, err = fsys.Lock(lock)
+		expect("second Lock", err, ErrLocked)
+		_, err = fsys.RLock(lock)
+		expect("RLock under Lock", err, ErrLocked)
+		expect("release of Lock", ex.Close(), nil)
+
+		var shared [2]io.Closer
+		for i := range shared {
+			shared[i], err = fsys.RLock(lock)
+			expect(fmt.Sprintf("RLock %d", i), err, nil)
+		}
+		_, err = fsys.Lock(lock)
+		expect("Lock under two RLocks", err, ErrLocked)
+		shared[0].Close()
+		_, err = fsys.Lock(lock)
+		expect("Lock under one RLock", err, ErrLocked)
+		shared[1].Close()
+		ex, err = fsys.Lock(lock)
+		expect("Lock after every RLock was released", err, nil)
+		ex.Close()
+	})
 }

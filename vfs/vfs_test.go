@@ -10,124 +10,106 @@ import (
 	"testing"
 )
 
-// fsCases runs the same battery on the OS and on MemFS.
-func fsCases(t *testing.T) map[string]func(t *testing.T) (FS, string) {
-	return map[string]func(t *testing.T) (FS, string){
-		"os":  func(t *testing.T) (FS, string) { return Default, t.TempDir() },
-		"mem": func(t *testing.T) (FS, string) { return NewMem(), "/db" },
+// forEachFS runs fn as a subtest on the OS file system and on MemFS, each
+// with root an existing empty directory, so one battery checks both.
+func forEachFS(t *testing.T, fn func(t *testing.T, fsys FS, root string)) {
+	for _, c := range []struct {
+		name string
+		make func(t *testing.T) (FS, string)
+	}{
+		{"os", func(t *testing.T) (FS, string) { return Default, t.TempDir() }},
+		{"mem", func(t *testing.T) (FS, string) { return NewMem(), "/db" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fsys, root := c.make(t)
+			if err := fsys.MkdirAll(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, fsys, root)
+		})
 	}
 }
 
 func TestFSBattery(t *testing.T) {
-	for name, mk := range fsCases(t) {
-		t.Run(name, func(t *testing.T) {
-			fsys, root := mk(t)
-			dir := fsys.PathJoin(root, "a", "b")
-			if err := fsys.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
+	forEachFS(t, func(t *testing.T, fsys FS, root string) {
+		dir := fsys.PathJoin(root, "a", "b")
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := fsys.PathJoin(dir, "f")
+		f, err := fsys.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"hello ", "world"} {
+			if n, err := f.Write([]byte(s)); err != nil || n != len(s) {
+				t.Fatalf("write: %d %v", n, err)
 			}
-			p := fsys.PathJoin(dir, "f")
-			f, err := fsys.Create(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range []string{"hello ", "world"} {
-				if n, err := f.Write([]byte(s)); err != nil || n != len(s) {
-					t.Fatalf("write: %d %v", n, err)
-				}
-			}
-			if err := f.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			if st, err := f.Stat(); err != nil || st.Size() != 11 {
-				t.Fatalf("stat: %v %v", st, err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			r, err := fsys.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 5)
-			if n, err := r.ReadAt(buf, 6); err != nil || n != 5 || string(buf) != "world" {
-				t.Fatalf("ReadAt = %d %v %q", n, err, buf)
-			}
-			if n, err := r.ReadAt(buf, 8); n != 3 || err != io.EOF {
-				t.Fatalf("short ReadAt = %d %v", n, err)
-			}
-			if _, err := r.Write([]byte("x")); err == nil {
-				t.Fatal("write to read-only file succeeded")
-			}
-			r.Close()
-			if st, err := fsys.Stat(p); err != nil || st.Size() != 11 || st.IsDir() {
-				t.Fatalf("FS.Stat: %v %v", st, err)
-			}
-			if err := fsys.Rename(p, fsys.PathJoin(dir, "g")); err != nil {
-				t.Fatal(err)
-			}
-			names, err := fsys.List(dir)
-			if err != nil || !slices.Equal(names, []string{"g"}) {
-				t.Fatalf("List = %v %v", names, err)
-			}
-			if names, _ := fsys.List(fsys.PathJoin(root, "a")); !slices.Equal(names, []string{"b"}) {
-				t.Fatalf("List parent = %v", names)
-			}
-			if _, err := fsys.Open(p); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("open of renamed-away file: %v", err)
-			}
-			// Create truncates.
-			f, _ = fsys.Create(fsys.PathJoin(dir, "g"))
-			f.Close()
-			if st, _ := fsys.Stat(fsys.PathJoin(dir, "g")); st.Size() != 0 {
-				t.Fatalf("Create did not truncate: %d", st.Size())
-			}
-			d, err := fsys.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			d.Close()
-			if err := fsys.Remove(fsys.PathJoin(dir, "g")); err != nil {
-				t.Fatal(err)
-			}
-			if err := fsys.Remove(fsys.PathJoin(dir, "g")); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("second Remove: %v", err)
-			}
-			if _, err := fsys.Create(fsys.PathJoin(root, "nodir", "x")); err == nil {
-				t.Fatal("Create in a missing directory succeeded")
-			}
-		})
-	}
-}
-
-func TestLockExclusive(t *testing.T) { // V2
-	for name, mk := range fsCases(t) {
-		t.Run(name, func(t *testing.T) {
-			fsys, root := mk(t)
-			if err := fsys.MkdirAll(root, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			p := fsys.PathJoin(root, "LOCK")
-			l, err := fsys.Lock(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fsys.Lock(p); !errors.Is(err, ErrLocked) {
-				t.Fatalf("second Lock: %v, want ErrLocked", err)
-			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			l2, err := fsys.Lock(p)
-			if err != nil {
-				t.Fatalf("Lock after release: %v", err)
-			}
-			l2.Close()
-		})
-	}
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := f.Stat(); err != nil || st.Size() != 11 {
+			t.Fatalf("stat: %v %v", st, err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := fsys.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 5)
+		if n, err := r.ReadAt(buf, 6); err != nil || n != 5 || string(buf) != "world" {
+			t.Fatalf("ReadAt = %d %v %q", n, err, buf)
+		}
+		if n, err := r.ReadAt(buf, 8); n != 3 || err != io.EOF {
+			t.Fatalf("short ReadAt = %d %v", n, err)
+		}
+		if _, err := r.Write([]byte("x")); err == nil {
+			t.Fatal("write to read-only file succeeded")
+		}
+		r.Close()
+		if st, err := fsys.Stat(p); err != nil || st.Size() != 11 || st.IsDir() {
+			t.Fatalf("FS.Stat: %v %v", st, err)
+		}
+		if err := fsys.Rename(p, fsys.PathJoin(dir, "g")); err != nil {
+			t.Fatal(err)
+		}
+		names, err := fsys.List(dir)
+		if err != nil || !slices.Equal(names, []string{"g"}) {
+			t.Fatalf("List = %v %v", names, err)
+		}
+		if names, _ := fsys.List(fsys.PathJoin(root, "a")); !slices.Equal(names, []string{"b"}) {
+			t.Fatalf("List parent = %v", names)
+		}
+		if _, err := fsys.Open(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("open of renamed-away file: %v", err)
+		}
+		// Create truncates.
+		f, _ = fsys.Create(fsys.PathJoin(dir, "g"))
+		f.Close()
+		if st, _ := fsys.Stat(fsys.PathJoin(dir, "g")); st.Size() != 0 {
+			t.Fatalf("Create did not truncate: %d", st.Size())
+		}
+		d, err := fsys.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		if err := fsys.Remove(fsys.PathJoin(dir, "g")); err != nil {
+			t.Fatal(err)
+		}
+		if err := fsys.Remove(fsys.PathJoin(dir, "g")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("second Remove: %v", err)
+		}
+		if _, err := fsys.Create(fsys.PathJoin(root, "nodir", "x")); err == nil {
+			t.Fatal("Create in a missing directory succeeded")
+		}
+	})
 }
 
 // TestMemCrashClone checks V1: only synced bytes under synced names survive.

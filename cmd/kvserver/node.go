@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -615,28 +616,23 @@ func (n *Node) Shutdown() error {
 			err = n.raft.Shutdown().Error()
 		}
 		n.bg.Wait()
-		if cerr := n.closeStores(); err == nil {
-			err = cerr
-		}
+		err = cmp.Or(err, n.closeStores())
 	})
 	return err
 }
 
+// closeStores closes all three, returning the first error (cmp.Or: the
+// first non-nil one).
 func (n *Node) closeStores() error {
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
+	var transErr, fsmErr, storeErr error
 	if c, ok := n.trans.(io.Closer); ok {
-		keep(c.Close())
+		transErr = c.Close()
 	}
 	if n.fsm != nil {
-		keep(n.fsm.close())
+		fsmErr = n.fsm.close()
 	}
 	if n.store != nil {
-		keep(n.store.Close())
+		storeErr = n.store.Close()
 	}
-	return first
+	return cmp.Or(transErr, fsmErr, storeErr)
 }

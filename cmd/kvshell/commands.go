@@ -179,7 +179,12 @@ func optBytes(b []byte) *jsonBytes {
 	return &j
 }
 
-func (in *Interp) ok(cmd string, key []byte) error {
+// done reports a write command's outcome: err as it is, or OK (key is nil
+// for commands without one).
+func (in *Interp) done(cmd string, key []byte, err error) error {
+	if err != nil {
+		return err
+	}
 	if in.json {
 		r := okRecord{Cmd: cmd, OK: true}
 		if key != nil {
@@ -196,10 +201,7 @@ func (in *Interp) cmdPut(_ context.Context, args []token) error {
 	if err != nil {
 		return err
 	}
-	if err := in.db.Set(key, val, kv.Sync); err != nil {
-		return err
-	}
-	return in.ok("put", key)
+	return in.done("put", key, in.db.Set(key, val, kv.Sync))
 }
 
 // wordPair reads the bytes of a command's first two arguments.
@@ -213,15 +215,24 @@ func wordPair(args []token) (a, b []byte, err error) {
 	return a, b, nil
 }
 
+// rangePair reads a command's START and END arguments, END not sorting
+// before START.
+func rangePair(args []token) (start, end []byte, err error) {
+	if start, end, err = wordPair(args); err != nil {
+		return nil, nil, err
+	}
+	if string(end) < string(start) {
+		return nil, nil, fmt.Errorf("END %s sorts before START %s", formatBytes(end), formatBytes(start))
+	}
+	return start, end, nil
+}
+
 func (in *Interp) cmdDel(_ context.Context, args []token) error {
 	key, err := wordBytes(args[0])
 	if err != nil {
 		return err
 	}
-	if err := in.db.Delete(key, kv.Sync); err != nil {
-		return err
-	}
-	return in.ok("del", key)
+	return in.done("del", key, in.db.Delete(key, kv.Sync))
 }
 
 func (in *Interp) cmdDelRange(_ context.Context, args []token) error {
@@ -229,10 +240,7 @@ func (in *Interp) cmdDelRange(_ context.Context, args []token) error {
 	if err != nil {
 		return err
 	}
-	if err := in.db.DeleteRange(start, end, kv.Sync); err != nil {
-		return err
-	}
-	return in.ok("delrange", nil)
+	return in.done("delrange", nil, in.db.DeleteRange(start, end, kv.Sync))
 }
 
 // parseRange reads [START [END]] into iterator bounds; usage names the
@@ -243,18 +251,14 @@ func parseRange(args []token, usage string) (*kv.IterOptions, error) {
 		return nil, &usageError{"too many bounds", usage}
 	}
 	var err error
-	if len(args) >= 1 {
-		if o.LowerBound, err = wordBytes(args[0]); err != nil {
-			return nil, err
-		}
+	switch len(args) {
+	case 1:
+		o.LowerBound, err = wordBytes(args[0])
+	case 2:
+		o.LowerBound, o.UpperBound, err = rangePair(args)
 	}
-	if len(args) == 2 {
-		if o.UpperBound, err = wordBytes(args[1]); err != nil {
-			return nil, err
-		}
-		if string(o.UpperBound) < string(o.LowerBound) {
-			return nil, fmt.Errorf("END %s sorts before START %s", formatBytes(o.UpperBound), formatBytes(o.LowerBound))
-		}
+	if err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -480,10 +484,7 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 }
 
 func (in *Interp) cmdFlush(context.Context, []token) error {
-	if err := in.db.Flush(); err != nil {
-		return err
-	}
-	return in.ok("flush", nil)
+	return in.done("flush", nil, in.db.Flush())
 }
 
 func (in *Interp) cmdCheckpoint(_ context.Context, args []token) error {
@@ -491,10 +492,7 @@ func (in *Interp) cmdCheckpoint(_ context.Context, args []token) error {
 	if err != nil {
 		return err
 	}
-	if err := in.db.Checkpoint(string(dir)); err != nil {
-		return err
-	}
-	return in.ok("checkpoint", nil)
+	return in.done("checkpoint", nil, in.db.Checkpoint(string(dir)))
 }
 
 func (in *Interp) cmdCompact(_ context.Context, args []token) error {
@@ -503,22 +501,13 @@ func (in *Interp) cmdCompact(_ context.Context, args []token) error {
 	case 0:
 	case 2:
 		var err error
-		if start, err = wordBytes(args[0]); err != nil {
+		if start, end, err = rangePair(args); err != nil {
 			return err
-		}
-		if end, err = wordBytes(args[1]); err != nil {
-			return err
-		}
-		if string(end) < string(start) {
-			return fmt.Errorf("END %s sorts before START %s", formatBytes(end), formatBytes(start))
 		}
 	default:
 		return &usageError{"give both START and END, or neither", lookup("compact").usage}
 	}
-	if err := in.db.Compact(start, end); err != nil {
-		return err
-	}
-	return in.ok("compact", nil)
+	return in.done("compact", nil, in.db.Compact(start, end))
 }
 
 func (in *Interp) cmdExplain(_ context.Context, args []token) error {

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"github.com/sievekv/sievekv/kv"
-)
+import "github.com/sievekv/sievekv/kv"
 
 // cmdExplainScan is `explain scan START END`: which tables a scan of
 // [START, END) would seek into and which their range filters rule out.
@@ -12,12 +8,9 @@ func (in *Interp) cmdExplainScan(args []token) error {
 	if len(args) != 2 {
 		return &usageError{"explain scan takes START and END", lookup("explain").usage}
 	}
-	start, end, err := wordPair(args)
+	start, end, err := rangePair(args)
 	if err != nil {
 		return err
-	}
-	if string(end) < string(start) {
-		return fmt.Errorf("END %s sorts before START %s", formatBytes(end), formatBytes(start))
 	}
 	ex, err := in.db.ExplainScan(start, end)
 	if err != nil {

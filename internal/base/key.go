@@ -29,15 +29,14 @@ const (
 	KindRangeDelete Kind = 2
 )
 
+// kindNames name the kinds for messages and tests, indexed by their
+// on-disk values.
+var kindNames = [...]string{KindDelete: "DEL", KindSet: "SET", KindRangeDelete: "RANGEDEL"}
+
 // String names the kind for messages and tests.
 func (k Kind) String() string {
-	switch k {
-	case KindDelete:
-		return "DEL"
-	case KindSet:
-		return "SET"
-	case KindRangeDelete:
-		return "RANGEDEL"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }

@@ -129,3 +129,12 @@ func TestCorruptionErrorf(t *testing.T) {
 		t.Fatal("plain error matched")
 	}
 }
+
+// TestKindString pins the kinds' names, which messages and tests print.
+func TestKindString(t *testing.T) {
+	for k, want := range map[Kind]string{KindDelete: "DEL", KindSet: "SET", KindRangeDelete: "RANGEDEL", 3: "KIND(3)", 255: "KIND(255)"} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind %d: %q, want %q", uint8(k), got, want)
+		}
+	}
+}
