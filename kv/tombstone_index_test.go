@@ -348,22 +348,14 @@ func TestTombstoneIndexGrowsFromEmptyWithoutReading(t *testing.T) {
 // reads (iterators, the hash slice), not by the tombstones in them; and it
 // still counts every tombstone once (K7).
 func TestTombstoneIndexRebuildCopiesNoKeys(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
-	defer d.Close()
 	const n = 20000
 	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
-	for i := 0; i < n; i++ {
-		d.Set(key(i), []byte("v"), NoSync)
-	}
-	if err := d.Flush(); err != nil {
+	d := flushedKeysDB(t, key, n)
+	defer d.Close()
+	if err := deleteKeys(d, key, 0, n/2); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < n; i += 2 {
-		d.Delete(key(i), NoSync)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	mustFlush(t, d)
 	d.mu.Lock()
 	v := d.current
 	v.Ref()
