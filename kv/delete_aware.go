@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
 // this process gets both when it is written; a table a restart finds gets
 // them from the tombstone index's rebuild at Open, which reads their
-// tombstones anyway (tombstoneKeys), or, with the index disabled, lazily
+// tombstones anyway (tombstoneHashes), or, with the index disabled, lazily
 // from the background ticker (estimateMissing), its tombstone
 // time being the time of the Open, so a restart restarts a tombstone's
 // clock but never stops it.
@@ -216,16 +217,26 @@ func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata
 // tableTombstones reads the user keys of t's tombstones.
 func (d *DB) tableTombstones(t *manifest.TableMetadata) ([][]byte, error) {
 	var keys [][]byte
+	err := d.eachTombstone(t, func(k []byte) { keys = append(keys, append([]byte(nil), k...)) })
+	return keys, err
+}
+
+// eachTombstone calls fn with the user key of each point tombstone of t,
+// in order. The key is valid only during the call.
+func (d *DB) eachTombstone(t *manifest.TableMetadata, fn func(userKey []byte)) error {
 	err := d.tables.withReader(t, func(r *sstable.Reader) error {
 		it := r.NewIter(nil, nil)
 		for ok := it.First(); ok; ok = it.Next() {
 			if it.Key().Kind() == base.KindDelete {
-				keys = append(keys, append([]byte(nil), it.Key().UserKey...))
+				fn(it.Key().UserKey)
 			}
 		}
 		return it.Close()
 	})
-	return keys, err
+	if err != nil {
+		return fmt.Errorf("kv: reading the tombstones of table %06d: %w", t.FileNum, err)
+	}
+	return nil
 }
 
 // memTableHasTombstone reports whether m holds a point or a range

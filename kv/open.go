@@ -238,7 +238,7 @@ func (d *DB) recover() error {
 		// state, and the tables' properties let the scan skip every table
 		// without tombstones.
 		d.tombstones.on = true
-		d.tombstones.rebuild = func() ([][]byte, error) { return d.tombstoneKeys(d.current) }
+		d.tombstones.rebuild = func() ([]uint64, error) { return d.tombstoneHashes(d.current) }
 		d.tombstones.grow = d.rebuildInBackground
 		d.tombstones.mu.Lock()
 		err := d.tombstones.rebuildLocked(tombstoneIndexMinCapacity)

@@ -69,9 +69,10 @@ type tombstoneIndex struct {
 	// saturated is set when no filter size fitted the tombstones; every
 	// lookup then answers true.
 	saturated bool
-	// rebuild returns every tombstone key in the live tables, one element
-	// per tombstone (Open's rebuild, which no writer can wait on).
-	rebuild func() ([][]byte, error)
+	// rebuild returns the key hash of every tombstone in the live tables,
+	// one element per tombstone (Open's rebuild, which no writer can wait
+	// on).
+	rebuild func() ([]uint64, error)
 	// grow starts a background rebuild of v's tombstones at a capacity;
 	// REQUIRES: mu held, v the version of the edit being applied and
 	// referenced by the caller. nil: grow in place with rebuild (an index
@@ -288,20 +289,12 @@ func (ti *tombstoneIndex) recycleHashes(hs []uint64) {
 func (ti *tombstoneIndex) rebuildLocked(capacity int) error {
 	began := time.Now()
 	defer func() { ti.rebuildNanos.Add(int64(time.Since(began))) }()
-	keys, err := ti.rebuild()
+	hs, err := ti.rebuild()
 	if err != nil {
 		return err
 	}
 	ti.rebuilds.Add(1)
-	return ti.fillLocked(hashesOf(keys), capacity)
-}
-
-func hashesOf(keys [][]byte) []uint64 {
-	hs := make([]uint64, len(keys))
-	for i, k := range keys {
-		hs[i] = filters.Hash(k)
-	}
-	return hs
+	return ti.fillLocked(hs, capacity)
 }
 
 // fillLocked replaces the filter with one holding hs, trying at most
@@ -395,20 +388,45 @@ func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
 	return ti.peakEntries, ti.peakBytes
 }
 
-// tombstoneKeys reads every tombstone key of v's tables (for a rebuild).
-// Tables whose properties record no deletions are skipped unread. The same
-// pass gives every table it reads that has no shadowed-bytes estimate yet
-// (tables found by Open) its delete-aware figures, so delete-aware
-// compaction needs no read of its own after a restart (delete_aware.go).
-func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
-	var keys [][]byte
+// tombstoneHashes returns the key hash (filters.Hash) of every point
+// tombstone of v's tables, for a rebuild, which needs nothing else of
+// them. Tables whose properties record no deletions are skipped unread.
+// The same pass gives every table it reads that has no shadowed-bytes
+// estimate yet (tables found by Open) its delete-aware figures, so
+// delete-aware compaction needs no read of its own after a restart
+// (delete_aware.go); only those tables' keys are copied, for the estimate.
+// A growth reads every tombstone table of the tree while the flushes that
+// filled the index go on, so it hashes each key where the iterator holds
+// it: copying each key into a slice of keys first made about 340 B of
+// garbage per tombstone read (16-byte keys; 35 B now: the hash and the
+// blocks read), which at 1M keys in kvbench's deleterandom showed as the
+// index engine's extra ~200 B allocated per delete, collected while the
+// deletes ran.
+func (d *DB) tombstoneHashes(v *manifest.Version) ([]uint64, error) {
+	n := 0
+	for _, ts := range v.Levels {
+		for _, t := range ts {
+			if t.Props != nil {
+				n += int(t.Props.NumDeletions)
+			}
+		}
+	}
+	hs := make([]uint64, 0, n)
 	for l, ts := range v.Levels {
 		for _, t := range ts {
+			_, known := t.ShadowedBytes()
 			if t.Props != nil && t.Props.NumDeletions == 0 {
 				// No point tombstone to index; range tombstones still
 				// need their delete-aware figures, from resident data.
-				if _, known := t.ShadowedBytes(); !known && tableHasRangeDels(t) {
+				if !known && tableHasRangeDels(t) {
 					d.estimateFound(v, l, t, nil)
+				}
+				continue
+			}
+			if known {
+				err := d.eachTombstone(t, func(k []byte) { hs = append(hs, filters.Hash(k)) })
+				if err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -416,11 +434,11 @@ func (d *DB) tombstoneKeys(v *manifest.Version) ([][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, known := t.ShadowedBytes(); !known {
-				d.estimateFound(v, l, t, tk)
+			d.estimateFound(v, l, t, tk)
+			for _, k := range tk {
+				hs = append(hs, filters.Hash(k))
 			}
-			keys = append(keys, tk...)
 		}
 	}
-	return keys, nil
+	return hs, nil
 }

@@ -79,8 +79,8 @@ func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 			testRebuildPause()
 		}
 		began := time.Now()
-		keys, err := d.tombstoneKeys(v)
-		err = d.tombstones.finishGrowth(hashesOf(keys), err, capacity)
+		hs, err := d.tombstoneHashes(v)
+		err = d.tombstones.finishGrowth(hs, err, capacity)
 		d.tombstones.rebuildNanos.Add(int64(time.Since(began)))
 		if err != nil {
 			d.opts.Logger("kv: tombstone index rebuild failed, answering \"may have\" until the next Open: %v", err)

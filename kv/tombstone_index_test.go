@@ -48,7 +48,16 @@ func checkTombstoneIndex(t *testing.T, d *DB, step string) {
 // REQUIRES: d.mu held, so that no version installs between reading the
 // tables and asking the index.
 func unindexedTombstone(d *DB) (missing []byte, tombstones int, err error) {
-	keys, err := d.tombstoneKeys(d.current)
+	var keys [][]byte
+	for _, ts := range d.current.Levels {
+		for _, tbl := range ts {
+			tk, err := d.tableTombstones(tbl)
+			if err != nil {
+				return nil, 0, err
+			}
+			keys = append(keys, tk...)
+		}
+	}
 	for _, k := range keys {
 		if !d.tombstones.mayHaveTombstone(k) {
 			return k, len(keys), err
@@ -329,5 +338,49 @@ func TestTombstoneIndexGrowsFromEmptyWithoutReading(t *testing.T) {
 	if ti := d.Metrics().TombstoneIndex; ti.Rebuilds != 1 || ti.Entries != uint64(3*tombstoneIndexMinCapacity) {
 		t.Fatalf("the index grew past %d slots by reading tables (rebuilds %d, Open's included) or lost count: %+v",
 			tombstoneIndexMinCapacity, ti.Rebuilds, ti)
+	}
+}
+
+// TestTombstoneIndexRebuildCopiesNoKeys: a growth reads every tombstone
+// table while the deletes that filled the index go on, and it used to copy
+// each tombstone's key before hashing it, so its garbage grew with the
+// tombstones. The rebuild's allocations are now bounded by the tables it
+// reads (iterators, the hash slice), not by the tombstones in them; and it
+// still counts every tombstone once (K7).
+func TestTombstoneIndexRebuildCopiesNoKeys(t *testing.T) {
+	const n = 20000
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	d := flushedKeysDB(t, key, n)
+	defer d.Close()
+	if err := deleteKeys(d, key, 0, n/2); err != nil {
+		t.Fatal(err)
+	}
+	mustFlush(t, d)
+	d.mu.Lock()
+	v := d.current
+	v.Ref()
+	d.mu.Unlock()
+	defer v.Unref()
+	hs, err := d.tombstoneHashes(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != n/2 {
+		t.Fatalf("rebuild read %d tombstones, want %d", len(hs), n/2)
+	}
+	tables := 0
+	for _, ts := range v.Levels {
+		tables += len(ts)
+	}
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := d.tombstoneHashes(v); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// A few per table read (iterator, block buffers) and one for the
+	// hashes; a copy per key would be n/2.
+	if limit := float64(16*tables + 16); allocs > limit {
+		t.Fatalf("rebuild of %d tombstones in %d tables allocated %.0f times, want at most %.0f (one per table's reading, not per key)",
+			n/2, tables, allocs, limit)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -214,7 +215,12 @@ func openSieve(label string, c config, io *ioCounters) (*sieveEngine, error) {
 		o.DisableAutomaticCompactions = true
 		o.MemTableSize = 2 * c.memTableSize
 	}
-	db, err := kv.Open(c.dir, o)
+	// Open starts the DB's ticker, whose goroutine and the flushes and
+	// compactions it starts keep the label, so -cpuprofile tells the
+	// sievekv engines' background work apart (pprof -tagfocus engine=...).
+	var db *kv.DB
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("engine", label), func(context.Context) { db, err = kv.Open(c.dir, o) })
 	if err != nil {
 		return nil, err
 	}

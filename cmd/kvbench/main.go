@@ -47,6 +47,17 @@ func main() { benchreport.Main("kvbench", run) }
 var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readwhilewriting", "readmissingwhilewriting", "readrandom", "readmissing", "readhot",
 	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge", "deletechurn"}
 
+// mainDBWriters are the workloads that write to an engine's main DB, the
+// one fillrandom loads and deleterandom deletes from: the loads, the YCSB
+// updates, and the while-writing workloads' writer. sievekv-notsi and
+// sievekv-control run every one of them, reads included where they come
+// with the writes, so that the delete pair's DBs reach deleterandom alike
+// (delete_pair.go): a while-writing workload's writer overwrites the main
+// DB for a set time, so without it sievekv alone reached the deletes with
+// that history (its tables, compactions and garbage), and the A/A control
+// compared two DBs that differed by more than the index.
+var mainDBWriters = []string{"fillrandom", "overwrite", "readwhilewriting", "readmissingwhilewriting", "ycsb-b", "ycsb-a", "deleterandom"}
+
 // allEngines is what -engines all means. sievekv-notsi is sievekv with
 // DisableTombstoneIndex, run on the workloads that write only, so that the
 // tombstone index's cost shows on and off (deleterandom).
@@ -136,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&fl.isolate, "isolate", false, "run each engine in a process of its own (pebble-l6filters beside pebble), as users run one engine per process")
 	fs.IntVar(&fl.rotate, "rotate", 0, "shared-process runs: shift every workload's engine order by this many places (a series of runs with 0 .. engines-1 starts each workload once with every engine)")
 	fs.IntVar(&fl.rounds, "rounds", 1, "-isolate: rounds of every engine; each workload and engine reports its median-ops/s round")
-	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package")
+	fs.StringVar(&fl.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (every engine) to this file; go tool pprof separates the engines by package, and the paired phases' chunks and the background work of the sievekv engines by the labels engine and phase (-tagfocus engine=^sievekv-notsi$)")
 	fs.StringVar(&fl.memProfile, "memprofile", "", "write a heap profile (allocations of the whole run, every engine) to this file at the end")
 	fs.DurationVar(&fl.idle, "idle", 30*time.Second, "deletelarge, deleterangelarge: how long the DB idles after the deletes (quick: 10s)")
 	fs.DurationVar(&fl.whileWriting, "whilewriting", 5*time.Second, "readwhilewriting, readmissingwhilewriting: how long each engine's readers read beside the writer (quick: 2s)")
@@ -518,10 +529,13 @@ func openRunners(names []string, cfg config, root string, fl *flags) ([]*runner,
 			r.filter = filterLabel(cfg)
 			openCfg = func(c config, io *ioCounters) (engine, error) { return openSieve(name, c, io) }
 			if c.noTombIndex || name == "sievekv-control" {
-				// Every workload that writes, so that its DB reaches
-				// deleterandom in the same state as sievekv's (the YCSB
-				// updates included).
-				r.only = map[string]bool{"fillrandom": true, "overwrite": true, "ycsb-b": true, "ycsb-a": true, "deleterandom": true, "deletechurn": true}
+				// Every workload that writes to the main DB, so that
+				// its DB reaches deleterandom in the same state as
+				// sievekv's; and deletechurn, paired on DBs of its own.
+				r.only = map[string]bool{"deletechurn": true}
+				for _, w := range mainDBWriters {
+					r.only[w] = true
+				}
 			}
 		case "pebble":
 			r.filter = fmt.Sprintf("bloom-%d", pebbleBloomBits(cfg))

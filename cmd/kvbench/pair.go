@@ -15,9 +15,11 @@ package main
 // engine alike.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -362,6 +364,13 @@ func (m *phaseMeter) runChunk(lo, hi int) error {
 	runtime.ReadMemStats(&ms0)
 	var written int64
 	found := 0
+	// The chunk's ops, and the flushes and compactions they start, carry
+	// the engine's label in -cpuprofile (openSieve).
+	if m.labels == nil {
+		m.labels = pprof.WithLabels(context.Background(), pprof.Labels("engine", m.r.name, "phase", m.p.workload))
+	}
+	pprof.SetGoroutineLabels(m.labels)
+	defer pprof.SetGoroutineLabels(context.Background())
 	start := time.Now()
 	for i := lo; i < hi; i++ {
 		t0 := time.Now()

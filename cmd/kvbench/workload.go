@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -343,6 +344,8 @@ type phaseMeter struct {
 	// gcCycles: collections during the loop (measure's; the paired scans
 	// leave it 0).
 	gcCycles uint32
+	// labels: the pprof labels runChunk gives its goroutine.
+	labels context.Context
 }
 
 func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
