@@ -105,6 +105,15 @@ func mustFlush(t *testing.T, d *DB) {
 	}
 }
 
+// checkDropped fails the test unless m counts exactly want values dropped
+// under a newer entry; which names them for the message.
+func checkDropped(t *testing.T, m Metrics, want uint64, which string) {
+	t.Helper()
+	if got := m.Compaction.ShadowedDropped; got != want {
+		t.Fatalf("dropped %d values, want %d (%s)", got, want, which)
+	}
+}
+
 // TestCompactionDropsShadowedValue: a value at the bottom whose key's
 // tombstone sits in L0 is dropped by a compaction that rewrites the bottom
 // table without the tombstone's table; the tombstone's estimate no longer
@@ -190,9 +199,7 @@ func TestShadowDropRespectsSnapshots(t *testing.T) {
 	if _, err := snap.Get(before); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("snapshot Get of the earlier-deleted key: %v, want ErrNotFound", err)
 	}
-	if got := d.Metrics().Compaction.ShadowedDropped; got != 1 {
-		t.Fatalf("dropped %d values, want 1", got)
-	}
+	checkDropped(t, d.Metrics(), 1, "the key deleted before the snapshot")
 	seen := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if bytes.Equal(it.Key(), before) || bytes.Equal(it.Key(), after) {
@@ -226,9 +233,7 @@ func TestShadowDropNeedsConfirmation(t *testing.T) {
 	if m.Compaction.ShadowPositives != n {
 		t.Fatalf("%d positives, want every one of the %d values checked", m.Compaction.ShadowPositives, n)
 	}
-	if m.Compaction.ShadowedDropped != 2 {
-		t.Fatalf("dropped %d values, want 2 (the deleted and the overwritten key)", m.Compaction.ShadowedDropped)
-	}
+	checkDropped(t, m, 2, "the deleted and the overwritten key")
 	for i := 0; i < n; i++ {
 		if held := levelHoldsKey(t, d, NumLevels-1, delKey(i)); held != (i != 3 && i != 50) {
 			t.Fatalf("key %d at the bottom: %v", i, held)
@@ -336,9 +341,7 @@ func TestShadowDropFindsOverwrites(t *testing.T) {
 	rewriteBottomForTest(t, d)
 
 	m := d.Metrics()
-	if want := uint64(1 + len(overwritten)); m.Compaction.ShadowedDropped != want {
-		t.Fatalf("dropped %d values, want %d (the deleted and the overwritten keys)", m.Compaction.ShadowedDropped, want)
-	}
+	checkDropped(t, m, uint64(1+len(overwritten)), "the deleted and the overwritten keys")
 	if m.Compaction.ShadowOverwriteLookups == 0 || m.Compaction.ShadowPositives == 0 {
 		t.Fatalf("%d overwrite lookups, %d index positives: the index path did not decide", m.Compaction.ShadowOverwriteLookups, m.Compaction.ShadowPositives)
 	}
@@ -374,9 +377,7 @@ func TestShadowDropStopsUnpaidOverwriteLookups(t *testing.T) {
 	if m.Compaction.ShadowOverwriteLookups != shadowOverwriteTrial {
 		t.Fatalf("%d overwrite lookups, want the trial's %d", m.Compaction.ShadowOverwriteLookups, shadowOverwriteTrial)
 	}
-	if m.Compaction.ShadowedDropped != 1 {
-		t.Fatalf("dropped %d values, want the deleted one", m.Compaction.ShadowedDropped)
-	}
+	checkDropped(t, m, 1, "the deleted one")
 	checkDeleted(t, d, n, func(i int) bool { return i == 150 })
 }
 
@@ -410,9 +411,7 @@ func TestShadowDropOverwriteKeepsTombstoneEstimate(t *testing.T) {
 	rewriteBottomForTest(t, d)
 
 	m := d.Metrics()
-	if m.Compaction.ShadowedDropped != uint64(len(overwritten)) {
-		t.Fatalf("dropped %d values, want the %d overwritten ones", m.Compaction.ShadowedDropped, len(overwritten))
-	}
+	checkDropped(t, m, uint64(len(overwritten)), "the overwritten ones")
 	if got := m.Levels[0].ShadowedBytes; got != before {
 		t.Fatalf("the table's tombstones shadow %d estimated bytes after the overwrites' drops, want %d as before", got, before)
 	}

@@ -172,35 +172,43 @@ func TestStoreLogBoundsAndTruncation(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.bounds(1, 1)
-	h.storeRange(2, 20)
-	h.bounds(1, 20)
 
-	// Prefix compaction after a snapshot.
-	h.deleteRange(1, 5)
-	h.bounds(6, 20)
-	h.present(5, false)
-	h.present(6, true)
-
-	// Tail truncation on a conflict, then the leader's entries replace it.
-	h.deleteRange(15, 20)
-	h.bounds(6, 14)
-	h.present(15, false)
-	h.storeRange(15, 17)
-	h.bounds(6, 17)
-	h.present(17, true)
-	h.present(18, false)
-
-	// A range past either end changes nothing; one covering both empties it.
-	h.deleteRange(100, 200)
-	h.deleteRange(0, 2)
-	h.bounds(6, 17)
-	h.deleteRange(0, ^uint64(0))
-	h.bounds(0, 0)
-	h.present(10, false)
-
-	// A log restarted after a snapshot restore begins past the old end.
-	h.storeRange(1000, 1002)
-	h.bounds(1000, 1002)
+	// Each step stores or deletes [lo, hi], then checks both bounds (and
+	// again after a reopen) and the indexes it names as present or absent.
+	steps := []struct {
+		store       bool // StoreLogs of [lo, hi]; else DeleteRange
+		lo, hi      uint64
+		first, last uint64
+		in, out     []uint64
+	}{
+		{store: true, lo: 2, hi: 20, first: 1, last: 20},
+		// Prefix compaction after a snapshot.
+		{lo: 1, hi: 5, first: 6, last: 20, in: []uint64{6}, out: []uint64{5}},
+		// Tail truncation on a conflict, then the leader's entries replace it.
+		{lo: 15, hi: 20, first: 6, last: 14, out: []uint64{15}},
+		{store: true, lo: 15, hi: 17, first: 6, last: 17, in: []uint64{17}, out: []uint64{18}},
+		// A range past either end changes nothing; one covering both empties it.
+		{lo: 100, hi: 200, first: 6, last: 17},
+		{lo: 0, hi: 2, first: 6, last: 17},
+		{lo: 0, hi: ^uint64(0), first: 0, last: 0, out: []uint64{10}},
+		// A log restarted after a snapshot restore begins past the old end.
+		{store: true, lo: 1000, hi: 1002, first: 1000, last: 1002},
+	}
+	for n, st := range steps {
+		t.Logf("step %d: store %v [%d, %d]", n, st.store, st.lo, st.hi) // shown if the step fails
+		if st.store {
+			h.storeRange(st.lo, st.hi)
+		} else {
+			h.deleteRange(st.lo, st.hi)
+		}
+		h.bounds(st.first, st.last)
+		for _, i := range st.in {
+			h.present(i, true)
+		}
+		for _, i := range st.out {
+			h.present(i, false)
+		}
+	}
 }
 
 // TestIndexZeroIsAnEntry: raft starts at index 1, but raft's own StoreLog
