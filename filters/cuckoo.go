@@ -51,11 +51,11 @@ const (
 // failure path allocates nothing.
 var errCuckooFull = laneFull("cuckoo")
 
-// cuckooFingerprintBits chooses the fingerprint width for a target rate: the
-// paper's bound (laneFingerprintBits), rounded up to a width the packed
-// layout supports.
-func cuckooFingerprintBits(fpRate float64) (uint, error) {
-	f, err := laneFingerprintBits("cuckoo", fpRate)
+// cuckooFingerprintBits checks the sizing and chooses the fingerprint width
+// for fpRate: the paper's bound (laneFingerprintBits), rounded up to a width
+// the packed layout supports.
+func cuckooFingerprintBits(n int, fpRate float64) (uint, error) {
+	f, err := laneFingerprintBits("cuckoo", n, fpRate)
 	switch {
 	case err != nil:
 		return 0, err
@@ -73,10 +73,7 @@ func cuckooFingerprintBits(fpRate float64) (uint, error) {
 // (ceil(log2(8/fpRate)) rounded up). Rates below 8/2^16 ≈ 1.2e-4 would need
 // wider fingerprints and are rejected with ErrInvalidArgument.
 func NewCuckoo(n int, fpRate float64) (*Cuckoo, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, err
-	}
-	fpBits, err := cuckooFingerprintBits(fpRate)
+	fpBits, err := cuckooFingerprintBits(n, fpRate)
 	if err != nil {
 		return nil, err
 	}

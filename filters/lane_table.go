@@ -67,11 +67,15 @@ func laneFull(name string) error {
 	return fmt.Errorf("filters: %s: no free slot within %d displacements: %w", name, laneMaxKicks, ErrFull)
 }
 
-// laneFingerprintBits is the narrowest fingerprint for rate fpRate by the
-// cuckoo paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
+// laneFingerprintBits checks a constructor's n and fpRate (checkSizing),
+// then returns the narrowest fingerprint for rate fpRate by the cuckoo
+// paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
 // Widths above 16, the widest either filter packs, are refused; name
-// prefixes the error. Each filter then rounds f to the widths it supports.
-func laneFingerprintBits(name string, fpRate float64) (uint, error) {
+// prefixes that error. Each filter then rounds f to the widths it supports.
+func laneFingerprintBits(name string, n int, fpRate float64) (uint, error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return 0, err
+	}
 	f := math.Ceil(math.Log2(2 * laneSlots / fpRate))
 	if !(f <= 16) { // also NaN, as Cuckoo's switch on f refused it
 

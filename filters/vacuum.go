@@ -58,10 +58,11 @@ const (
 
 var errVacuumFull = laneFull("vacuum")
 
-// vacuumFingerprintBits is the cuckoo bound (laneFingerprintBits; Wang et
-// al. use the same), but any width from 4 to 16 instead of 8/12/16 only.
-func vacuumFingerprintBits(fpRate float64) (uint, error) {
-	f, err := laneFingerprintBits("vacuum", fpRate)
+// vacuumFingerprintBits checks the sizing and takes the cuckoo bound
+// (laneFingerprintBits; Wang et al. use the same), but any width from 4 to
+// 16 instead of 8/12/16 only.
+func vacuumFingerprintBits(n int, fpRate float64) (uint, error) {
+	f, err := laneFingerprintBits("vacuum", n, fpRate)
 	if err != nil {
 		return 0, err
 	}
@@ -103,10 +104,7 @@ func vacuumShape(n int) (logChunk uint, chunks uint64) {
 // and the smallest table of whole chunks that keeps n keys within reach of
 // the 95.5% load a 4-slot cuckoo table fills to.
 func NewVacuum(n int, fpRate float64) (*Vacuum, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, err
-	}
-	fpBits, err := vacuumFingerprintBits(fpRate)
+	fpBits, err := vacuumFingerprintBits(n, fpRate)
 	if err != nil {
 		return nil, err
 	}
