@@ -371,8 +371,7 @@ func TestCountingQuotientDecodeRejectsCorruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	enc := mustMarshal(t, f)
-	body := dynRejectsFlips(t, dynCaseOf("CountingQuotient"), enc, 0x08)
+	body := dynRejectsFlips(t, dynCaseOf("CountingQuotient"), f, 0x08)
 	// Body: r, 3 reserved, home u32, overflow u32, used u64, total u64,
 	// then blocks of 17 + 8r = 49 bytes: offset, occupieds, runends, rems.
 	const b0 = 28

@@ -51,11 +51,11 @@ const (
 // failure path allocates nothing.
 var errCuckooFull = laneFull("cuckoo")
 
-// cuckooFingerprintBits chooses the fingerprint width for a target rate: the
-// paper's bound (laneFingerprintBits), rounded up to a width the packed
-// layout supports.
-func cuckooFingerprintBits(fpRate float64) (uint, error) {
-	f, err := laneFingerprintBits("cuckoo", fpRate)
+// cuckooFingerprintBits checks the sizing and chooses the fingerprint width
+// for fpRate: the paper's bound (laneFingerprintBits), rounded up to a width
+// the packed layout supports.
+func cuckooFingerprintBits(n int, fpRate float64) (uint, error) {
+	f, err := laneFingerprintBits("cuckoo", n, fpRate)
 	switch {
 	case err != nil:
 		return 0, err
@@ -73,10 +73,7 @@ func cuckooFingerprintBits(fpRate float64) (uint, error) {
 // (ceil(log2(8/fpRate)) rounded up). Rates below 8/2^16 ≈ 1.2e-4 would need
 // wider fingerprints and are rejected with ErrInvalidArgument.
 func NewCuckoo(n int, fpRate float64) (*Cuckoo, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, err
-	}
-	fpBits, err := cuckooFingerprintBits(fpRate)
+	fpBits, err := cuckooFingerprintBits(n, fpRate)
 	if err != nil {
 		return nil, err
 	}
@@ -94,60 +91,9 @@ func NewCuckoo(n int, fpRate float64) (*Cuckoo, error) {
 // newCuckooShape builds an empty filter of 2^logBuckets buckets.
 func newCuckooShape(logBuckets, fpBits uint) *Cuckoo {
 	return &Cuckoo{
-		laneTable:  newLaneTable(1<<logBuckets, fpBits, 1<<logBuckets-1, cuckooSeed),
+		laneTable:  newLaneTable(1<<logBuckets, fpBits, false, 1<<logBuckets-1, cuckooSeed, errCuckooFull),
 		logBuckets: logBuckets,
 	}
-}
-
-// derive splits a key hash into its fingerprint (from the high 32 bits,
-// mapped onto 1..fpMax so 0 stays free for "empty") and its first bucket
-// (from the low bits).
-func (c *Cuckoo) derive(h uint64) (fp, i1 uint64) {
-	fp = (h>>32)*c.fpMax>>32 + 1
-	return fp, h & c.altMask
-}
-
-// MayContain reports whether key may have been added.
-func (c *Cuckoo) MayContain(key []byte) bool {
-	// The body of MayContainHash, repeated because it is too large to
-	// inline: one call per query instead of two.
-	fp, i1 := c.derive(Hash(key))
-	b1, b2 := c.bucket(i1), c.bucket(c.alt(i1, fp))
-	return c.matchLanes(b1, fp)|c.matchLanes(b2, fp) != 0
-}
-
-// MayContainHash is MayContain for a key whose Hash the caller holds.
-//
-// Both buckets are loaded unconditionally: the two loads are independent, so
-// their cache misses overlap, and there is no branch to mispredict between
-// keys found in the first bucket and keys that are not (measured in
-// docs/filters.md, "Cuckoo and quotient against
-// github.com/seiflotfy/cuckoofilter").
-func (c *Cuckoo) MayContainHash(h uint64) bool {
-	fp, i1 := c.derive(h)
-	b1, b2 := c.bucket(i1), c.bucket(c.alt(i1, fp))
-	return c.matchLanes(b1, fp)|c.matchLanes(b2, fp) != 0
-}
-
-// Add inserts key. It returns an error wrapping ErrFull, and leaves the
-// filter exactly as it was, if no free slot is reachable within 500
-// displacements.
-func (c *Cuckoo) Add(key []byte) error { return c.AddHash(Hash(key)) }
-
-// AddHash is Add for a key whose Hash the caller holds.
-func (c *Cuckoo) AddHash(h uint64) error {
-	fp, i1 := c.derive(h)
-	return c.add(i1, fp, errCuckooFull)
-}
-
-// Remove deletes one copy of key's fingerprint and reports whether it found
-// one. Only remove keys known to be members (see the type doc).
-func (c *Cuckoo) Remove(key []byte) bool { return c.RemoveHash(Hash(key)) }
-
-// RemoveHash is Remove for a key whose Hash the caller holds.
-func (c *Cuckoo) RemoveHash(h uint64) bool {
-	fp, i1 := c.derive(h)
-	return c.remove(i1, fp)
 }
 
 // CopiesHash counts the stored copies of h's fingerprint in h's two

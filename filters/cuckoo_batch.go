@@ -119,5 +119,5 @@ func (c *Cuckoo) addBounded(h uint64, maxCopies int) (spilled bool, _ error) {
 		c.count++
 		return false, nil
 	}
-	return false, c.walk(i1, i2, fp, errCuckooFull)
+	return false, c.walk(i1, i2, fp)
 }

@@ -657,11 +657,13 @@ func dynRawStateChurn(f dynCapped, target float64, state func(dst []uint64) []ui
 	return dynChurnSpec{stream: 0xc4c4, nearFull: dynLoadAbove(f, target), snapshot: snapshot, unchanged: unchanged}
 }
 
-// dynRejectsFlips checks that flipping bits mask of any one byte of enc
-// gives ErrCorrupt from Unmarshal and from the typed decoder, and returns
-// enc's body, for the structural checks behind the checksum.
-func dynRejectsFlips(t *testing.T, c dynCase, enc []byte, mask byte) []byte {
+// dynRejectsFlips encodes f and checks that flipping bits mask of any one
+// byte of the encoding gives ErrCorrupt from Unmarshal and from the typed
+// decoder, and returns the encoding's body, for the structural checks
+// behind the checksum.
+func dynRejectsFlips(t *testing.T, c dynCase, f dynFilter, mask byte) []byte {
 	t.Helper()
+	enc := mustMarshal(t, f)
 	for i := range enc {
 		bad := append([]byte(nil), enc...)
 		bad[i] ^= mask

@@ -11,9 +11,11 @@ import (
 // fingerprint 0 marking an empty lane; the partner bucket is a function of
 // bucket and fingerprint alone; and Adds that find both buckets full run a
 // random walk of displacements that is rolled back if it gives up (F1, F2).
-// The two filters differ only in how a key picks its first bucket and in
-// altMask, how far its partner may lie: anywhere in a power-of-two table
-// (Cuckoo) or within an aligned chunk (Vacuum).
+// The two filters differ only in how a key picks its first bucket
+// (chunked) and in altMask, how far its partner may lie: anywhere in a
+// power-of-two table (Cuckoo) or within an aligned chunk (Vacuum). The
+// table therefore carries both filters' public key operations (MayContain,
+// Add, Remove and their Hash forms), promoted to each.
 type laneTable struct {
 	slots   packedArray // one entry per bucket, laneSlots lanes of fpBits each
 	fpBits  uint
@@ -22,6 +24,12 @@ type laneTable struct {
 	lanesHi uint64 // top bit of every lane
 	// altMask bounds the partner's offset: alt(i) = i XOR (hash(fp) & altMask).
 	altMask uint64
+	// chunked picks the first bucket by multiply-shift onto any bucket count
+	// (Vacuum) instead of by mask in a power-of-two table (Cuckoo); see derive.
+	chunked bool
+	// full is the error a failed Add returns: the filter's own, made once so
+	// that the failure path allocates nothing (laneFull).
+	full error
 	// wordAligned is set when a bucket is 16, 32 or 64 bits wide and so never
 	// straddles a word: bucket then reads one word.
 	wordAligned bool
@@ -59,11 +67,15 @@ func laneFull(name string) error {
 	return fmt.Errorf("filters: %s: no free slot within %d displacements: %w", name, laneMaxKicks, ErrFull)
 }
 
-// laneFingerprintBits is the narrowest fingerprint for rate fpRate by the
-// cuckoo paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
+// laneFingerprintBits checks a constructor's n and fpRate (checkSizing),
+// then returns the narrowest fingerprint for rate fpRate by the cuckoo
+// paper's bound ε ≤ 2b/2^f with b = laneSlots: f = ceil(log2(8/ε)).
 // Widths above 16, the widest either filter packs, are refused; name
-// prefixes the error. Each filter then rounds f to the widths it supports.
-func laneFingerprintBits(name string, fpRate float64) (uint, error) {
+// prefixes that error. Each filter then rounds f to the widths it supports.
+func laneFingerprintBits(name string, n int, fpRate float64) (uint, error) {
+	if err := checkSizing(n, fpRate); err != nil {
+		return 0, err
+	}
 	f := math.Ceil(math.Log2(2 * laneSlots / fpRate))
 	if !(f <= 16) { // also NaN, as Cuckoo's switch on f refused it
 
@@ -74,8 +86,9 @@ func laneFingerprintBits(name string, fpRate float64) (uint, error) {
 }
 
 // newLaneTable returns an empty table of buckets buckets of fpBits-bit
-// lanes whose walk starts from seed.
-func newLaneTable(buckets uint64, fpBits uint, altMask, seed uint64) laneTable {
+// lanes whose walk starts from seed; chunked, altMask and full are the
+// filter's (see laneTable).
+func newLaneTable(buckets uint64, fpBits uint, chunked bool, altMask, seed uint64, full error) laneTable {
 	lo := uint64(0)
 	for j := uint(0); j < laneSlots; j++ {
 		lo |= 1 << (j * fpBits)
@@ -88,10 +101,71 @@ func newLaneTable(buckets uint64, fpBits uint, altMask, seed uint64) laneTable {
 		lanesLo:     lo,
 		lanesHi:     lo << (fpBits - 1),
 		altMask:     altMask,
+		chunked:     chunked,
+		full:        full,
 		wordAligned: width&(width-1) == 0,
 		bucketShift: uint(bits.TrailingZeros(width)),
 		rng:         seed,
 	}
+}
+
+// derive splits a key hash into its fingerprint (from the high 32 bits,
+// mapped onto 1..fpMax so 0 stays free for "empty") and its first bucket
+// (from the low 32 bits, disjoint from them). A power-of-two table takes
+// the low bits masked; a chunked one maps them onto [0, buckets) by
+// multiply-shift (reduce32's method, widened so that exactly 2^32 buckets
+// also works). The branch goes the same way on every call to a filter, so
+// it predicts perfectly.
+func (t *laneTable) derive(h uint64) (fp, i1 uint64) {
+	fp = (h>>32)*t.fpMax>>32 + 1
+	if t.chunked {
+		return fp, uint64(uint32(h)) * t.slots.n >> 32
+	}
+	return fp, h & t.altMask
+}
+
+// MayContain reports whether key may have been added.
+func (t *laneTable) MayContain(key []byte) bool {
+	// The body of MayContainHash, repeated because it is too large to
+	// inline: one call per query instead of two.
+	fp, i1 := t.derive(Hash(key))
+	b1, b2 := t.bucket(i1), t.bucket(t.alt(i1, fp))
+	return t.matchLanes(b1, fp)|t.matchLanes(b2, fp) != 0
+}
+
+// MayContainHash is MayContain for a key whose Hash the caller holds.
+//
+// Both buckets are loaded unconditionally: the two loads are independent, so
+// their cache misses overlap, and there is no branch to mispredict between
+// keys found in the first bucket and keys that are not (measured in
+// docs/filters.md, "Cuckoo and quotient against
+// github.com/seiflotfy/cuckoofilter").
+func (t *laneTable) MayContainHash(h uint64) bool {
+	fp, i1 := t.derive(h)
+	b1, b2 := t.bucket(i1), t.bucket(t.alt(i1, fp))
+	return t.matchLanes(b1, fp)|t.matchLanes(b2, fp) != 0
+}
+
+// Add inserts key. It returns an error wrapping ErrFull, and leaves the
+// filter exactly as it was, if no free slot is reachable within 500
+// displacements.
+func (t *laneTable) Add(key []byte) error { return t.AddHash(Hash(key)) }
+
+// AddHash is Add for a key whose Hash the caller holds.
+func (t *laneTable) AddHash(h uint64) error {
+	fp, i1 := t.derive(h)
+	return t.add(i1, fp)
+}
+
+// Remove deletes one copy of key's fingerprint and reports whether it found
+// one. Only remove keys known to be members: removing another key can
+// delete the fingerprint of a member it collides with.
+func (t *laneTable) Remove(key []byte) bool { return t.RemoveHash(Hash(key)) }
+
+// RemoveHash is Remove for a key whose Hash the caller holds.
+func (t *laneTable) RemoveHash(h uint64) bool {
+	fp, i1 := t.derive(h)
+	return t.remove(i1, fp)
 }
 
 // alt is the partner bucket: i XOR a hash of the fingerprint alone, so it
@@ -157,9 +231,8 @@ func (t *laneTable) tryPut(i, fp uint64) bool {
 	return true
 }
 
-// add stores fp in bucket i1, its partner, or by displacement; full is the
-// (static, so allocation-free) error of the filter that gives up.
-func (t *laneTable) add(i1, fp uint64, full error) error {
+// add stores fp in bucket i1, its partner, or by displacement.
+func (t *laneTable) add(i1, fp uint64) error {
 	if t.tryPut(i1, fp) {
 		t.count++
 		return nil
@@ -169,7 +242,7 @@ func (t *laneTable) add(i1, fp uint64, full error) error {
 		t.count++
 		return nil
 	}
-	return t.walk(i1, i2, fp, full)
+	return t.walk(i1, i2, fp)
 }
 
 // next advances the walk's splitmix64 generator.
@@ -184,7 +257,7 @@ func (t *laneTable) next() uint64 {
 // their state before the Add. Without the rollback, the fingerprint carried
 // when the walk gives up would be lost, and with it a key that was added
 // earlier (keeps F1 and F2).
-func (t *laneTable) walk(i1, i2, fp uint64, full error) error {
+func (t *laneTable) walk(i1, i2, fp uint64) error {
 	savedRNG := t.rng
 	t.undo = t.undo[:0]
 	r := t.next()
@@ -212,7 +285,7 @@ func (t *laneTable) walk(i1, i2, fp uint64, full error) error {
 		t.setBucket(t.undo[k].bucket, t.undo[k].old)
 	}
 	t.rng = savedRNG
-	return full
+	return t.full
 }
 
 // remove deletes one copy of fp from bucket i1 or its partner.

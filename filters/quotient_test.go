@@ -437,8 +437,7 @@ func TestQuotientDecodeRejectsCorruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	enc := mustMarshal(t, f)
-	body := dynRejectsFlips(t, dynCaseOf("Quotient"), enc, 0x04)
+	body := dynRejectsFlips(t, dynCaseOf("Quotient"), f, 0x04)
 	// Tables that no operation sequence produces, under valid checksums.
 	base := qfTable(f) // "ocs:6 --s:2 -cs:3 o--:5 ---:0 ---:0 ---:0 o--:1"
 	tables := map[string]func(tb []uint64){

@@ -28,10 +28,9 @@ import (
 // doc). A Vacuum is not safe for concurrent mutation; a filter that is no
 // longer mutated may be queried from many goroutines.
 type Vacuum struct {
-	laneTable      // altMask is L - 1: the partner stays in the chunk
-	logChunk  uint // L = 2^logChunk buckets per chunk
-	chunks    uint64
-	buckets   uint64 // chunks · L
+	laneTable        // altMask is L - 1: the partner stays in the chunk
+	logChunk  uint   // L = 2^logChunk buckets per chunk
+	chunks    uint64 // the table has chunks · L buckets (laneTable.slots.n)
 }
 
 const (
@@ -59,10 +58,11 @@ const (
 
 var errVacuumFull = laneFull("vacuum")
 
-// vacuumFingerprintBits is the cuckoo bound (laneFingerprintBits; Wang et
-// al. use the same), but any width from 4 to 16 instead of 8/12/16 only.
-func vacuumFingerprintBits(fpRate float64) (uint, error) {
-	f, err := laneFingerprintBits("vacuum", fpRate)
+// vacuumFingerprintBits checks the sizing and takes the cuckoo bound
+// (laneFingerprintBits; Wang et al. use the same), but any width from 4 to
+// 16 instead of 8/12/16 only.
+func vacuumFingerprintBits(n int, fpRate float64) (uint, error) {
+	f, err := laneFingerprintBits("vacuum", n, fpRate)
 	if err != nil {
 		return 0, err
 	}
@@ -104,10 +104,7 @@ func vacuumShape(n int) (logChunk uint, chunks uint64) {
 // and the smallest table of whole chunks that keeps n keys within reach of
 // the 95.5% load a 4-slot cuckoo table fills to.
 func NewVacuum(n int, fpRate float64) (*Vacuum, error) {
-	if err := checkSizing(n, fpRate); err != nil {
-		return nil, err
-	}
-	fpBits, err := vacuumFingerprintBits(fpRate)
+	fpBits, err := vacuumFingerprintBits(n, fpRate)
 	if err != nil {
 		return nil, err
 	}
@@ -121,51 +118,10 @@ func NewVacuum(n int, fpRate float64) (*Vacuum, error) {
 func newVacuumShape(logChunk uint, chunks uint64, fpBits uint) *Vacuum {
 	m := chunks << logChunk
 	return &Vacuum{
-		laneTable: newLaneTable(m, fpBits, 1<<logChunk-1, vacuumSeed),
+		laneTable: newLaneTable(m, fpBits, true, 1<<logChunk-1, vacuumSeed, errVacuumFull),
 		logChunk:  logChunk,
 		chunks:    chunks,
-		buckets:   m,
 	}
-}
-
-// derive maps the high 32 hash bits onto fingerprints 1..fpMax and the low
-// 32 onto a first bucket in [0, buckets) by multiply-shift (reduce32's
-// method, widened so that exactly 2^32 buckets also works).
-func (v *Vacuum) derive(h uint64) (fp, i1 uint64) {
-	fp = (h>>32)*v.fpMax>>32 + 1
-	return fp, uint64(uint32(h)) * v.buckets >> 32
-}
-
-// MayContain reports whether key may have been added.
-func (v *Vacuum) MayContain(key []byte) bool { return v.MayContainHash(Hash(key)) }
-
-// MayContainHash is MayContain for a key whose Hash the caller holds. Both
-// buckets are loaded before either is tested, as in Cuckoo.
-func (v *Vacuum) MayContainHash(h uint64) bool {
-	fp, i1 := v.derive(h)
-	b1, b2 := v.bucket(i1), v.bucket(v.alt(i1, fp))
-	return v.matchLanes(b1, fp)|v.matchLanes(b2, fp) != 0
-}
-
-// Add inserts key. It returns an error wrapping ErrFull, and leaves the
-// filter exactly as it was, if no free slot is reachable within 500
-// displacements.
-func (v *Vacuum) Add(key []byte) error { return v.AddHash(Hash(key)) }
-
-// AddHash is Add for a key whose Hash the caller holds.
-func (v *Vacuum) AddHash(h uint64) error {
-	fp, i1 := v.derive(h)
-	return v.add(i1, fp, errVacuumFull)
-}
-
-// Remove deletes one copy of key's fingerprint and reports whether it found
-// one. Only remove keys known to be members.
-func (v *Vacuum) Remove(key []byte) bool { return v.RemoveHash(Hash(key)) }
-
-// RemoveHash is Remove for a key whose Hash the caller holds.
-func (v *Vacuum) RemoveHash(h uint64) bool {
-	fp, i1 := v.derive(h)
-	return v.remove(i1, fp)
 }
 
 // ChunkBuckets returns L, the number of buckets per chunk.

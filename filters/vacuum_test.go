@@ -64,17 +64,17 @@ func TestVacuumAltStaysInChunk(t *testing.T) {
 	}{{0, 1}, {0, 5}, {1, 3}, {4, 7}, {10, 13}, {16, 2}} {
 		v := newVacuumShape(shape.logChunk, shape.chunks, 12)
 		l := uint64(1) << shape.logChunk
-		edges := []uint64{0, l - 1, l * (shape.chunks - 1), v.buckets - 1}
+		edges := []uint64{0, l - 1, l * (shape.chunks - 1), v.slots.n - 1}
 		for k := 0; k < 5000; k++ {
 			fp, i := v.derive(rng.Uint64())
 			if k < len(edges) {
 				i = edges[k]
 			}
-			if fp == 0 || fp > v.fpMax || i >= v.buckets {
-				t.Fatalf("derive gave fp %d, bucket %d of %d", fp, i, v.buckets)
+			if fp == 0 || fp > v.fpMax || i >= v.slots.n {
+				t.Fatalf("derive gave fp %d, bucket %d of %d", fp, i, v.slots.n)
 			}
 			j := v.alt(i, fp)
-			if j/l != i/l || j >= v.buckets {
+			if j/l != i/l || j >= v.slots.n {
 				t.Fatalf("L=%d: alt(%d) = %d leaves the chunk", l, i, j)
 			}
 			if v.alt(j, fp) != i {
@@ -132,8 +132,7 @@ func TestVacuumFalsePositiveRate(t *testing.T) {
 func TestVacuumDecodeRejectsCorruption(t *testing.T) {
 	v := newVacuumShape(1, 3, 12)
 	dynFill(t, v, rand.New(rand.NewPCG(5, 5)))
-	enc := mustMarshal(t, v)
-	body := dynRejectsFlips(t, dynCaseOf("Vacuum"), enc, 0x10)
+	body := dynRejectsFlips(t, dynCaseOf("Vacuum"), v, 0x10)
 	mutate := dynWalkMutations(12, map[string]func(b []byte){
 		"width 3":            func(b []byte) { b[0] = 3 },
 		"width 17":           func(b []byte) { b[0] = 17 },
