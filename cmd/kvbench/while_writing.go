@@ -17,7 +17,8 @@ package main
 // on every engine (-whilewriting: timeWhileWriting says why not the same
 // count); beside them one writer overwrites random present keys, the same
 // sequence for every engine, at full speed (no rate limit, for any
-// engine) from the start of the reads until they end. The
+// engine) until the reads end; the reads start once its first write is
+// done, so that every phase reads beside a writer that got going. The
 // readers' ops/s and latencies are the result; the writer's ops/s is
 // reported beside them, since an engine that wrote less would leave its
 // readers more of the machine and fewer tables to probe (alloc B/op is
@@ -81,14 +82,19 @@ type writerRun struct {
 
 // runWhileWriting runs phase p's reads (readers, from warmReaders) while
 // p.writer runs on a goroutine of its own, as fast as it goes, until the
-// reads end. Each reader is locked to its OS thread, which io counts the
-// reads of apart. It returns how many reads ran, how many found their
-// key, and what the writer did.
-func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.Duration, bar *progressbar.ProgressBar) (int, int, writerRun, error) {
+// reads end. The reads start only once the writer's first write is done:
+// started together, the readers could run to their end before the
+// scheduler gave the writer a turn (a busy 2-core machine, a short phase),
+// and the phase would have read a quiet tree with no writer beside it. Each
+// reader is locked to its OS thread, which io counts the reads of apart.
+// It returns how many reads ran, how many found their key, the readers'
+// own time (not the writer's first write before them, nor the write in
+// flight it finishes after them), and what the writer did.
+func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.Duration, bar *progressbar.ProgressBar) (int, int, time.Duration, writerRun, error) {
 	var stop atomic.Bool
 	var wr writerRun
 	var werr error
-	stopped := make(chan struct{})
+	wrote, stopped := make(chan struct{}), make(chan struct{})
 	// The goroutines carry a pprof label (kvbench=writer, reader), so that
 	// a -cpuprofile tells the writer's time from the readers' and from
 	// the engines' background work.
@@ -103,9 +109,18 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 			}
 			wr.ops++
 			wr.written += n
+			if i == 0 {
+				close(wrote)
+			}
 		}
 		wr.elapsed = time.Since(t0)
 	})
+	select {
+	case <-wrote:
+	case <-stopped: // the first write failed
+		return 0, 0, 0, wr, werr
+	}
+	start := time.Now()
 	done, found, err := runParallel(p, readers, lat, bar, func() func() {
 		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kvbench", "reader")))
 		runtime.LockOSThread()
@@ -120,9 +135,10 @@ func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.D
 			runtime.UnlockOSThread()
 		}
 	})
+	elapsed := time.Since(start)
 	stop.Store(true)
 	<-stopped
-	return done, found, wr, errors.Join(err, werr)
+	return done, found, elapsed, wr, errors.Join(err, werr)
 }
 
 // whileWritingDescription is the header line for the two workloads.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -115,6 +116,40 @@ func TestWhileWritingCountsReadersReadsOnly(t *testing.T) {
 	}
 	if total := io0.reads.Load(); total < 2000+5*int64(res.WriterOps) {
 		t.Errorf("the wrapper counted %d reads in all, fewer than the readers' and the writes'", total)
+	}
+}
+
+// TestWhileWritingReadsBesideAWriter: the reads start only once the
+// writer has written, however the scheduler orders the goroutines (a
+// reader that ran first, as it often did on a busy machine, fails here),
+// and a writer whose first write fails ends the phase with its error.
+func TestWhileWritingReadsBesideAWriter(t *testing.T) {
+	var wrote atomic.Bool
+	r := &runner{name: "sievekv", eng: idleEngine{}, io: &ioCounters{}, dir: t.TempDir(), owner: true, live: 100}
+	p := phaseSpec{workload: "readwhilewriting", ops: 50, wantFound: noCheck, readers: 1,
+		opFor: func(int) opFunc {
+			return func(int) (int64, bool, error) {
+				if !wrote.Load() {
+					return 0, false, errors.New("a read before the writer's first write")
+				}
+				return 0, false, nil
+			}
+		},
+		writer: func(int) (int64, bool, error) {
+			wrote.Store(true)
+			return 1, false, nil
+		}}
+	readers := []opFunc{p.opFor(0)}
+	for range 20 {
+		wrote.Store(false)
+		done, _, _, wr, err := runWhileWriting(p, readers, r.io, make([]time.Duration, p.ops), newBar(io.Discard, p.ops, ""))
+		if err != nil || done != p.ops || wr.ops == 0 {
+			t.Fatalf("%d reads, writer %d ops: %v", done, wr.ops, err)
+		}
+	}
+	p.writer = func(int) (int64, bool, error) { return 0, false, errors.New("disk full") }
+	if _, _, _, _, err := runWhileWriting(p, readers, r.io, make([]time.Duration, p.ops), newBar(io.Discard, p.ops, "")); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("a failing writer ended the phase with %v", err)
 	}
 }
 

@@ -230,8 +230,8 @@ type phaseSpec struct {
 	opFor   func(g int) opFunc
 	// writer, if set, makes this a while-writing phase: it runs on a
 	// goroutine of its own, op after op as fast as the engine takes them,
-	// from the start of the timed reads (p.readers goroutines of opFor)
-	// until they end; writes then means the writer's.
+	// until the timed reads (p.readers goroutines of opFor), which start
+	// after its first write, end; writes then means the writer's.
 	writer opFunc
 	// duration, if set, ends the readers' timed loop after that long (ops
 	// is then a cap), and the phase counts the ops that ran.
@@ -277,11 +277,12 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	var written int64
 	var found int
 	var wr writerRun
+	var reading time.Duration
 	var err error
 	done := p.ops
 	switch {
 	case p.writer != nil:
-		done, found, wr, err = runWhileWriting(p, readers, r.io, m.lat, bar)
+		done, found, reading, wr, err = runWhileWriting(p, readers, r.io, m.lat, bar)
 		written = wr.written
 	case p.readers > 1:
 		done, found, err = runParallel(p, readers, m.lat, bar, nil)
@@ -292,6 +293,9 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		return result{}, err
 	}
 	elapsed := time.Since(start)
+	if p.writer != nil {
+		elapsed = reading // the readers' time, without the writer's first write and last
+	}
 	if done == 0 {
 		return result{}, fmt.Errorf("no op ran in %s", p.duration)
 	}
