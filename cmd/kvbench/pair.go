@@ -265,6 +265,16 @@ func meterName(m *phaseMeter) string {
 // straight after each of its two neighbours in the cycle equally often;
 // with three sides every ordered pair of sides is as frequent, across the
 // chunks' boundaries too (a Williams design, balanced for carry-over).
+//
+// What it does not balance is how long ago each side last ran: counted in
+// side-chunks since its own previous one, sides 0 and 2 wait 2, 2, 2, 3, 4
+// and 5 over a cycle, in matching pairs, but side 1 waits 2, 2, 2, 2, 5
+// and 5 (TestInterleaveBalance). It matters: at 1M keys (deleterandom,
+// two runs, 98 chunks per cycle position) the per-chunk median of a pair
+// moved 0.95-1.10x with the cycle position, a side running 2 after its
+// previous chunk beating one running 3-5 after by about 3-5%. The A/A
+// (sides 0 and 2) is balanced for it; the on/off pair (sides 0 and 1) is
+// not, so its median carries a position effect the A/A does not show.
 func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error {
 	for k, lo := 0, 0; lo < ops; k, lo = k+1, lo+chunk {
 		hi := min(lo+chunk, ops)

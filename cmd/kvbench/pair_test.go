@@ -317,3 +317,59 @@ func TestPickEngines(t *testing.T) {
 		t.Errorf("an unknown engine: %v", err)
 	}
 }
+
+// TestInterleaveBalance: with three sides, over a cycle of six chunks
+// every side runs at every place of a chunk twice, every ordered pair of
+// sides runs back to back three times (chunk boundaries included), and
+// the waits since each side's previous run are as interleaveN documents:
+// matched between sides 0 and 2, not for side 1.
+func TestInterleaveBalance(t *testing.T) {
+	const sides, cycle = 3, 6
+	var stream []int
+	places := map[[2]int]int{}
+	for k := range cycle {
+		for j := range sides {
+			s := interleaveSide(k, j, sides)
+			stream = append(stream, s)
+			places[[2]int{s, j}]++
+		}
+	}
+	for s := range sides {
+		for j := range sides {
+			if places[[2]int{s, j}] != cycle/sides {
+				t.Errorf("side %d runs %d-th in %d chunks of %d, want %d", s, j, places[[2]int{s, j}], cycle, cycle/sides)
+			}
+		}
+	}
+	n := len(stream)
+	pairs := map[[2]int]int{}
+	for i := range stream {
+		pairs[[2]int{stream[(i+n-1)%n], stream[i]}]++
+	}
+	for a := range sides {
+		for b := range sides {
+			want := 3
+			if a == b {
+				want = 0
+			}
+			if pairs[[2]int{a, b}] != want {
+				t.Errorf("side %d runs straight after side %d %d times a cycle, want %d", b, a, pairs[[2]int{a, b}], want)
+			}
+		}
+	}
+	waits := make([][]int, sides)
+	for i, s := range stream {
+		for d := 1; d <= n; d++ {
+			if stream[(i+n-d)%n] == s {
+				waits[s] = append(waits[s], d)
+				break
+			}
+		}
+	}
+	for s, want := range [][]int{{2, 2, 2, 3, 4, 5}, {2, 2, 2, 2, 5, 5}, {2, 2, 2, 3, 4, 5}} {
+		got := slices.Sorted(slices.Values(waits[s]))
+		if !slices.Equal(got, want) {
+			t.Errorf("side %d waits %v since its previous run, want %v", s, got, want)
+		}
+	}
+}
