@@ -388,6 +388,10 @@ func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
 	return ti.peakEntries, ti.peakBytes
 }
 
+// maxTombstoneHashesHint bounds tombstoneHashes' up-front allocation to
+// 8 MiB of hashes; a larger tree grows the slice as it reads.
+const maxTombstoneHashesHint = 1 << 20
+
 // tombstoneHashes returns the key hash (filters.Hash) of every point
 // tombstone of v's tables, for a rebuild, which needs nothing else of
 // them. Tables whose properties record no deletions are skipped unread.
@@ -403,15 +407,18 @@ func (ti *tombstoneIndex) peak() (entries int, bytes uint64) {
 // index engine's extra ~200 B allocated per delete, collected while the
 // deletes ran.
 func (d *DB) tombstoneHashes(v *manifest.Version) ([]uint64, error) {
-	n := 0
+	// The properties' counts size the slice, up to a bound: they are only
+	// a hint (append grows past it), and a checksummed but hostile count
+	// must not make the allocation panic or exhaust memory.
+	var n uint64
 	for _, ts := range v.Levels {
 		for _, t := range ts {
 			if t.Props != nil {
-				n += int(t.Props.NumDeletions)
+				n += t.Props.NumDeletions
 			}
 		}
 	}
-	hs := make([]uint64, 0, n)
+	hs := make([]uint64, 0, min(n, maxTombstoneHashesHint))
 	for l, ts := range v.Levels {
 		for _, t := range ts {
 			_, known := t.ShadowedBytes()
