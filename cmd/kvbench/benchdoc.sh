@@ -80,8 +80,10 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   are not independent draws: the interval is over batch medians (the chunks cut in
   run order into sqrt(n), 10-30, consecutive batches; order statistics over the
   batches' medians), not over the chunks themselves. With three or more DBs the
-  chunks' order alternates rotations with reversed ones, so no DB always runs
-  straight after the same one and pays for its flushes. The budget sweep
+  chunks' order changes from chunk to chunk, so no DB always runs straight after
+  the same one and pays for its flushes; with three (a pair and its A/A control)
+  it repeats every 12 chunks, over which each DB leads, follows each other DB and
+  waits since its own previous chunk alike. The budget sweep
   times at least 400k Gets per DB (390 chunks): the filters it compares differ by a
   few percent in speed.
 - **One engine per process** (the write run) keeps each workload's and engine's

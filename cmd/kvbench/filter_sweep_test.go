@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// TestInterleaveN: every side runs every chunk, in order of chunks, each
-// side leads (and comes last) equally often over sides chunks, and over
-// 2*sides chunks each side runs straight after each other side equally
-// often, across the chunks' boundaries too.
+// TestInterleaveN: every side runs every chunk, in order of chunks, and
+// over a cycle (interleaveCycle) each side leads equally often and runs
+// straight after each of its neighbours equally often, across the
+// chunks' boundaries too with three sides (TestInterleaveBalance checks
+// three sides' cycle in full).
 func TestInterleaveN(t *testing.T) {
 	const ops, chunk, sides = 10, 3, 3
 	var order []int
@@ -26,13 +27,14 @@ func TestInterleaveN(t *testing.T) {
 			t.Errorf("side %d ran %v, want %v", side, got, want)
 		}
 	}
-	if want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0}; !slices.Equal(order, want) {
+	if want := []int{0, 1, 2, 0, 2, 1, 2, 0, 1, 2, 1, 0}; !slices.Equal(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
 	for _, n := range []int{3, 4, 5} {
 		var stream []int
 		leads := make([]int, n)
-		if err := interleaveN(2*n, 1, n, func(side, lo, hi int) error {
+		cycle := interleaveCycle(n)
+		if err := interleaveN(cycle, 1, n, func(side, lo, hi int) error {
 			if len(stream)%n == 0 {
 				leads[side]++
 			}
@@ -50,8 +52,8 @@ func TestInterleaveN(t *testing.T) {
 			}
 		}
 		for side := range n {
-			if leads[side] != 2 {
-				t.Errorf("%d sides: side %d led %d of %d chunks, want 2", n, side, leads[side], 2*n)
+			if leads[side] != cycle/n {
+				t.Errorf("%d sides: side %d led %d of %d chunks, want %d", n, side, leads[side], cycle, cycle/n)
 			}
 			next, prev := (side+1)%n, (side+n-1)%n
 			if follows[[2]int{side, next}] == 0 || follows[[2]int{side, next}] != follows[[2]int{side, prev}] {
@@ -60,8 +62,8 @@ func TestInterleaveN(t *testing.T) {
 		}
 		if n == 3 {
 			for pair, c := range follows {
-				if pair[0] == pair[1] || c != 3 {
-					t.Errorf("3 sides: %d ran straight before %d %d times, want every ordered pair of two sides 3 times: %v", pair[0], pair[1], c, follows)
+				if pair[0] == pair[1] || c != cycle/2 {
+					t.Errorf("3 sides: %d ran straight before %d %d times, want every ordered pair of two sides %d times: %v", pair[0], pair[1], c, cycle/2, follows)
 				}
 			}
 		}

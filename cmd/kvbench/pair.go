@@ -254,27 +254,16 @@ func meterName(m *phaseMeter) string {
 }
 
 // interleaveN splits ops [0, ops) into chunks of chunk and runs each chunk
-// on every side, every side leading equally often (with two sides: side 0
-// first in even chunks, side 1 in odd ones). With more sides the order
-// also decides who runs straight after whom, and a chunk pays for the
-// background work (flushes, compactions, GC) its predecessor left: in
-// rotations alone (0 1 2, 1 2 0, 2 0 1) side 1 always followed side 0, so
-// an A/A pair differed by whom each followed. So sides chunks of forward
-// rotations are followed by sides chunks of the reversed ones (2 1 0,
-// 1 0 2, 0 2 1): over 2*sides chunks each side runs, within a chunk,
-// straight after each of its two neighbours in the cycle equally often;
-// with three sides every ordered pair of sides is as frequent, across the
-// chunks' boundaries too (a Williams design, balanced for carry-over).
-//
-// What it does not balance is how long ago each side last ran: counted in
-// side-chunks since its own previous one, sides 0 and 2 wait 2, 2, 2, 3, 4
-// and 5 over a cycle, in matching pairs, but side 1 waits 2, 2, 2, 2, 5
-// and 5 (TestInterleaveBalance). It matters: at 1M keys (deleterandom,
-// two runs, 98 chunks per cycle position) the per-chunk median of a pair
-// moved 0.95-1.10x with the cycle position, a side running 2 after its
-// previous chunk beating one running 3-5 after by about 3-5%. The A/A
-// (sides 0 and 2) is balanced for it; the on/off pair (sides 0 and 1) is
-// not, so its median carries a position effect the A/A does not show.
+// on every side, in an order that shares out what a side's place costs or
+// gains: a chunk pays for the background work (flushes, compactions, GC)
+// its predecessor left, and a side that ran a moment ago finds its DB's
+// blocks and data structures warmer in the CPU's caches than one that ran
+// long ago. With two sides, side 0 leads even chunks and side 1 odd ones.
+// With three (a pair and its A/A control), threeSideCycle; with more
+// (the filter and budget sweeps), sides chunks of forward rotations (0 1
+// 2 3, 1 2 3 0, ...) then sides chunks of the reversed ones, in which
+// each side leads equally often and runs straight after each of its two
+// neighbours in the cycle equally often.
 func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error {
 	for k, lo := 0, 0; lo < ops; k, lo = k+1, lo+chunk {
 		hi := min(lo+chunk, ops)
@@ -287,9 +276,47 @@ func interleaveN(ops, chunk, sides int, run func(side, lo, hi int) error) error 
 	return nil
 }
 
+// threeSideCycle is the order of three sides in chunk k%12. Over its 12
+// chunks (36 side-chunks, repeated) it is balanced for each property of a
+// place in the sequence that we know to favour a side or could
+// (TestInterleaveBalance):
+//   - each side runs first, second and third in 4 chunks each, and in 2
+//     each of the first 6 chunks, so a run cut half-way is balanced too;
+//   - every ordered pair of sides runs back to back 6 times, across the
+//     chunks' boundaries too, and no side runs twice in a row;
+//   - in each pair of sides, each runs before the other in 6 chunks;
+//   - every side waits 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4 side-chunks
+//     since its own previous run;
+//   - the sides' mean places in the cycle are equal, so a drift along the
+//     run (a tree growing under the deletes) falls on all alike.
+//
+// The six-chunk cycle used before (rotations, then reversed rotations)
+// balanced the first two but not the waits: side 1 waited 2, 2, 2, 2, 5,
+// 5 and the others 2, 2, 2, 3, 4, 5. At 1M keys a side running 2 after
+// its previous chunk beat one running 3-5 after by about 3-5%, and the
+// delete pair (sides 0 and 1) carried that where its A/A (0 and 2) did
+// not. No six-chunk cycle balances all of the above; this one was found
+// by an exhaustive search over 12-chunk cycles.
+var threeSideCycle = [12][3]int{
+	{0, 1, 2}, {0, 2, 1}, {2, 0, 1}, {2, 1, 0}, {1, 2, 0}, {1, 0, 2},
+	{0, 1, 2}, {1, 0, 2}, {1, 2, 0}, {2, 1, 0}, {2, 0, 1}, {0, 2, 1},
+}
+
+// interleaveCycle is the number of chunks after which interleaveN's
+// order of sides repeats.
+func interleaveCycle(sides int) int {
+	if sides == 3 {
+		return len(threeSideCycle)
+	}
+	return 2 * sides
+}
+
 // interleaveSide is the side that runs j-th in chunk k (interleaveN).
 func interleaveSide(k, j, sides int) int {
-	m := k % (2 * sides)
+	if sides == 3 {
+		return threeSideCycle[k%len(threeSideCycle)][j]
+	}
+	m := k % interleaveCycle(sides)
 	if sides <= 2 || m < sides {
 		return (m + j) % sides
 	}

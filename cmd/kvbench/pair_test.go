@@ -229,7 +229,7 @@ func runPairTiny(t *testing.T, engines, workloads string) (string, []result) {
 // TestPairedPhaseWithControl: a third side runs in the same interleave,
 // every side leading equally often, and names the first as its pair.
 func TestPairedPhaseWithControl(t *testing.T) {
-	const ops, chunk = 90, 10
+	const ops, chunk = 120, 10 // one cycle of three sides' order
 	var order []string
 	names := []string{"sievekv", "sievekv-notsi", "sievekv-control"}
 	sides := make([]*runner, 3)
@@ -318,47 +318,45 @@ func TestPickEngines(t *testing.T) {
 	}
 }
 
-// TestInterleaveBalance: with three sides, over a cycle of six chunks
-// every side runs at every place of a chunk twice, every ordered pair of
-// sides runs back to back three times (chunk boundaries included), and
-// the waits since each side's previous run are as interleaveN documents:
-// matched between sides 0 and 2, not for side 1.
+// TestInterleaveBalance: three sides' cycle (threeSideCycle) is balanced
+// for each property it documents: places in a chunk (over the cycle and
+// its first half), ordered pairs back to back (none of a side with
+// itself), which of two sides runs first in a chunk, the waits since a
+// side's previous run, and the mean place in the cycle.
 func TestInterleaveBalance(t *testing.T) {
-	const sides, cycle = 3, 6
+	const sides = 3
+	cycle := interleaveCycle(sides)
 	var stream []int
-	places := map[[2]int]int{}
+	places := map[[2]int]int{}    // side, place in chunk -> chunks
+	firstHalf := map[[2]int]int{} // the same over the first cycle/2 chunks
+	before := map[[2]int]int{}    // a, b -> chunks in which a runs before b
 	for k := range cycle {
+		var order []int
 		for j := range sides {
 			s := interleaveSide(k, j, sides)
 			stream = append(stream, s)
+			order = append(order, s)
 			places[[2]int{s, j}]++
+			if k < cycle/2 {
+				firstHalf[[2]int{s, j}]++
+			}
 		}
-	}
-	for s := range sides {
-		for j := range sides {
-			if places[[2]int{s, j}] != cycle/sides {
-				t.Errorf("side %d runs %d-th in %d chunks of %d, want %d", s, j, places[[2]int{s, j}], cycle, cycle/sides)
+		if slices.Sorted(slices.Values(order))[sides-1] != sides-1 || len(slices.Compact(slices.Sorted(slices.Values(order)))) != sides {
+			t.Fatalf("chunk %d runs %v, want each side once", k, order)
+		}
+		for i, a := range order {
+			for _, b := range order[i+1:] {
+				before[[2]int{a, b}]++
 			}
 		}
 	}
 	n := len(stream)
 	pairs := map[[2]int]int{}
-	for i := range stream {
-		pairs[[2]int{stream[(i+n-1)%n], stream[i]}]++
-	}
-	for a := range sides {
-		for b := range sides {
-			want := 3
-			if a == b {
-				want = 0
-			}
-			if pairs[[2]int{a, b}] != want {
-				t.Errorf("side %d runs straight after side %d %d times a cycle, want %d", b, a, pairs[[2]int{a, b}], want)
-			}
-		}
-	}
 	waits := make([][]int, sides)
+	placeSum := make([]int, sides)
 	for i, s := range stream {
+		pairs[[2]int{stream[(i+n-1)%n], s}]++
+		placeSum[s] += i
 		for d := 1; d <= n; d++ {
 			if stream[(i+n-d)%n] == s {
 				waits[s] = append(waits[s], d)
@@ -366,10 +364,31 @@ func TestInterleaveBalance(t *testing.T) {
 			}
 		}
 	}
-	for s, want := range [][]int{{2, 2, 2, 3, 4, 5}, {2, 2, 2, 2, 5, 5}, {2, 2, 2, 3, 4, 5}} {
-		got := slices.Sorted(slices.Values(waits[s]))
-		if !slices.Equal(got, want) {
+	for a := range sides {
+		for b := range sides {
+			if places[[2]int{a, b}] != cycle/sides || firstHalf[[2]int{a, b}] != cycle/2/sides {
+				t.Errorf("side %d runs %d-th in %d chunks of %d (%d of the first %d), want %d (%d)",
+					a, b, places[[2]int{a, b}], cycle, firstHalf[[2]int{a, b}], cycle/2, cycle/sides, cycle/2/sides)
+			}
+			wantPairs, wantBefore := cycle/2, cycle/2
+			if a == b {
+				wantPairs, wantBefore = 0, 0
+			}
+			if pairs[[2]int{a, b}] != wantPairs {
+				t.Errorf("side %d runs straight after side %d %d times a cycle, want %d", b, a, pairs[[2]int{a, b}], wantPairs)
+			}
+			if before[[2]int{a, b}] != wantBefore {
+				t.Errorf("side %d runs before side %d in %d chunks of %d, want %d", a, b, before[[2]int{a, b}], cycle, wantBefore)
+			}
+		}
+	}
+	want := []int{2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4}
+	for s := range sides {
+		if got := slices.Sorted(slices.Values(waits[s])); !slices.Equal(got, want) {
 			t.Errorf("side %d waits %v since its previous run, want %v", s, got, want)
+		}
+		if placeSum[s] != placeSum[0] {
+			t.Errorf("side %d's places in the cycle sum to %d, side 0's to %d, want equal", s, placeSum[s], placeSum[0])
 		}
 	}
 }
