@@ -213,3 +213,53 @@ func BenchmarkScanRange(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTombstoneProbes is what a flush pays per tombstone before it
+// writes it: the elision check (noOlderVersion) and the shadowed-bytes
+// estimate (shadowedBytes) over a fully compacted tree of about 100 bottom
+// tables, for keys the tree holds (a delete of a live key) and keys it
+// does not (a delete the filters let the flush drop).
+func BenchmarkTombstoneProbes(b *testing.B) {
+	const n = 200_000
+	d, err := Open(b.TempDir(), &Options{DisableWAL: true, TargetFileSize: 32 << 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	keys := make([][]byte, n)
+	val := make([]byte, 100)
+	for i := range keys {
+		keys[i] = binary.BigEndian.AppendUint64(nil, uint64(i)*0x9e3779b97f4a7c15&^1)
+		if err := d.Set(keys[i], val, NoSync); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	d.mu.Lock()
+	v := d.current
+	v.Ref()
+	d.mu.Unlock()
+	defer v.Unref()
+	b.Logf("bottom tables: %d", len(v.Levels[NumLevels-1]))
+	for _, present := range []bool{true, false} {
+		name := "present"
+		if !present {
+			name = "absent"
+		}
+		b.Run(name, func(b *testing.B) {
+			k := make([]byte, 8)
+			for i := 0; b.Loop(); i++ {
+				copy(k, keys[(i*7919)%n])
+				if !present {
+					k[7] |= 1
+				}
+				if d.noOlderVersion(v, 0, k) == present && present {
+					b.Fatal("a key the tree holds reads as absent")
+				}
+				d.shadowedBytes(v, 0, [][]byte{k})
+			}
+		})
+	}
+}

@@ -33,35 +33,20 @@ import (
 func (d *DB) shadowedBytes(v *manifest.Version, fromLevel int, keys [][]byte) uint64 {
 	var n uint64
 	for _, k := range keys {
-		for l := fromLevel; l < NumLevels; l++ {
-			if l == 0 {
-				for _, t := range v.Levels[0] {
-					n += d.shadowedIn(t, k)
-				}
-				continue
-			}
-			if t := v.TableFor(l, k); t != nil {
-				n += d.shadowedIn(t, k)
-			}
-		}
+		eachTableSpanning(v, fromLevel, k, func(t *manifest.TableMetadata) bool {
+			n += d.shadowedIn(t, k)
+			return true
+		})
 	}
 	return n
 }
 
 // shadowedIn is t's average entry size if t may hold key k, else 0.
 func (d *DB) shadowedIn(t *manifest.TableMetadata, k []byte) uint64 {
-	if !t.ContainsUserKey(k) || t.Entries() == 0 {
+	if !t.ContainsUserKey(k) || t.Entries() == 0 || !d.tableMayHold(t, k) {
 		return 0
 	}
-	mayHold := true
-	err := d.tables.withReader(t, func(r *sstable.Reader) error {
-		mayHold = r.MayContain(k)
-		return nil
-	})
-	if err != nil || mayHold {
-		return t.Size / t.Entries()
-	}
-	return 0
+	return t.Size / t.Entries()
 }
 
 // noteTombstones sets the delete-aware figures of new tables that will live
