@@ -51,7 +51,9 @@ func (d *DB) Compact(start, end []byte) error {
 type compactionJob struct {
 	inputs      []levelTable
 	outputLevel int
-	// elide decides compaction's C2 for a tombstone's user key.
+	// elide, if set, decides compaction's C2 for a tombstone's user key;
+	// if nil, the filters of the tables below outputLevel do
+	// (tombstoneCollector.elider).
 	elide func(userKey []byte) bool
 	// split cuts the output (see outputSpec.split).
 	split func(userKey []byte, size uint64) bool
@@ -115,7 +117,14 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		merged.Close()
 		return err
 	}
-	src := compaction.NewIter(rangeDels.dropCovered(merged), snaps, job.elide)
+	var keptTombstones tombstoneCollector // keys only: the index has them
+	elide := job.elide
+	if elide == nil && job.v != nil {
+		// A tombstone can go when no table below the output level may
+		// hold its key: the filters prove it (compaction's C2).
+		elide = keptTombstones.elider(d, job.v, job.outputLevel+1)
+	}
+	src := compaction.NewIter(rangeDels.dropCovered(merged), snaps, elide)
 	// Nothing lies below the bottom level, and compactionRangeDels keeps
 	// no oldest-stripe range tombstone there (compaction's C4).
 	src.ZeroSeqNums = job.outputLevel == NumLevels-1
@@ -123,7 +132,6 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	if shadow != nil {
 		src.Shadowed = shadow.shadowed
 	}
-	var keptTombstones tombstoneCollector // keys only: the index has them
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.
 	droppedTombstones := d.tombstones.takeHashes()
@@ -147,7 +155,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	}
 	if job.v != nil {
 		// Before the edit publishes them (manifest's V1).
-		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones.keys(), oldestTombstoneTime(job.inputs))
+		d.noteTombstones(job.v, job.outputLevel, outputs, &keptTombstones, oldestTombstoneTime(job.inputs))
 	}
 	d.mu.Lock()
 	if err := d.logAndApplyLocked(edit); err != nil {

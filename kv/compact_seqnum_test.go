@@ -13,10 +13,7 @@ import (
 // bottom level's tables, by user key and newest first.
 func bottomSeqNums(t *testing.T, d *DB) map[string][]base.SeqNum {
 	t.Helper()
-	d.mu.Lock()
-	v := d.current
-	v.Ref()
-	d.mu.Unlock()
+	v := refCurrent(d)
 	defer v.Unref()
 	seqs := map[string][]base.SeqNum{}
 	for _, tm := range v.Levels[NumLevels-1] {

@@ -74,9 +74,6 @@ func (d *DB) jobFor(v *manifest.Version, c *compaction.Compaction) *compactionJo
 			job.inputs = append(job.inputs, levelTable{level: level, meta: t})
 		}
 	}
-	// A tombstone can go when no table below the output level may hold
-	// its key: the filters prove it (compaction's C2).
-	job.elide = func(k []byte) bool { return d.noOlderVersion(v, c.OutputLevel+1, k) }
 	job.split = compaction.NewSplitter(c, d.picker.Opts).ShouldSplit
 	return job
 }

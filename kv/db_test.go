@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sievekv/sievekv/internal/manifest"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -21,6 +22,14 @@ func openMem(t *testing.T, fs vfs.FS, o *Options) *DB {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// refCurrent returns d's current version, referenced: the caller unrefs it.
+func refCurrent(d *DB) *manifest.Version {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.current.Ref()
+	return d.current
 }
 
 // mustList returns the names in dir, failing t if fs cannot list it.

@@ -27,7 +27,7 @@ import (
 // shadowedBytes estimates the bytes of older entries that tombstones for
 // keys shadow in v's levels fromLevel and deeper: for each key and each
 // table whose range holds it and whose filter may hold it (the proof the
-// flush's elision uses, noOlderVersion), the table's average entry size.
+// flush's elision uses, probeBelow), the table's average entry size.
 // Filter false positives make it an overestimate by about the filters' FP
 // rate; tables without a filter count as holding the key.
 func (d *DB) shadowedBytes(v *manifest.Version, fromLevel int, keys [][]byte) uint64 {
@@ -46,18 +46,30 @@ func (d *DB) shadowedIn(t *manifest.TableMetadata, k []byte) uint64 {
 	if !t.ContainsUserKey(k) || t.Entries() == 0 || !d.tableMayHold(t, k) {
 		return 0
 	}
+	return avgEntrySize(t)
+}
+
+// avgEntrySize is the bytes on disk per entry of t (0 for a table of no
+// entries, one of range tombstones only).
+func avgEntrySize(t *manifest.TableMetadata) uint64 {
+	if t.Entries() == 0 {
+		return 0
+	}
 	return t.Size / t.Entries()
 }
 
 // noteTombstones sets the delete-aware figures of new tables that will live
-// at level, written from tombstone keys (sorted, as the tables are) with the
-// oldest tombstone time tombstoneTime: each table's keys are those in its
-// range, and v is the version whose tables lie below them.
-func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.TableMetadata, keys [][]byte, tombstoneTime int64) {
+// at level, written with the tombstones c collected (sorted, as the tables
+// are) and the oldest tombstone time tombstoneTime: each table's keys are
+// those in its range, and v is the version whose tables lie below them.
+// A tombstone's estimate is c's where the elision check made it, else
+// probed here.
+func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.TableMetadata, c *tombstoneCollector, tombstoneTime int64) {
 	from := level + 1
 	if level == 0 {
 		from = 0 // every table of v is older than a flushed memtable
 	}
+	keys := c.keys()
 	i := 0
 	for _, t := range tables {
 		j := i
@@ -65,7 +77,15 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 			j++
 		}
 		if hasTombstones(t) {
-			t.SetShadowedBytes(d.shadowedBytes(v, from, keys[i:j]) + d.tableRangeShadowedBytes(v, from, t))
+			var shadowed uint64
+			for x := i; x < j; x++ {
+				if s := c.shadowed[x]; s != unknownShadowed {
+					shadowed += s
+				} else {
+					shadowed += d.shadowedBytes(v, from, keys[x:x+1])
+				}
+			}
+			t.SetShadowedBytes(shadowed + d.tableRangeShadowedBytes(v, from, t))
 			t.SetTombstoneTime(tombstoneTime)
 		} else {
 			t.SetShadowedBytes(0)

@@ -232,10 +232,7 @@ func TestShadowedEstimateAfterReopen(t *testing.T) {
 // estimateMissingNow runs the background check's estimate of tables found
 // by Open once, on the current version.
 func estimateMissingNow(d *DB) {
-	d.mu.Lock()
-	v := d.current
-	v.Ref()
-	d.mu.Unlock()
+	v := refCurrent(d)
 	d.estimateMissing(v)
 	v.Unref()
 }

@@ -52,7 +52,7 @@ func (d *DB) flushLoop() {
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
-			d.noteTombstones(v, 0, tables, tombstones.keys(), d.tombstoneClock())
+			d.noteTombstones(v, 0, tables, tombstones, d.tombstoneClock())
 		}
 		v.Unref()
 		d.mu.Lock()
@@ -135,7 +135,7 @@ func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []bas
 	}
 	var elide func([]byte) bool
 	if v != nil {
-		elide = func(k []byte) bool { return d.noOlderVersion(v, 0, k) }
+		elide = tombstones.elider(d, v, 0)
 	}
 	filtered := compaction.NewIter(src, snapshots, elide)
 	tables, err := d.writeTables(filtered, outputSpec{tombstones: tombstones, rangeDels: rangeDels})

@@ -165,16 +165,20 @@ func (d *DB) tableWriterOptions(target *filterTarget, num fileNum) sstable.Write
 	return o
 }
 
-// noOlderVersion reports whether no table of v at level fromLevel or
-// deeper can hold userKey: every such table's key range excludes it or its
-// filter rules it out. Tables without a filter count as "may hold".
-func (d *DB) noOlderVersion(v *manifest.Version, fromLevel int, userKey []byte) bool {
-	none := true
+// probeBelow asks every table of v at level fromLevel or deeper whose key
+// range holds userKey whether it may hold the key: mayHold if any may (a
+// tombstone for the key must stay, compaction's C2), and shadowed, the
+// bytes those tables' entries for it are estimated at (shadowedIn).
+// Tables without a filter count as "may hold".
+func (d *DB) probeBelow(v *manifest.Version, fromLevel int, userKey []byte) (shadowed uint64, mayHold bool) {
 	eachTableSpanning(v, fromLevel, userKey, func(t *manifest.TableMetadata) bool {
-		none = !d.tableMayHold(t, userKey)
-		return none
+		if d.tableMayHold(t, userKey) {
+			mayHold = true
+			shadowed += avgEntrySize(t)
+		}
+		return true
 	})
-	return none
+	return shadowed, mayHold
 }
 
 // eachTableSpanning calls fn on each table of v at level fromLevel or

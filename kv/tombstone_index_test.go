@@ -358,10 +358,7 @@ func TestTombstoneIndexRebuildCopiesNoKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustFlush(t, d)
-	d.mu.Lock()
-	v := d.current
-	v.Ref()
-	d.mu.Unlock()
+	v := refCurrent(d)
 	defer v.Unref()
 	hs, err := d.tombstoneHashes(v)
 	if err != nil {

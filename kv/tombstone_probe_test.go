@@ -12,9 +12,10 @@ import (
 // TestEachTableSpanningMatchesScan: over random live trees (L0 tables and
 // deeper levels), eachTableSpanning visits exactly the tables whose key
 // range holds a key, in the order a scan of every level's tables finds
-// them, stops when its callback says so, and noOlderVersion answers as
-// its definition over that scan does: no spanning table's filter may
-// hold the key.
+// them, stops when its callback says so, and probeBelow answers as its
+// definition over that scan does: a tombstone may be elided when no
+// spanning table's filter may hold the key, and its estimate is
+// shadowedBytes's.
 func TestEachTableSpanningMatchesScan(t *testing.T) {
 	for seed := range uint64(4) {
 		rng := rand.New(rand.NewPCG(seed, 19))
@@ -30,10 +31,7 @@ func TestEachTableSpanningMatchesScan(t *testing.T) {
 				}
 			}
 		}
-		d.mu.Lock()
-		v := d.current
-		v.Ref()
-		d.mu.Unlock()
+		v := refCurrent(d)
 		levels := 0
 		for l := range NumLevels {
 			if len(v.Levels[l]) > 0 {
@@ -72,12 +70,69 @@ func TestEachTableSpanningMatchesScan(t *testing.T) {
 					t.Fatalf("seed %d, %q: visiting went on after the callback stopped it: %d tables", seed, k, len(first))
 				}
 			}
-			none := true
+			may := false
 			for _, tm := range want {
-				none = none && !d.tableMayHold(tm, k)
+				may = may || d.tableMayHold(tm, k)
 			}
-			if got := d.noOlderVersion(v, from, k); got != none {
-				t.Fatalf("seed %d, %q from L%d: noOlderVersion %v, the scan says %v", seed, k, from, got, none)
+			shadowed, gotMay := d.probeBelow(v, from, k)
+			if gotMay != may || shadowed != d.shadowedBytes(v, from, [][]byte{k}) {
+				t.Fatalf("seed %d, %q from L%d: probeBelow says may hold %v, %d bytes; the scan says %v, shadowedBytes %d",
+					seed, k, from, gotMay, shadowed, may, d.shadowedBytes(v, from, [][]byte{k}))
+			}
+		}
+		v.Unref()
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFlushEstimateFromElisionProbe: a flush's tables get the same
+// shadowed-bytes estimate whether the elision check's probes make it or
+// a probe of their tombstone keys afterwards does: deletes of live and
+// absent keys over a compacted tree, with a snapshot keeping some
+// tombstones from the elision check (their estimate is probed after).
+func TestFlushEstimateFromElisionProbe(t *testing.T) {
+	for _, withSnapshot := range []bool{false, true} {
+		d := bottomDB(t, &Options{DisableAutomaticCompactions: true, TargetFileSize: 16 << 10}, 600)
+		rng := rand.New(rand.NewPCG(7, 8))
+		// A live key, or one never written that sorts right after it, so
+		// that tombstones the check elides and ones it keeps interleave.
+		key := func() []byte {
+			k := delKey(rng.IntN(600))
+			if rng.IntN(2) == 0 {
+				k = append(k, 'x')
+			}
+			return k
+		}
+		for i := range 400 {
+			if err := d.Delete(key(), NoSync); err != nil {
+				t.Fatal(err)
+			}
+			if withSnapshot && i == 200 {
+				s := d.NewSnapshot()
+				defer s.Close()
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		v := refCurrent(d)
+		if len(v.Levels[0]) == 0 {
+			t.Fatal("the flush wrote no table")
+		}
+		for _, tm := range v.Levels[0] {
+			keys, err := d.tableTombstones(tm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) == 0 {
+				t.Fatalf("table %d holds no tombstone", tm.FileNum)
+			}
+			// The flush's version had no L0 table: everything below is L1+.
+			got, known := tm.ShadowedBytes()
+			if want := d.shadowedBytes(v, 1, keys); !known || got != want {
+				t.Errorf("snapshot %v: table %d's estimate %d (known %v), its tombstones' probe %d", withSnapshot, tm.FileNum, got, known, want)
 			}
 		}
 		v.Unref()
