@@ -3,6 +3,7 @@ package kv
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -174,6 +175,44 @@ func BenchmarkSet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSetBesideGets is BenchmarkSet's WAL-less writer while one
+// reader, locked to its OS thread as kvbench's while-writing readers are,
+// Gets absent keys in a loop: what a reader costs the writer through the
+// memtable they share. ns/op is the writer's per Set.
+func BenchmarkSetBesideGets(b *testing.B) {
+	d, err := Open(b.TempDir(), &Options{MemTableSize: 1 << 20, DisableWAL: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	var stop atomic.Bool
+	var gets atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		rng := rand.New(rand.NewPCG(3, 4))
+		k := make([]byte, 17) // 17 bytes: no 16-byte key the writer sets
+		for n := int64(0); !stop.Load(); n++ {
+			binary.BigEndian.PutUint64(k, rng.Uint64())
+			if _, err := d.Get(k); err != ErrNotFound {
+				b.Error("absent key: ", err)
+				return
+			}
+			gets.Store(n)
+		}
+	}()
+	rng := rand.New(rand.NewPCG(1, 2))
+	k, v := make([]byte, 16), make([]byte, 100)
+	for b.Loop() {
+		setRandomKey(b, d, rng, k, v, NoSync)
+	}
+	stop.Store(true)
+	<-done
+	b.ReportMetric(float64(gets.Load())/float64(b.N), "gets/set")
 }
 
 // BenchmarkSetSyncParallel is 8 goroutines writing with Sync: what group
