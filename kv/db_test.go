@@ -119,7 +119,7 @@ func TestSetGetDeleteAcrossFlushAndReopen(t *testing.T) {
 	for _, l := range m.Levels {
 		tables += l.Tables
 	}
-	if tables == 0 || m.Flushes == 0 || m.MemTable.Size != 0 {
+	if tables == 0 || m.Flushes == 0 || m.MemTable.Entries != 0 {
 		t.Fatalf("nothing flushed to tables:\n%s", m)
 	}
 	if err := d.Close(); err != nil {

@@ -32,7 +32,7 @@ func TestIdleDBReclaimsRangeDeletedSpace(t *testing.T) {
 	}
 	waitFor(t, "table bytes to shrink", func() bool {
 		m := d.Metrics()
-		return liveTableBytes(d) <= before*4/10 && rangeTombstonesIn(m) == 0 && m.MemTable.Size == 0
+		return liveTableBytes(d) <= before*4/10 && rangeTombstonesIn(m) == 0 && m.MemTable.Entries == 0
 	})
 	m := d.Metrics()
 	if m.Compaction.IdleFlushes == 0 || m.Compaction.Purges == 0 {
@@ -56,7 +56,7 @@ func TestAgedRangeTombstoneReachesBottom(t *testing.T) {
 	}
 	waitFor(t, "the range tombstone to be dropped", func() bool {
 		m := d.Metrics()
-		return m.Compaction.AgeCompactions > 0 && rangeTombstonesIn(m) == 0 && m.MemTable.Size == 0
+		return m.Compaction.AgeCompactions > 0 && rangeTombstonesIn(m) == 0 && m.MemTable.Entries == 0
 	})
 	if got := d.Metrics().Compaction.Purges; got != 0 {
 		t.Fatalf("a 2-key DeleteRange of 600 keys was worth %d purges", got)

@@ -129,7 +129,7 @@ func TestAgedTombstoneReachesBottom(t *testing.T) {
 		for _, l := range m.Levels {
 			tombs += l.Tombstones
 		}
-		return m.Compaction.AgeCompactions > 0 && tombs == 0 && m.MemTable.Size == 0
+		return m.Compaction.AgeCompactions > 0 && tombs == 0 && m.MemTable.Entries == 0
 	})
 	if got := d.Metrics().Compaction.Purges; got != 0 {
 		t.Fatalf("2 deletes of 600 keys were worth %d purges", got)

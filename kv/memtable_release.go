@@ -51,12 +51,19 @@ func (rs *readState) unrefMemTables() {
 
 // newMemTableStruct wraps an empty memtable that the DB holds (refs 1),
 // its nodes drawn from the DB's pool, made on first use (memtables exist
-// only after Open has settled the options).
+// only after Open has settled the options). Its key filter (the memtable
+// package's MT11) is sized for a quarter more entries than the mutable
+// memtable it follows took, so a steady stream of writes of one shape
+// never makes the filter rebuild under the write lock.
 func (d *DB) newMemTableStruct(id uint64) *memTable {
 	if d.nodes == nil {
 		d.nodes = memtable.NewNodePool(d.opts.MemTableSize)
 	}
-	m := &memTable{MemTable: memtable.NewWithPool(d.nodes), id: id}
+	expected := 0
+	if d.mem != nil {
+		expected = d.mem.Len() + d.mem.Len()/4
+	}
+	m := &memTable{MemTable: memtable.NewSized(d.nodes, expected), id: id}
 	m.refs.Store(1)
 	return m
 }

@@ -156,3 +156,34 @@ func TestMemTableReuseUnderConcurrentReads(t *testing.T) {
 		t.Fatalf("only %d flushes: the test did not cycle arenas", m.Flushes)
 	}
 }
+
+// TestNewMemTableFilterSizedFromLast checks newMemTableStruct's sizing: a
+// memtable's key filter (the memtable package's MT11) is sized for a
+// quarter more entries than the mutable memtable it replaces took, so a
+// steady fill does not rebuild it under the write lock. An empty
+// memtable's ApproximateSize is its filter's bytes, at 12 bits per key.
+func TestNewMemTableFilterSizedFromLast(t *testing.T) {
+	d, err := Open(t.TempDir(), &Options{MemTableSize: 4 << 20, DisableWAL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n = 20000 // five times the filter's default size
+	for i := range n {
+		if err := d.Set([]byte(fmt.Sprintf("k%06d", i)), nil, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.mu.Lock()
+	last := d.mem.Len()
+	d.mu.Unlock()
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	got := d.mem.ApproximateSize()
+	d.mu.Unlock()
+	if want := int64(last+last/4) * 12 / 8; last != n || got < want {
+		t.Fatalf("after a memtable of %d entries the next one's filter takes %d B, want >= %d", last, got, want)
+	}
+}

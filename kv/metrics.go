@@ -204,7 +204,8 @@ type WALMetrics struct {
 
 // MemTableMetrics describe the memtables.
 type MemTableMetrics struct {
-	Size      uint64 // approximate bytes in all memtables
+	Size      uint64 // approximate bytes in all memtables, their key filters included
+	Entries   int    // entries (versions of keys) in all memtables
 	Count     int    // mutable + immutable memtables
 	Immutable int    // immutable memtables awaiting flush
 }
@@ -457,6 +458,7 @@ func (d *DB) collectMetrics() Metrics {
 		}
 		m.MemTable.Count++
 		m.MemTable.Size += uint64(mt.ApproximateSize())
+		m.MemTable.Entries += mt.Len()
 		if mt.logNum != 0 {
 			m.WAL.Files++
 		}

@@ -178,7 +178,9 @@ type Options struct {
 	// 40 bytes per entry (memtable.LogicalEntryOverhead), about what an
 	// arena skiplist spends: the L0 tables come out the size such a
 	// memtable's would. Its Go heap footprint is larger, by the B-tree's
-	// nodes and the arena's spare chunk space (Metrics.MemTable.Size
+	// nodes, the arena's spare chunk space and the key filter that lets a
+	// Get of a key it lacks skip its lock (1.5 bytes per entry, at least
+	// 6 KiB per memtable) (Metrics.MemTable.Size
 	// reports it): measured for 16-byte keys and 100-byte values, 1.15x
 	// MemTableSize (random keys) to 1.3x (sequential) at the default size,
 	// 1.35x to 1.55x at 1 MiB. Default 4 MiB.

@@ -74,7 +74,7 @@ func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *Get
 		}
 		cover := m.rangeDels.cover(key, seq)
 		if cover == 0 {
-			if v, kind, found := m.Get(key, seq); found {
+			if v, kind, found := m.GetHashed(key, lk.hash, seq); found {
 				trace.memtable(name, true)
 				return result(v, kind)
 			}

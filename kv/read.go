@@ -62,13 +62,13 @@ func (d *DB) getIn(rs *readState, key []byte, seq base.SeqNum, trace *GetTrace) 
 		return d.getCovered(rs, lk, seq, trace) // K8
 	}
 
-	if v, kind, found := rs.mem.Get(key, seq); found {
+	if v, kind, found := rs.mem.GetHashed(key, lk.hash, seq); found {
 		trace.memtable("mutable memtable", true)
 		return result(v, kind)
 	}
 	trace.memtable("mutable memtable", false)
 	for i := len(rs.imm) - 1; i >= 0; i-- {
-		if v, kind, found := rs.imm[i].Get(key, seq); found {
+		if v, kind, found := rs.imm[i].GetHashed(key, lk.hash, seq); found {
 			trace.memtable("immutable memtable", true)
 			return result(v, kind)
 		}

@@ -5,7 +5,10 @@
 // # Concurrency
 //
 // One writer and any number of concurrent readers. Writes (Set, Delete, Add)
-// take the write side of an RWMutex; Get takes the read side. btree.BTreeG
+// take the write side of an RWMutex; Get takes the read side, unless the
+// memtable's key filter rules the key out, when it takes no lock at all
+// (MT11): beside a reader that Gets in a loop, Go's RWMutex made the
+// writer and the reader take turns sleeping. btree.BTreeG
 // is not safe for a concurrent read and write by itself, so an iterator does
 // not read the live tree: NewIter takes the write lock just long enough for
 // an O(1) copy-on-write Clone and then iterates that private snapshot with
@@ -67,4 +70,19 @@
 //	   before it is iterated: a frozen memtable refuses writes (Add panics)
 //	   and its iterators read the tree itself. Nodes a Clone from before
 //	   the freeze still shares are left to the GC.
+//	MT11 (key filter): every user key in the tree is in the memtable's
+//	   key filter (key_filter.go), a Bloom filter of atomic words, and a
+//	   Get whose key it rules out returns not found without the lock. The
+//	   writer sets a key's bits before the entry enters the tree, so a Get
+//	   that begins after an Add returned sees them, and a Get that finds
+//	   them unset is ordered before that Add, which had not inserted the
+//	   entry yet. A filter grown past its capacity is replaced under the
+//	   write lock by a bigger one filled from the whole tree, published
+//	   before the next key's bits go into it; filters only move forward, so
+//	   whichever a Get loads holds every key of every Add that returned
+//	   before it loaded it. The engine reads its visible sequence number
+//	   before it probes a memtable, and publishes it after the batch's Adds
+//	   returned, so every entry a Get's sequence number covers is in the
+//	   filter it loads. The filter's bytes count in ApproximateSize (MT4),
+//	   not in LogicalSize (MT7).
 package memtable

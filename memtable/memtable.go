@@ -81,6 +81,11 @@ type MemTable struct {
 	frozen, released bool
 	// pool is where Release puts the nodes; nil for a memtable of New.
 	pool *NodePool
+	// filter holds every user key in the tree (MT11), read with no lock;
+	// Release sets it nil. A bigger one replaces it, under mu, when
+	// filterKeys passes its capacity.
+	filter     atomic.Pointer[keyFilter]
+	filterKeys int // Adds into filter; guarded by mu
 
 	size    atomic.Int64 // MT4; readable without mu
 	logical atomic.Int64 // MT7; readable without mu
@@ -93,7 +98,14 @@ func New() *MemTable { return NewWithPool(nil) }
 
 // NewWithPool returns an empty memtable that takes its B-tree nodes from
 // pool and, on Release, gives them back (MT10). A nil pool is New's.
-func NewWithPool(pool *NodePool) *MemTable {
+func NewWithPool(pool *NodePool) *MemTable { return NewSized(pool, 0) }
+
+// NewSized is NewWithPool with its key filter (MT11) sized for
+// expectedEntries Adds, so that a memtable expected to take as many
+// entries as the one before it never rebuilds its filter on the way (the
+// rebuild holds the write lock while it rehashes every key). The engine
+// passes the previous memtable's Len; 0 means no hint.
+func NewSized(pool *NodePool, expectedEntries int) *MemTable {
 	a := newArena()
 	less := func(x, y item) bool {
 		if x.prefix != y.prefix {
@@ -102,6 +114,9 @@ func NewWithPool(pool *NodePool) *MemTable {
 		return base.Compare(a.key(x), a.key(y)) < 0
 	}
 	m := &MemTable{arena: a, pool: pool}
+	f := newKeyFilter(expectedEntries)
+	m.filter.Store(f)
+	m.size.Store(f.bytes())
 	if pool != nil {
 		m.tree = btree.NewWithFreeListG(btreeDegree, less, pool.free)
 	} else {
@@ -150,6 +165,7 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 		m.mu.Unlock()
 		panic("memtable: Add on a frozen or released memtable")
 	}
+	m.addToFilter(key.UserKey)
 	before := m.arena.used
 	chunk, off, b := m.arena.alloc(klen + vlen)
 	copy(b, key.UserKey)
@@ -173,6 +189,20 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 // means the key is deleted as of seq; the caller must stop looking in older
 // sources. The value must not be modified (MT2).
 func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
+	return m.GetHashed(userKey, keyHash(userKey), seq)
+}
+
+// GetHashed is Get for a caller that has hashed userKey already: hash must
+// be xxhash.Sum64(userKey) (filters.Hash). A key the memtable's filter
+// rules out is answered without the lock (MT11).
+func (m *MemTable) GetHashed(userKey []byte, hash uint64, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
+	f := m.filter.Load()
+	if f == nil {
+		panic(errReleased)
+	}
+	if !f.mayContain(hash) {
+		return nil, 0, false
+	}
 	pivot := probeFor(base.MakeSearchKey(userKey, seq))
 	m.mu.RLock()
 	if m.released {

@@ -68,6 +68,7 @@ func (m *MemTable) snapshot() *btree.BTreeG[item] {
 func (m *MemTable) releaseNodes() {
 	m.tree.Clear(m.pool != nil)
 	m.released = true
+	m.filter.Store(nil)
 }
 
 // errReleased is the panic of a read of a released memtable: the caller
