@@ -83,7 +83,9 @@ rounds; kvbench 1M keys, 4 MiB memtables, 8 MiB caches) instead of \`-quick\`.
   chunks' order changes from chunk to chunk, so no DB always runs straight after
   the same one and pays for its flushes; with three (a pair and its A/A control)
   it repeats every 12 chunks, over which each DB leads, follows each other DB and
-  waits since its own previous chunk alike. The budget sweep
+  waits since its own previous chunk alike; with more (the sweeps) it is a
+  Williams design, repeating every 2n chunks for n DBs, over which each DB runs
+  at each place twice and straight after every other DB 2-3 times. The budget sweep
   times at least 400k Gets per DB (390 chunks): the filters it compares differ by a
   few percent in speed.
 - **One engine per process** (the write run) keeps each workload's and engine's

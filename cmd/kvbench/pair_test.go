@@ -351,12 +351,10 @@ func TestInterleaveBalance(t *testing.T) {
 		}
 	}
 	n := len(stream)
-	pairs := map[[2]int]int{}
+	pairs := followCounts(stream)
 	waits := make([][]int, sides)
-	placeSum := make([]int, sides)
+	placeSum := placeSums(stream, sides)
 	for i, s := range stream {
-		pairs[[2]int{stream[(i+n-1)%n], s}]++
-		placeSum[s] += i
 		for d := 1; d <= n; d++ {
 			if stream[(i+n-d)%n] == s {
 				waits[s] = append(waits[s], d)
@@ -389,6 +387,63 @@ func TestInterleaveBalance(t *testing.T) {
 		}
 		if placeSum[s] != placeSum[0] {
 			t.Errorf("side %d's places in the cycle sum to %d, side 0's to %d, want equal", s, placeSum[s], placeSum[0])
+		}
+	}
+}
+
+// followCounts counts, in a cycle's stream of side-chunks, how often each
+// ordered pair of sides runs back to back, the cycle taken round (its
+// last side-chunk runs before the next cycle's first).
+func followCounts(stream []int) map[[2]int]int {
+	n := len(stream)
+	pairs := map[[2]int]int{}
+	for i, s := range stream {
+		pairs[[2]int{stream[(i+n-1)%n], s}]++
+	}
+	return pairs
+}
+
+// placeSums is each side's positions in stream, summed.
+func placeSums(stream []int, sides int) []int {
+	sums := make([]int, sides)
+	for i, s := range stream {
+		sums[s] += i
+	}
+	return sums
+}
+
+// TestInterleaveManyBalance checks williamsRow's cycle for 4 to 23 sides
+// (the filter and budget sweeps): each side at each place twice, each
+// side straight after every other 2 or 3 times a cycle (never after
+// itself), equal mean places. The rotations used before failed it: a side
+// ran after only its two ring neighbours.
+func TestInterleaveManyBalance(t *testing.T) {
+	for sides := 4; sides <= 23; sides++ {
+		cycle := interleaveCycle(sides)
+		var stream []int
+		places := map[[2]int]int{}
+		for k := range cycle {
+			for j := range sides {
+				s := interleaveSide(k, j, sides)
+				stream = append(stream, s)
+				places[[2]int{s, j}]++
+			}
+		}
+		pairs := followCounts(stream)
+		sums := placeSums(stream, sides)
+		for a := range sides {
+			for b := range sides {
+				if places[[2]int{a, b}] != 2 {
+					t.Errorf("%d sides: side %d runs %d-th in %d chunks of %d, want 2", sides, a, b, places[[2]int{a, b}], cycle)
+				}
+				got := pairs[[2]int{a, b}]
+				if a == b && got != 0 || a != b && (got < 2 || got > 3) {
+					t.Errorf("%d sides: side %d runs straight after side %d %d times a cycle, want 2-3 (0 for itself)", sides, b, a, got)
+				}
+			}
+			if sums[a] != sums[0] {
+				t.Errorf("%d sides: side %d's places sum to %d, side 0's to %d", sides, a, sums[a], sums[0])
+			}
 		}
 	}
 }
