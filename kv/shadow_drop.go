@@ -134,6 +134,13 @@ func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []level
 	return &shadowCheck{d: d, above: above}
 }
 
+// testShadowAudit, when set (tests only), wraps every compaction's
+// Shadowed hook (inner, nil when the compaction has no early-drop check),
+// so a test can hold each decision against an oracle that searches every
+// table above the output (shadow_drop_coverage_test.go).
+var testShadowAudit func(d *DB, v *manifest.Version, outputLevel int, inputs []levelTable,
+	inner func(k base.InternalKey, value []byte, top base.SeqNum) bool) func(k base.InternalKey, value []byte, top base.SeqNum) bool
+
 // testIndexFalsePositive, when set (tests only), makes the index answer
 // "may have" for every key the check asks about, as a false positive
 // would, so a test can show that an unconfirmed positive keeps the value.
