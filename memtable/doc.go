@@ -8,7 +8,12 @@
 // take the write side of an RWMutex; Get takes the read side, unless the
 // memtable's key filter rules the key out, when it takes no lock at all
 // (MT11): beside a reader that Gets in a loop, Go's RWMutex made the
-// writer and the reader take turns sleeping. btree.BTreeG
+// writer and the reader take turns sleeping. A Get of a key the memtable
+// holds and an Add still meet on the lock, and each first retries the
+// non-blocking TryRLock or TryLock for about a critical section's length
+// before it blocks, the Add keeping spinning Gets out meanwhile
+// (lock_spin.go): the lock changes hands between cores without a sleep
+// and a wake. btree.BTreeG
 // is not safe for a concurrent read and write by itself, so an iterator does
 // not read the live tree: NewIter takes the write lock just long enough for
 // an O(1) copy-on-write Clone and then iterates that private snapshot with

@@ -72,6 +72,9 @@ type MemTable struct {
 	arena *arena
 
 	mu sync.RWMutex
+	// writerWaiting is raised by an Add spinning for mu, so that spinning
+	// Gets stand back (lock_spin.go).
+	writerWaiting atomic.Bool
 	// tree is guarded by mu: written under Lock, read under RLock, and
 	// Cloned under Lock (Clone mutates the receiver's copy-on-write state).
 	// The arena's writer side is guarded by mu's write lock too.
@@ -160,7 +163,7 @@ func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
 // stay in the arena and in ApproximateSize (MT4).
 func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	klen, vlen := len(key.UserKey), len(value)
-	m.mu.Lock()
+	m.lock()
 	if m.frozen || m.released {
 		m.mu.Unlock()
 		panic("memtable: Add on a frozen or released memtable")
@@ -204,7 +207,7 @@ func (m *MemTable) GetHashed(userKey []byte, hash uint64, seq base.SeqNum) (valu
 		return nil, 0, false
 	}
 	pivot := probeFor(base.MakeSearchKey(userKey, seq))
-	m.mu.RLock()
+	m.rlock()
 	if m.released {
 		m.mu.RUnlock()
 		panic(errReleased)
