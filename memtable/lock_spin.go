@@ -22,6 +22,7 @@ import "runtime"
 // lookup and the writer's next attempt succeeds. The memtable has one
 // writer (the commit leader); the rarer write-lockers (Freeze, an
 // iterator's Clone, Release) take mu directly.
+
 // lockSpins bounds the attempts before blocking; lockYieldEvery is how
 // often they yield.
 const (
