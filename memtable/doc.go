@@ -16,9 +16,10 @@
 // and a wake. btree.BTreeG
 // is not safe for a concurrent read and write by itself, so an iterator does
 // not read the live tree: NewIter takes the write lock just long enough for
-// an O(1) copy-on-write Clone and then iterates that private snapshot with
-// no lock at all. Later writes copy the nodes they touch and are invisible
-// to the iterator. Once Freeze has declared that nothing writes the
+// an O(1) copy-on-write Clone and then iterates that snapshot with no lock
+// at all; iterators made before the next Add share it (a read lock finds
+// it), since nothing writes a snapshot. Later writes copy the nodes they
+// touch and are invisible to the iterator. Once Freeze has declared that nothing writes the
 // memtable again, iterators share its tree with no Clone (google/btree's
 // readers may run concurrently), so the nodes stay the tree's own and
 // Release can recycle them (MT10). Concurrent writers are also serialised

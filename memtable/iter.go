@@ -195,8 +195,15 @@ func (it *Iter) Value() []byte { return it.arena.value(it.buf[it.pos]) }
 // Error implements base.InternalIterator; a memtable iterator cannot fail.
 func (it *Iter) Error() error { return nil }
 
-// Close implements base.InternalIterator.
+// Close implements base.InternalIterator. The entry buffer's memory is
+// kept for InitIter's reuse; its items are arena offsets, pinning nothing.
 func (it *Iter) Close() error {
-	it.buf, it.pos = nil, -1
+	it.buf, it.pos = it.buf[:0], -1
 	return nil
+}
+
+// Detach drops a closed iterator's snapshot, arena and bounds, so that
+// memory kept for reuse pins no memtable; InitIter makes it usable again.
+func (it *Iter) Detach() {
+	it.tree, it.arena, it.lower, it.upper = nil, nil, nil, nil
 }

@@ -79,6 +79,12 @@ type MemTable struct {
 	// Cloned under Lock (Clone mutates the receiver's copy-on-write state).
 	// The arena's writer side is guarded by mu's write lock too.
 	tree *btree.BTreeG[item]
+	// snap is the last Clone snapshot handed to iterators, shared by every
+	// iterator made until the next Add clears it (under mu's write lock,
+	// with the insert, so no iterator made after an Add gets a tree
+	// without it). Nothing writes a snapshot, and google/btree lets any
+	// number of readers share a tree nothing writes.
+	snap *btree.BTreeG[item]
 	// frozen is set once by Freeze, released once by Release, both under
 	// mu (MT10, MT9).
 	frozen, released bool
@@ -176,6 +182,7 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	grown := m.arena.used - before
 	it := item{trailer: key.Trailer, prefix: keyPrefix(key.UserKey), chunk: chunk, off: off, klen: uint32(klen), vlen: uint32(vlen)}
 	_, replaced := m.tree.ReplaceOrInsert(it)
+	m.snap = nil
 	m.mu.Unlock()
 	if replaced {
 		m.size.Add(grown)
@@ -243,5 +250,14 @@ func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
 // restricted to user keys in [lower, upper); nil means unbounded. The
 // bounds are not copied and must stay unchanged while the iterator is used.
 func (m *MemTable) NewIter(lower, upper []byte) *Iter {
-	return &Iter{tree: m.snapshot(), arena: m.arena, lower: lower, upper: upper, pos: -1}
+	it := new(Iter)
+	m.InitIter(it, lower, upper)
+	return it
+}
+
+// InitIter makes it an iterator over a snapshot of m, as NewIter does,
+// reusing the entry buffer a previous use grew, so an engine that keeps its
+// iterators' memory between scans allocates only the snapshot here.
+func (m *MemTable) InitIter(it *Iter, lower, upper []byte) {
+	*it = Iter{tree: m.snapshot(), arena: m.arena, lower: lower, upper: upper, buf: it.buf[:0], pos: -1}
 }

@@ -40,26 +40,51 @@ func NewNodePool(memTableBytes int) *NodePool {
 func (m *MemTable) Freeze() {
 	m.mu.Lock()
 	m.frozen = true
+	m.snap = nil // iterators read the tree itself from now on
 	m.mu.Unlock()
 }
 
 // snapshot returns a tree an iterator may read without a lock (MT5): a
 // frozen memtable's own tree, which google/btree lets any number of
-// readers share, or else an O(1) Clone taken under the write lock (Clone
-// updates the receiver's copy-on-write state). A Clone leaves every
-// existing node owned by neither tree, so Release could recycle none of
-// them: the flush of a memtable, which iterates it once, used to cost it
-// all its nodes.
+// readers share, or else a Clone, taken under the write lock (Clone
+// updates the receiver's copy-on-write state) and shared by the iterators
+// made until the next Add (snap). A Clone leaves every existing node owned
+// by neither tree, so Release could recycle none of them: the flush of a
+// memtable, which iterates it once, used to cost it all its nodes. And
+// every Clone costs the next Add a copy of its path, the nodes it shares
+// with the Clone, and three allocations of its own, which a scan made
+// between the same two Adds as the last one's need not pay again.
 func (m *MemTable) snapshot() *btree.BTreeG[item] {
+	m.rlock()
+	if m.released {
+		m.mu.RUnlock()
+		panic(errReleased)
+	}
+	if t := m.frozenOrSnap(); t != nil {
+		m.mu.RUnlock()
+		return t
+	}
+	m.mu.RUnlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.released {
 		panic(errReleased)
 	}
+	if t := m.frozenOrSnap(); t != nil {
+		return t
+	}
+	m.snap = m.tree.Clone()
+	return m.snap
+}
+
+// frozenOrSnap is the tree snapshot can hand out without cloning: a frozen
+// memtable's own, or the Clone no Add has made stale; nil if neither.
+// REQUIRES: mu held.
+func (m *MemTable) frozenOrSnap() *btree.BTreeG[item] {
 	if m.frozen {
 		return m.tree
 	}
-	return m.tree.Clone()
+	return m.snap
 }
 
 // releaseNodes hands the tree's own nodes to the pool, the ones a Clone
@@ -67,6 +92,7 @@ func (m *MemTable) snapshot() *btree.BTreeG[item] {
 // reader left (Release's promise).
 func (m *MemTable) releaseNodes() {
 	m.tree.Clear(m.pool != nil)
+	m.snap = nil
 	m.released = true
 	m.filter.Store(nil)
 }
