@@ -27,6 +27,7 @@ type Iterator struct {
 	lower  []byte
 	upper  []byte
 	pinned *readState // nil once closed
+	alloc  *iterAlloc // the internal iterators' memory; nil once closed
 	// rangeDels are the range tombstones the iterator sees (K8); nil when
 	// none of its sources has one.
 	rangeDels *rangeDelView
@@ -61,40 +62,51 @@ const (
 	stateClosed
 )
 
-// newIterator builds an Iterator over a pinned read state at seq.
+// newIterator builds an Iterator over a pinned read state at seq, its
+// internal iterators in memory from iterAllocPool.
 func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterator {
 	if !d.reads.enter() {
 		rs.unref()
 		return &Iterator{db: d, err: ErrClosed, state: stateClosed}
 	}
 	defer d.reads.exit()
-	it := &Iterator{db: d, seq: seq, pinned: rs}
+	a := iterAllocPool.Get().(*iterAlloc)
+	it := &Iterator{db: d, seq: seq, pinned: rs, alloc: a, savedKey: a.savedKey, savedValue: a.savedValue}
 	if o != nil {
-		it.lower = cloneOrNil(o.LowerBound)
-		it.upper = cloneOrNil(o.UpperBound)
+		it.lower, it.upper = a.setBounds(o.LowerBound, o.UpperBound)
 	}
-	children := make([]base.InternalIterator, 0, 2+len(rs.imm)+len(rs.v.Levels[0])+NumLevels)
-	children = append(children, rs.mem.NewIter(it.lower, it.upper))
+	children := a.children[:0]
+	mems := a.memIters(1 + len(rs.imm))
+	rs.mem.InitIter(&mems[0], it.lower, it.upper)
+	children = append(children, &mems[0])
 	for i := len(rs.imm) - 1; i >= 0; i-- {
-		children = append(children, rs.imm[i].NewIter(it.lower, it.upper))
+		m := &mems[len(rs.imm)-i]
+		rs.imm[i].InitIter(m, it.lower, it.upper)
+		children = append(children, m)
 	}
+	l0 := a.tableIters(len(rs.v.Levels[0]))[:0]
 	for _, t := range rs.v.Levels[0] {
 		if !t.Overlaps(it.lower, nil) || (it.upper != nil && base.CompareUserKeys(t.Smallest.UserKey, it.upper) >= 0) {
 			continue
 		}
-		ti, err := d.tables.newIter(t, it.lower, it.upper)
-		if err != nil {
+		l0 = l0[:len(l0)+1]
+		ti := &l0[len(l0)-1]
+		if err := d.tables.initIter(ti, t, it.lower, it.upper); err != nil {
 			it.err = err
+			l0 = l0[:len(l0)-1]
 			continue
 		}
 		children = append(children, ti)
 	}
 	for l := 1; l < NumLevels; l++ {
 		if len(rs.v.Levels[l]) > 0 {
-			children = append(children, newLevelIter(d, rs.v.Levels[l], it.lower, it.upper))
+			a.levels[l].init(d, rs.v.Levels[l], it.lower, it.upper)
+			children = append(children, &a.levels[l])
 		}
 	}
-	it.iter = newMergingIter(children)
+	a.children = children
+	a.merging.init(children)
+	it.iter = &a.merging
 	if rd, err := d.iterRangeDels(rs); err != nil {
 		it.err = err
 	} else {
@@ -402,6 +414,14 @@ func (it *Iterator) Close() error {
 			err = cerr
 		}
 		it.iter = nil
+	}
+	if a := it.alloc; a != nil {
+		// Only now, with every internal iterator closed and nothing of the
+		// alloc's left in the handle, may another Iterator take it.
+		a.savedKey, a.savedValue = it.savedKey, it.savedValue
+		it.savedKey, it.savedValue, it.lower, it.upper, it.alloc = nil, nil, nil, nil, nil
+		a.release()
+		iterAllocPool.Put(a)
 	}
 	if it.pinned != nil {
 		it.pinned.unref()

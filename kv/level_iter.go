@@ -14,15 +14,27 @@ type levelIter struct {
 	d            *DB
 	tables       []*manifest.TableMetadata // sorted by smallest key, non-overlapping
 	lower, upper []byte
-	idx          int                   // index of the table cur iterates; -1 or len = none
-	cur          base.InternalIterator // holds its table's reader until closed
+	idx          int        // index of the table cur iterates; -1 or len = none
+	cur          *tableIter // &table while a table is open, else nil
 	err          error
+	// table is the one table iterator the walk reuses from table to table
+	// (it holds the table's reader while open).
+	table tableIter
 }
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
-func newLevelIter(d *DB, tables []*manifest.TableMetadata, lower, upper []byte) *levelIter {
-	return &levelIter{d: d, tables: tables, lower: lower, upper: upper, idx: -1}
+// init makes l a walk of tables within [lower, upper), keeping the memory
+// of its table iterator from an earlier walk (l must be closed or new).
+func (l *levelIter) init(d *DB, tables []*manifest.TableMetadata, lower, upper []byte) {
+	*l = levelIter{d: d, tables: tables, lower: lower, upper: upper, idx: -1, table: l.table}
+}
+
+// detach drops a closed walk's references to its DB, tables and bounds, so
+// that memory kept for reuse pins none of them.
+func (l *levelIter) detach() {
+	l.table.Detach()
+	*l = levelIter{table: l.table}
 }
 
 // inBounds reports whether table i may hold keys in [lower, upper).
@@ -49,12 +61,11 @@ func (l *levelIter) open(i int) bool {
 	if l.err != nil || i < 0 || i >= len(l.tables) {
 		return false
 	}
-	cur, err := l.d.tables.newIter(l.tables[i], l.lower, l.upper)
-	if err != nil {
+	if err := l.d.tables.initIter(&l.table, l.tables[i], l.lower, l.upper); err != nil {
 		l.err = err
 		return false
 	}
-	l.cur = cur
+	l.cur = &l.table
 	return true
 }
 

@@ -41,7 +41,15 @@ func (h *mergeHeap) Pop() any {
 }
 
 func newMergingIter(children []base.InternalIterator) *mergingIter {
-	return &mergingIter{children: children, h: mergeHeap{iters: children}}
+	m := new(mergingIter)
+	m.init(children)
+	return m
+}
+
+// init makes m a merge of children, keeping the heap's memory from an
+// earlier merge.
+func (m *mergingIter) init(children []base.InternalIterator) {
+	*m = mergingIter{children: children, h: mergeHeap{iters: children, idx: m.h.idx[:0]}}
 }
 
 var _ base.InternalIterator = (*mergingIter)(nil)

@@ -160,16 +160,28 @@ func (c *tableCache) withReader(t *manifest.TableMetadata, fn func(r *sstable.Re
 
 // newIter returns an iterator over t that holds t's reader until Close.
 func (c *tableCache) newIter(t *manifest.TableMetadata, lower, upper []byte) (base.InternalIterator, error) {
-	e, err := c.acquire(t)
-	if err != nil {
+	it := new(tableIter)
+	if err := c.initIter(it, t, lower, upper); err != nil {
 		return nil, err
 	}
-	return &tableIter{Iter: e.r.NewIter(lower, upper), table: e}, nil
+	return it, nil
+}
+
+// initIter makes it an iterator over t, holding t's reader until Close,
+// and reuses the memory of it's previous use (it must be new or closed).
+func (c *tableCache) initIter(it *tableIter, t *manifest.TableMetadata, lower, upper []byte) error {
+	e, err := c.acquire(t)
+	if err != nil {
+		return err
+	}
+	e.r.InitIter(&it.Iter, lower, upper)
+	it.table = e
+	return nil
 }
 
 // tableIter is a table iterator that releases its table on Close.
 type tableIter struct {
-	*sstable.Iter
+	sstable.Iter
 	table *cachedTable // nil once closed
 }
 

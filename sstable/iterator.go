@@ -31,7 +31,25 @@ var _ base.InternalIterator = (*Iter)(nil)
 // NewIter returns an iterator over [lower, upper) (nil = unbounded). The
 // bounds are not copied and must not change while the iterator is used.
 func (r *Reader) NewIter(lower, upper []byte) *Iter {
-	return &Iter{r: r, lower: lower, upper: upper}
+	it := new(Iter)
+	r.InitIter(it, lower, upper)
+	return it
+}
+
+// InitIter makes it an iterator over r within [lower, upper), as NewIter
+// does, reusing the key buffer a previous use grew: an engine that keeps
+// its iterators' memory between scans allocates nothing here. it must be
+// new or closed (Close released its block), or a block reference leaks.
+func (r *Reader) InitIter(it *Iter, lower, upper []byte) {
+	keyBuf := it.bi.keyBuf[:0]
+	*it = Iter{r: r, lower: lower, upper: upper}
+	it.bi.keyBuf = keyBuf
+}
+
+// Detach drops a closed iterator's reference to its reader and bounds so
+// that memory kept for reuse pins no table; InitIter makes it usable again.
+func (it *Iter) Detach() {
+	it.r, it.lower, it.upper, it.rangeLo, it.rangeHi = nil, nil, nil, nil, nil
 }
 
 // load reads block i into the block iterator, releasing the block loaded
@@ -259,7 +277,7 @@ func (it *Iter) Error() error { return it.err }
 func (it *Iter) Close() error {
 	it.valid = false
 	it.releaseBlock()
-	it.bi = blockIter{}
+	it.bi = blockIter{keyBuf: it.bi.keyBuf[:0]} // kept for InitIter's reuse
 	it.ra.release()
 	return it.err
 }
