@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sievekv/sievekv/compaction"
 	"github.com/sievekv/sievekv/internal/base"
@@ -117,7 +118,13 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		merged.Close()
 		return err
 	}
-	var keptTombstones tombstoneCollector // keys only: the index has them
+	keptTombstones := newTombstoneCollector(false, nil) // keys only: the index has them
+	defer keptTombstones.release()
+	var inputDeletes int
+	for _, in := range job.inputs {
+		inputDeletes += int(in.meta.NumDeletions())
+	}
+	keptTombstones.reserve(inputDeletes)
 	elide := job.elide
 	if elide == nil && job.v != nil {
 		// A tombstone can go when no table below the output level may
@@ -138,13 +145,16 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.
 	droppedTombstones := d.tombstones.takeHashes()
+	if d.tombstones.on {
+		droppedTombstones = slices.Grow(droppedTombstones, inputDeletes)
+	}
 	src.OnDropTombstone = d.tombstones.collectHashes(&droppedTombstones)
 	rangeDels.onDropTombstone = src.OnDropTombstone
 	// The outputs count against the filter budget as their inputs until
 	// the edit swapping them is installed (kv/filter_budget.go).
 	budget := d.filterBudget.begin(job.outputLevel, job.inputs)
 	defer d.filterBudget.end(budget)
-	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: &keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs, budget: budget})
+	outputs, err := d.writeTables(src, outputSpec{split: job.split, rangeDels: rangeDels.kept, tombstones: keptTombstones, outputLevel: job.outputLevel, inputs: job.inputs, budget: budget})
 	if cerr := merged.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -158,7 +168,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	}
 	if job.v != nil {
 		// Before the edit publishes them (manifest's V1).
-		d.noteTombstones(job.v, job.outputLevel, outputs, &keptTombstones, oldestTombstoneTime(job.inputs))
+		d.noteTombstones(job.v, job.outputLevel, outputs, keptTombstones, oldestTombstoneTime(job.inputs))
 	}
 	d.mu.Lock()
 	if err := d.logAndApplyLocked(edit); err != nil {

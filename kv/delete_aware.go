@@ -33,11 +33,18 @@ import (
 func (d *DB) shadowedBytes(v *manifest.Version, fromLevel int, keys [][]byte) uint64 {
 	var n uint64
 	for _, k := range keys {
-		eachTableSpanning(v, fromLevel, k, func(t *manifest.TableMetadata) bool {
-			n += d.shadowedIn(t, k)
-			return true
-		})
+		n += d.shadowedByKey(v, fromLevel, k)
 	}
+	return n
+}
+
+// shadowedByKey is shadowedBytes for the tombstone of one key.
+func (d *DB) shadowedByKey(v *manifest.Version, fromLevel int, k []byte) uint64 {
+	var n uint64
+	eachTableSpanning(v, fromLevel, k, func(t *manifest.TableMetadata) bool {
+		n += d.shadowedIn(t, k)
+		return true
+	})
 	return n
 }
 
@@ -69,11 +76,10 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 	if level == 0 {
 		from = 0 // every table of v is older than a flushed memtable
 	}
-	keys := c.keys()
 	i := 0
 	for _, t := range tables {
 		j := i
-		for j < len(keys) && base.CompareUserKeys(keys[j], t.Largest.UserKey) <= 0 {
+		for j < c.len() && base.CompareUserKeys(c.key(j), t.Largest.UserKey) <= 0 {
 			j++
 		}
 		if hasTombstones(t) {
@@ -82,7 +88,7 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 				if s := c.shadowed[x]; s != unknownShadowed {
 					shadowed += s
 				} else {
-					shadowed += d.shadowedBytes(v, from, keys[x:x+1])
+					shadowed += d.shadowedByKey(v, from, c.key(x))
 				}
 			}
 			t.SetShadowedBytes(shadowed + d.tableRangeShadowedBytes(v, from, t))

@@ -48,7 +48,7 @@ func (d *DB) flushLoop() {
 		ms[len(ms)-1].logSync.wait()
 		// The index's hashes come from the table writers, outside d.mu
 		// (commits wait on it), so its critical section only inserts.
-		tombstones := &tombstoneCollector{wantHashes: d.tombstones.on, hashes: d.tombstones.takeHashes()}
+		tombstones := newTombstoneCollector(d.tombstones.on, d.tombstones.takeHashes())
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
@@ -78,6 +78,7 @@ func (d *DB) flushLoop() {
 		}
 		// Applied once d.mu is released (in the background, below).
 		indexEdit := d.beginTombstoneEditLocked(tombstones.hashes, nil)
+		tombstones.release()
 		d.counters.tombstonesElided.Add(elided)
 		// Memtables rotated meanwhile stay queued behind the flushed ones.
 		d.imm = d.imm[len(ms):]
@@ -123,6 +124,9 @@ func (d *DB) flushMemTables(ms []*memTable, v *manifest.Version, snapshots []bas
 	)
 	iters := make([]base.InternalIterator, len(ms))
 	for i, m := range ms {
+		if tombstones != nil {
+			tombstones.reserve(m.Deletes())
+		}
 		it := m.NewIter(nil, nil)
 		defer it.Close()
 		iters[i] = it

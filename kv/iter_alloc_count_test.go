@@ -66,3 +66,45 @@ func TestShortScanAllocations(t *testing.T) {
 		t.Fatalf("a short scan allocates %v times, want 1 (the Iterator handle)", n)
 	}
 }
+
+// TestTombstoneCollectorReusedWithoutAllocating: a flush's or compaction's
+// tombstone collector comes from a pool and goes back emptied, so
+// collecting a table's worth of tombstones again allocates nothing (made
+// fresh, its buffers' growth was half of what a delete-heavy phase
+// allocated), and a reused collector starts with no key, estimate, probe
+// or hash of the last one's.
+func TestTombstoneCollectorReusedWithoutAllocating(t *testing.T) {
+	keys := make([][]byte, 5000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("tombstone%06d", i))
+	}
+	collect := func() {
+		c := newTombstoneCollector(false, nil)
+		if c.len() != 0 || c.hashes != nil || c.probed {
+			t.Fatalf("a pooled collector starts with %d keys, %d hashes, probed %v", c.len(), len(c.hashes), c.probed)
+		}
+		for _, k := range keys {
+			c.add(k, nil)
+		}
+		if c.len() != len(keys) || string(c.key(len(keys)-1)) != string(keys[len(keys)-1]) {
+			t.Fatalf("collected %d keys ending %q", c.len(), c.key(c.len()-1))
+		}
+		c.release()
+	}
+	if n := testing.AllocsPerRun(20, collect); n != 0 {
+		t.Fatalf("collecting %d tombstones with a pooled collector allocates %v times, want 0", len(keys), n)
+	}
+	// A collector the pool hands out too small (or new) is reserved for
+	// the tombstones the flush's memtables or the compaction's inputs
+	// hold: each of its three buffers grows once, not by doubling.
+	fresh := func() {
+		c := &tombstoneCollector{}
+		c.reserve(len(keys))
+		for _, k := range keys {
+			c.add(k, nil)
+		}
+	}
+	if n := testing.AllocsPerRun(20, fresh); n != 3 {
+		t.Fatalf("collecting %d tombstones in a reserved new collector allocates %v times, want 3", len(keys), n)
+	}
+}

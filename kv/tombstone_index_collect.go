@@ -2,6 +2,8 @@ package kv
 
 import (
 	"bytes"
+	"slices"
+	"sync"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -36,6 +38,8 @@ type tombstoneCollector struct {
 	probedKey      []byte
 	probedShadowed uint64
 	probed         bool
+	// expect is how many tombstones reserve was told to expect in all.
+	expect int
 }
 
 // unknownShadowed marks a collected tombstone whose estimate is not known.
@@ -58,6 +62,9 @@ func (c *tombstoneCollector) elider(d *DB, v *manifest.Version, from int) func(u
 
 // add records the tombstone for userKey that w has just been given.
 func (c *tombstoneCollector) add(userKey []byte, w *sstable.Writer) {
+	if len(c.buf)+len(userKey) > cap(c.buf) {
+		c.growKeys(userKey)
+	}
 	c.buf = append(c.buf, userKey...)
 	c.ends = append(c.ends, len(c.buf))
 	shadowed := uint64(unknownShadowed)
@@ -76,17 +83,64 @@ func (c *tombstoneCollector) add(userKey []byte, w *sstable.Writer) {
 	c.hashes = append(c.hashes, h)
 }
 
-// keys returns the collected user keys in the order written (sorted, as
-// the tables are). They alias the collector's buffer.
-func (c *tombstoneCollector) keys() [][]byte {
-	if c == nil || len(c.ends) == 0 {
-		return nil
-	}
-	ks := make([][]byte, len(c.ends))
+// len is how many tombstones c collected.
+func (c *tombstoneCollector) len() int { return len(c.ends) }
+
+// key is the i'th collected user key, in the order written (sorted, as the
+// tables are). It aliases c's buffer: valid until release.
+func (c *tombstoneCollector) key(i int) []byte {
 	start := 0
-	for i, end := range c.ends {
-		ks[i] = c.buf[start:end:end]
-		start = end
+	if i > 0 {
+		start = c.ends[i-1]
 	}
-	return ks
+	return c.buf[start:c.ends[i]:c.ends[i]]
+}
+
+// tombstoneCollectorPool keeps collectors' buffers from one flush or
+// compaction to the next: made fresh, their growth was half of what a
+// delete-heavy phase allocated (each tombstone is collected again by every
+// compaction that carries it down a level).
+var tombstoneCollectorPool = sync.Pool{New: func() any { return new(tombstoneCollector) }}
+
+// maxPooledCollectorKeys bounds the collectors the pool keeps: one that
+// held a huge compaction's keys is left to the collector instead.
+const maxPooledCollectorKeys = 1 << 20
+
+// newTombstoneCollector returns an empty collector from the pool that
+// gathers hashes into hashes (appending) when wantHashes.
+func newTombstoneCollector(wantHashes bool, hashes []uint64) *tombstoneCollector {
+	c := tombstoneCollectorPool.Get().(*tombstoneCollector)
+	c.wantHashes, c.hashes = wantHashes, hashes
+	return c
+}
+
+// reserve sizes c for up to n more tombstones, so that a collector the
+// pool hands out too small grows once rather than by doubling. The keys'
+// buffer grows at the first key that overflows it, by that key's length
+// for every tombstone still expected (growKeys).
+func (c *tombstoneCollector) reserve(n int) {
+	c.expect = len(c.ends) + n
+	c.ends = slices.Grow(c.ends, n)
+	c.shadowed = slices.Grow(c.shadowed, n)
+	if c.wantHashes {
+		c.hashes = slices.Grow(c.hashes, n)
+	}
+}
+
+// growKeys makes room in buf for userKey and, estimated from its length,
+// the keys still expected; at least doubling, so keys longer than the
+// estimate still cost amortized O(1) copies.
+func (c *tombstoneCollector) growKeys(userKey []byte) {
+	need := max(c.expect-len(c.ends), 1) * len(userKey)
+	c.buf = slices.Grow(c.buf, max(need, cap(c.buf)))
+}
+
+// release returns c to the pool once its keys and estimates are used. The
+// hashes are not c's to keep: the caller has handed them to the index.
+func (c *tombstoneCollector) release() {
+	if len(c.ends) > maxPooledCollectorKeys {
+		return
+	}
+	*c = tombstoneCollector{buf: c.buf[:0], ends: c.ends[:0], shadowed: c.shadowed[:0], probedKey: c.probedKey[:0]}
+	tombstoneCollectorPool.Put(c)
 }

@@ -99,6 +99,7 @@ type MemTable struct {
 	size    atomic.Int64 // MT4; readable without mu
 	logical atomic.Int64 // MT7; readable without mu
 	count   atomic.Int64
+	deletes atomic.Int64 // the Adds of point tombstones; readable without mu
 }
 
 // New returns an empty memtable whose nodes come from and return to the
@@ -184,6 +185,9 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	_, replaced := m.tree.ReplaceOrInsert(it)
 	m.snap = nil
 	m.mu.Unlock()
+	if key.Kind() == base.KindDelete {
+		m.deletes.Add(1)
+	}
 	if replaced {
 		m.size.Add(grown)
 		m.logical.Add(int64(klen + vlen))
@@ -242,6 +246,11 @@ func (m *MemTable) LogicalSize() int64 { return m.logical.Load() }
 
 // Len returns the number of entries (versions, not distinct user keys).
 func (m *MemTable) Len() int { return int(m.count.Load()) }
+
+// Deletes returns the number of point tombstones added (a replaced one
+// counts too): at most the tombstones a flush of m writes, for the flush
+// to size its bookkeeping of them once.
+func (m *MemTable) Deletes() int { return int(m.deletes.Load()) }
 
 // Empty reports whether the memtable holds no entry.
 func (m *MemTable) Empty() bool { return m.count.Load() == 0 }
