@@ -38,6 +38,28 @@ func BenchmarkGet(b *testing.B) {
 	benchGets(b, d, keys)
 }
 
+// BenchmarkGetHot reads 1,000 present keys of BenchmarkGet's DB over and
+// over, so their blocks stay cached: the path where a Get's own costs,
+// Get's copy of the value among them, are all there is, with Get and with
+// GetAppend into a reused buffer.
+func BenchmarkGetHot(b *testing.B) {
+	d, keys := benchDB(b, 200_000)
+	defer d.Close()
+	hot := keys[:1000]
+	b.Run("get", func(b *testing.B) { benchPresentGets(b, d, hot) })
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 128)
+		for i := 0; b.Loop(); i++ {
+			v, err := d.GetAppend(buf[:0], hot[(i*7919)%len(hot)])
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = v
+		}
+	})
+}
+
 // benchPresentGets is b's loop of Gets of keys, every one present in d,
 // taken with a prime stride so that neighbours in the loop are not
 // neighbours in the tree.

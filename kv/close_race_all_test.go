@@ -29,6 +29,13 @@ func TestEveryMethodRacingClose(t *testing.T) {
 			b.Delete(fmt.Appendf(nil, "b%04d", (i+1)%100))
 			return d.Apply(b, Sync)
 		},
+		"GetAppend": func(d *DB, i int) error {
+			_, err := d.GetAppend(make([]byte, 0, 16), fmt.Appendf(nil, "k%04d", i%500))
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			return err
+		},
 		"Get": func(d *DB, i int) error {
 			_, err := d.Get(fmt.Appendf(nil, "k%04d", i%500))
 			if errors.Is(err, ErrNotFound) {

@@ -72,6 +72,32 @@ func ExampleDB_Get() {
 	// Output: true
 }
 
+// GetAppend reads into a buffer the caller reuses, so a loop of reads of
+// cached or recently written keys allocates nothing.
+func ExampleDB_GetAppend() {
+	db, cleanup := openExampleDB()
+	defer cleanup()
+
+	for _, k := range []string{"a", "b", "c"} {
+		db.Set([]byte(k), []byte("value of "+k), kv.NoSync)
+	}
+	buf := make([]byte, 0, 64)
+	for _, k := range []string{"a", "b", "missing", "c"} {
+		v, err := db.GetAppend(buf[:0], []byte(k))
+		if err != nil {
+			fmt.Println(k, err)
+			continue
+		}
+		fmt.Println(string(v))
+		buf = v // keep the grown buffer for the next read
+	}
+	// Output:
+	// value of a
+	// value of b
+	// missing kv: not found
+	// value of c
+}
+
 // A batch applies all of its writes or none of them.
 func ExampleDB_Apply() {
 	db, cleanup := openExampleDB()

@@ -60,7 +60,7 @@ func (d *DB) hasRangeDels(rs *readState) bool {
 // newer than the tombstone in the same source is the answer; anything
 // else means the key is deleted, since no older source holds a version
 // newer than the tombstone.
-func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
+func (d *DB) getCovered(rs *readState, dst []byte, lk lookupKey, seq base.SeqNum, trace *GetTrace) ([]byte, error) {
 	key := lk.UserKey
 	mems := make([]*memTable, 0, 1+len(rs.imm))
 	mems = append(mems, rs.mem)
@@ -76,7 +76,7 @@ func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *Get
 		if cover == 0 {
 			if v, kind, found := m.GetHashed(key, lk.hash, seq); found {
 				trace.memtable(name, true)
-				return result(v, kind)
+				return result(dst, v, kind)
 			}
 			trace.memtable(name, false)
 			continue
@@ -87,7 +87,7 @@ func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *Get
 		k, v, found := seekPoint(it, key, seq)
 		it.Close()
 		trace.memtable(name, found && k.SeqNum() > cover)
-		return newerThanCover(k, v, found, cover)
+		return newerThanCover(dst, k, v, found, cover)
 	}
 	for level, tables := range rs.v.Levels {
 		for _, t := range tables {
@@ -100,49 +100,50 @@ func (d *DB) getCovered(rs *readState, lk lookupKey, seq base.SeqNum, trace *Get
 			}
 			h, err := d.tables.acquire(t)
 			if err != nil {
-				return nil, err
+				return dst, err
 			}
 			if cover := h.reader().RangeDelCover(key, seq); cover != 0 {
-				v, err := d.getCoveredInTable(h.reader(), t, level, key, seq, cover, trace)
+				v, err := d.getCoveredInTable(dst, h.reader(), t, level, key, seq, cover, trace)
 				h.release()
 				return v, err
 			}
 			h.release()
-			v, kind, found, err := d.getFromTable(t, level, lk, seq, trace)
+			v, kind, found, err := d.getFromTable(dst, t, level, lk, seq, trace)
 			if err != nil || found {
-				return tableResult(v, kind, err)
+				return tableResult(dst, v, kind, err)
 			}
 			if level > 0 {
 				break // one table per sorted level
 			}
 		}
 	}
-	return nil, ErrNotFound
+	return dst, ErrNotFound
 }
 
 // getCoveredInTable decides a Get at the table holding a tombstone that
 // covers key at cover: the filter answers first, then one seek finds the
 // point version and its sequence number.
-func (d *DB) getCoveredInTable(r *sstable.Reader, t *manifest.TableMetadata, level int, key []byte, seq, cover base.SeqNum, trace *GetTrace) ([]byte, error) {
+func (d *DB) getCoveredInTable(dst []byte, r *sstable.Reader, t *manifest.TableMetadata, level int, key []byte, seq, cover base.SeqNum, trace *GetTrace) ([]byte, error) {
 	var gs *sstable.GetStats
 	if trace != nil {
 		gs = new(sstable.GetStats)
 	}
 	v, kind, vseq, found, err := r.GetVersion(key, seq, gs)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	trace.table(level, t, gs, found && vseq > cover, nil)
-	return newerThanCover(base.MakeInternalKey(key, vseq, kind), v, found, cover)
+	return newerThanCover(dst, base.MakeInternalKey(key, vseq, kind), v, found, cover)
 }
 
 // newerThanCover is the answer of a source whose tombstone covers the key
-// at cover: its point version if one is newer, else not found.
-func newerThanCover(k base.InternalKey, v []byte, found bool, cover base.SeqNum) ([]byte, error) {
+// at cover: its point version, appended to dst, if one is newer, else not
+// found.
+func newerThanCover(dst []byte, k base.InternalKey, v []byte, found bool, cover base.SeqNum) ([]byte, error) {
 	if found && k.SeqNum() > cover {
-		return result(v, k.Kind())
+		return result(dst, v, k.Kind())
 	}
-	return nil, ErrNotFound
+	return dst, ErrNotFound
 }
 
 // seekPoint finds the newest version of key visible at seq in it. The key

@@ -34,7 +34,16 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
-	return s.db.getAt(key, s.seq, nil)
+	return s.db.getAt(nil, key, s.seq, nil)
+}
+
+// GetAppend is DB.GetAppend as of the snapshot: the value appended to dst,
+// or dst unchanged with an error.
+func (s *Snapshot) GetAppend(dst, key []byte) ([]byte, error) {
+	if s.isClosed() {
+		return dst, ErrClosed
+	}
+	return s.db.getAt(dst, key, s.seq, nil)
 }
 
 // NewIter returns an iterator over the snapshot's state.

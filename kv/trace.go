@@ -81,7 +81,7 @@ func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetS
 func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
 	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
-	v, err := d.getLatest(key, trace)
+	v, err := d.getLatest(nil, key, trace)
 	d.describeTraceFilters(trace)
 	switch {
 	case err == nil:
