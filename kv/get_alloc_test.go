@@ -67,10 +67,7 @@ func TestGetAppendAllocatesNothing(t *testing.T) {
 // with the returned 100-byte value, compacted into tables.
 func openCompactedKeys(t *testing.T) (*DB, []byte) {
 	t.Helper()
-	d, err := Open("db", &Options{FS: vfs.NewMem(), DisableWAL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{DisableWAL: true})
 	val := make([]byte, 100)
 	for i := range 2000 {
 		if err := d.Set([]byte(fmt.Sprintf("key%06d", i)), val, NoSync); err != nil {

@@ -64,20 +64,23 @@ func (a *iterAlloc) setBounds(lower, upper []byte) (lo, hi []byte) {
 
 // memIters returns n memtable iterators, reusing the earlier ones' memory.
 func (a *iterAlloc) memIters(n int) []memtable.Iter {
-	if cap(a.mems) < n {
-		a.mems = append(a.mems[:cap(a.mems)], make([]memtable.Iter, n-cap(a.mems))...)
-	}
-	a.mems = a.mems[:n]
+	a.mems = growLen(a.mems, n)
 	return a.mems
 }
 
 // tableIters returns n table iterators, reusing the earlier ones' memory.
 func (a *iterAlloc) tableIters(n int) []tableIter {
-	if cap(a.l0) < n {
-		a.l0 = append(a.l0[:cap(a.l0)], make([]tableIter, n-cap(a.l0))...)
-	}
-	a.l0 = a.l0[:n]
+	a.l0 = growLen(a.l0, n)
 	return a.l0
+}
+
+// growLen returns s at length n, keeping the elements (and the buffers
+// they hold) of its whole capacity and zero values past it.
+func growLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		s = append(s[:cap(s)], make([]T, n-cap(s))...)
+	}
+	return s[:n]
 }
 
 // release readies a for the pool once the Iterator's internal iterators are

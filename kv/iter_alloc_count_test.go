@@ -18,10 +18,7 @@ import (
 // copies Key and Value hand out are the handle's too, and grow with the
 // keys and values read, so the scan here steps without reading them.
 func TestShortScanAllocations(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), MemTableSize: 64 << 10, DisableWAL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 64 << 10, DisableWAL: true})
 	defer d.Close()
 	for i := range 6000 {
 		if err := d.Set([]byte(fmt.Sprintf("key%05d", i)), make([]byte, 50), NoSync); err != nil {

@@ -59,10 +59,7 @@ func TestIteratorReuseMatchesModel(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
-			d, err := Open("db", &Options{FS: vfs.NewMem(), MemTableSize: 32 << 10, DisableWAL: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 32 << 10, DisableWAL: true})
 			defer d.Close()
 			live := map[string]string{}
 			key := func() []byte { return []byte(fmt.Sprintf("k%04d", rng.IntN(600))) }
@@ -173,10 +170,7 @@ func moveAndCheck(t *testing.T, o *openIter, rng *rand.Rand, target []byte) {
 // Close (against the letter of their documentation, a common slip) still
 // reads what they were while later iterators reuse the pool.
 func TestIteratorKeyOutlivesClose(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), DisableWAL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{DisableWAL: true})
 	defer d.Close()
 	for i := range 100 {
 		if err := d.Set([]byte(fmt.Sprintf("key%03d", i)), []byte(fmt.Sprintf("value%03d", i)), NoSync); err != nil {
@@ -207,10 +201,7 @@ func TestIteratorKeyOutlivesClose(t *testing.T) {
 // Close reports ErrClosed and does not touch the pooled memory another
 // iterator took since.
 func TestIteratorUseAfterCloseLeavesOthersAlone(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), DisableWAL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{DisableWAL: true})
 	defer d.Close()
 	for i := range 50 {
 		if err := d.Set([]byte(fmt.Sprintf("key%03d", i)), []byte("v"), NoSync); err != nil {
@@ -247,10 +238,7 @@ func TestIteratorUseAfterCloseLeavesOthersAlone(t *testing.T) {
 // only buffers of its own, so an idle pool keeps no released memtable or
 // deleted table alive.
 func TestClosedIteratorPoolsNoReference(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), MemTableSize: 16 << 10, DisableWAL: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 16 << 10, DisableWAL: true})
 	defer d.Close()
 	for i := range 3000 {
 		if err := d.Set([]byte(fmt.Sprintf("key%05d", i)), make([]byte, 20), NoSync); err != nil {
