@@ -256,6 +256,11 @@ func TestClosedIteratorPoolsNoReference(t *testing.T) {
 	}
 	for ok := it.Last(); ok; ok = it.Prev() {
 	}
+	// A seek to the last key leaves fewer children positioned than First
+	// did, so the merge's heap shrinks under entries that held keys.
+	if !it.First() || !it.SeekGE([]byte("key02899")) {
+		t.Fatalf("reposition: %v", it.Error())
+	}
 	if len(a.children) < 3 {
 		t.Fatalf("the iterator merged %d sources; the test wants a memtable, L0 and a level", len(a.children))
 	}
@@ -264,6 +269,14 @@ func TestClosedIteratorPoolsNoReference(t *testing.T) {
 	}
 	if path := pointerInto(reflect.ValueOf(a).Elem(), "iterAlloc"); path != "" {
 		t.Fatalf("a pooled iterAlloc still points out of itself at %s", path)
+	}
+	// pointerInto passes over byte slices (the pool's own buffers are
+	// some), so the merge's cached keys, which point into blocks and
+	// memtable arenas, are checked one by one to the heap's capacity.
+	for i, item := range a.merging.h.items[:cap(a.merging.h.items)] {
+		if item.key.UserKey != nil {
+			t.Fatalf("a pooled iterAlloc's merge heap keeps key %q at %d", item.key.UserKey, i)
+		}
 	}
 }
 
