@@ -38,6 +38,14 @@ import (
 	"github.com/sievekv/sievekv/vfs"
 )
 
+// appendGetter is an engine whose Get can copy the value into a buffer
+// the caller reuses (sievekv's GetAppend). The read workloads use it where
+// an engine has it, each reader with a buffer of its own; Pebble's Get
+// lends the value from its block, valid until the closer, without a copy.
+type appendGetter interface {
+	getAppend(dst, k []byte) (v []byte, found bool, err error)
+}
+
 // engine is what a workload drives.
 type engine interface {
 	name() string
@@ -242,6 +250,17 @@ func (e *sieveEngine) get(k []byte) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// getAppend is get through DB.GetAppend, which copies the value into dst
+// (a buffer the reading goroutine keeps) and so allocates nothing: the
+// read workloads use it, as a server reading into its own buffers would.
+func (e *sieveEngine) getAppend(dst, k []byte) ([]byte, bool, error) {
+	v, err := e.db.GetAppend(dst, k)
+	if errors.Is(err, kv.ErrNotFound) {
+		return v, false, nil
+	}
+	return v, err == nil, err
 }
 func (e *sieveEngine) scan(start []byte, n int) (int, error) {
 	it := e.db.NewIter(nil)

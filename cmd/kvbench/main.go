@@ -492,7 +492,7 @@ func header(fl *flags, c config) string {
 	}
 	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, %s, no fsync (fillsync8: WAL on, fsync per write, %d goroutines)\n",
 		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize(), walState, syncWriters)
-	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex); L0 waits for 8 tables while merging it would rewrite > 4 base bytes per L0 byte; writes wait at 12 L0 tables, no 1 ms slowdowns\n", filterLabel(c))
+	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex); L0 waits for 8 tables while merging it would rewrite > 4 base bytes per L0 byte; writes wait at 12 L0 tables, no 1 ms slowdowns; reads use GetAppend into a buffer each reader keeps (Pebble's Get lends the value from its block until the closer)\n", filterLabel(c))
 	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(%d) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleBloomBits(c), pebbleCacheSize(c))
 	if c.wal {
 		fmt.Fprintf(&b, "goleveldb: v1.0.0, filter.NewBloomFilter(10)\n")

@@ -585,7 +585,15 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	if v, ok := r.eng.(pebbleL6View); ok && isWhileWriting(w) {
 		engGet = v.liveGet // its reused iterator would read an old tree
 	}
-	get := func(k []byte) (int64, bool, error) {
+	appendGet, _ := r.eng.(appendGetter)
+	// get reads k; value is the calling op's own buffer, for an engine
+	// that copies values into one (appendGetter).
+	get := func(k []byte, value *[]byte) (int64, bool, error) {
+		if appendGet != nil {
+			v, ok, err := appendGet.getAppend((*value)[:0], k)
+			*value = v
+			return 0, ok, err
+		}
 		ok, err := engGet(k)
 		return 0, ok, err
 	}
@@ -593,6 +601,7 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 	uniform := func(salt uint64, keys [][]byte, absent bool) opFunc {
 		rng := newRNG(salt)
 		buf := make([]byte, ks.keySize)
+		var value []byte
 		return func(int) (int64, bool, error) {
 			k := keys[rng.IntN(len(keys))]
 			if absent {
@@ -600,19 +609,20 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 				buf[len(buf)-1] |= 1
 				k = buf
 			}
-			return get(k)
+			return get(k, &value)
 		}
 	}
 	ycsb := func(name string, salt uint64, readShare float64) phaseSpec {
 		mk := func(salt uint64) opFunc {
 			rng := newRNG(salt)
 			z := rand.NewZipf(rng, zipfS, 1, uint64(n-1))
+			var value []byte
 			return func(i int) (int64, bool, error) {
 				// present is in random order, so zipf rank r maps to a
 				// random key: YCSB's "scrambled" zipfian.
 				k := ks.present[z.Uint64()]
 				if rng.Float64() < readShare {
-					return get(k)
+					return get(k, &value)
 				}
 				w, _, err := set(k, i)
 				return w, true, err
