@@ -189,7 +189,7 @@ func (d *DB) newMemTableLocked() (*memTable, error) {
 		}
 	}
 	m.logNum, m.logFile = p.num, p.f
-	m.logOut = vfs.NewAppender(p.f, 0)
+	m.logOut = p.out
 	m.wal = wal.NewWriter(m.logOut, m.logOut, uint64(p.num))
 	return m, nil
 }
@@ -256,6 +256,11 @@ func (d *DB) Close() error {
 		d.closed = true
 		d.closedFlag.Store(true)
 		d.flushDone.Broadcast()
+		if d.nextLog != nil {
+			// bg.Wait below waits for the log's preparation; no writer
+			// needs its pages any more.
+			d.nextLog.stopWarm.Store(true)
+		}
 		if d.opts.DisableWAL && !d.opts.ReadOnly {
 			// Without a WAL the memtables exist nowhere else.
 			if d.bgErr != nil {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -48,6 +49,13 @@ func TestAppenderPrefaultsAhead(t *testing.T) {
 	if a.noPrefault {
 		t.Log("the kernel cannot prefault (MADV_POPULATE_WRITE); checked the bytes only")
 	}
+	syncCloseHolds(t, a, path, want)
+}
+
+// syncCloseHolds syncs and closes a, then checks that the file at path
+// holds want and nothing but zeros after it (V4).
+func syncCloseHolds(t *testing.T, a *Appender, path string, want []byte) {
+	t.Helper()
 	if err := a.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +71,50 @@ func TestAppenderPrefaultsAhead(t *testing.T) {
 	}
 	if tail := got[len(want):]; len(bytes.Trim(tail, "\x00")) != 0 {
 		t.Fatal("the tail past Size is not all zeros")
+	}
+}
+
+// TestAppenderWarm: Warm maps the first segment and prefaults up to what
+// it was asked (the whole of it here), the writes after it read back
+// exactly with zeros past Size, and a Warm told to stop first prefaults
+// nothing; a Warm after a write leaves the Appender alone.
+func TestAppenderWarm(t *testing.T) {
+	for _, stopFirst := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "log")
+		f, err := Default.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		const segSize = 512 << 10
+		a := NewAppender(f, segSize)
+		var stop atomic.Bool
+		stop.Store(stopFirst)
+		if err := a.Warm(segSize, &stop); err != nil {
+			t.Fatal(err)
+		}
+		if !a.Mapped() {
+			t.Skip("OS files are not mapped on this system")
+		}
+		if a.seg == nil {
+			t.Fatal("Warm did not map the first segment")
+		}
+		switch {
+		case a.noPrefault:
+			t.Log("the kernel cannot prefault; checked the bytes only")
+		case stopFirst && a.faulted != 0:
+			t.Fatalf("a stopped Warm prefaulted %d bytes", a.faulted)
+		case !stopFirst && a.faulted != segSize:
+			t.Fatalf("Warm prefaulted %d bytes, want %d", a.faulted, segSize)
+		}
+		want := bytes.Repeat([]byte("warm"), 50_000) // past the segment
+		if _, err := a.Write(want); err != nil {
+			t.Fatal(err)
+		}
+		seg := a.seg
+		if err := a.Warm(segSize, &stop); err != nil || a.seg != seg {
+			t.Fatalf("a Warm after a write changed the Appender (%v)", err)
+		}
+		syncCloseHolds(t, a, path, want)
 	}
 }
