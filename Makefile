@@ -40,9 +40,10 @@ BENCHFLAGS ?= -quick
 FILTERBENCH = $(GO) run ./cmd/filterbench $(BENCHFLAGS) -json docs/charts/filterbench.json -plot docs/charts -md docs/.filterbench.md
 KVBENCH     = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -engines all,sievekv-control -sweep -budgetsweep -budgetbits 10 -budgetn 250000 -budgetmemtable 262144 -json docs/charts/kvbench.json -plot docs/charts -md docs/.kvbench.md
 # Writes as users run them: each engine alone in its process, WAL on
-# (NoSync; fillsync8 syncs every write), medians of seven rounds: quick
+# (NoSync; fillsync8 syncs every write; filllarge writes 4 KiB values),
+# medians of seven rounds: quick
 # fillseq takes 0.15 s an engine, and its rounds spread by a few percent.
-KVWRITES    = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -isolate -rounds 7 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8 -json docs/charts/kvbench-writes.json -md docs/.kvbench-writes.md
+KVWRITES    = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -isolate -rounds 7 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8,filllarge -json docs/charts/kvbench-writes.json -md docs/.kvbench-writes.md
 bench:
 	@mkdir -p docs/charts
 	@cut -d' ' -f1-3 /proc/loadavg > docs/.loadavg 2>/dev/null || echo unknown > docs/.loadavg
@@ -57,7 +58,7 @@ bench:
 bench-1m:
 	@mkdir -p docs/charts
 	$(GO) run ./cmd/kvbench -engines all,sievekv-control -sweep -json docs/charts/kvbench-1m.json -md docs/charts/kvbench-1m.md
-	$(GO) run ./cmd/kvbench -isolate -rounds 5 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8 -json docs/charts/kvbench-writes-1m.json -md docs/charts/kvbench-writes-1m.md
+	$(GO) run ./cmd/kvbench -isolate -rounds 5 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8,filllarge -json docs/charts/kvbench-writes-1m.json -md docs/charts/kvbench-writes-1m.md
 
 gobench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -45,7 +45,7 @@ func main() { benchreport.Main("kvbench", run) }
 // of the loaded (fully compacted) data, the mixes, and the deletes last
 // since they change the key set.
 var allWorkloads = []string{"fillseq", "fillrandom", "readmissing-live", "overwrite", "readwhilewriting", "readmissingwhilewriting", "readrandom", "readmissing", "readhot",
-	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "deletelarge", "deleterangelarge", "deletechurn"}
+	"readrandom-par", "scanrange", "scanempty", "scanshort", "ycsb-c", "ycsb-b", "ycsb-a", "deleterandom", "fillsync8", "filllarge", "deletelarge", "deleterangelarge", "deletechurn"}
 
 // mainDBWriters are the workloads that write to an engine's main DB, the
 // one fillrandom loads and deleterandom deletes from: the loads, the YCSB
@@ -224,7 +224,7 @@ func (r *runner) runs(w string) bool {
 
 // writes reports whether workload w writes.
 func writes(w string) bool {
-	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || isDeleteLarge(w) || isDeleteChurn(w)
+	return w == "fillseq" || w == "fillrandom" || w == "overwrite" || w == "deleterandom" || w == "fillsync8" || w == "filllarge" || isDeleteLarge(w) || isDeleteChurn(w)
 }
 
 func boolInt(b bool) int {
@@ -490,8 +490,8 @@ func header(fl *flags, c config) string {
 	if c.wal {
 		walState = "WAL on"
 	}
-	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, %s, no fsync (fillsync8: WAL on, fsync per write, %d goroutines)\n",
-		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize(), walState, syncWriters)
+	fmt.Fprintf(&b, "every engine: memtable %d B, block %d B, block cache %d B, snappy, L0 trigger 4, Lbase %d B x10, tables split at %d B, %s, no fsync (fillsync8: WAL on, fsync per write, %d goroutines; filllarge: %d keys of fillrandom's with %d-byte values, a DB of its own)\n",
+		c.memTableSize, c.blockSize, c.cacheSize, c.lbaseBytes(), c.targetFileSize(), walState, syncWriters, largeFillOps(fl.n), largeValueSize)
 	fmt.Fprintf(&b, "sievekv: filter %s (sievekv-notsi: the same with DisableTombstoneIndex); L0 waits for 8 tables while merging it would rewrite > 4 base bytes per L0 byte; writes wait at 12 L0 tables, no 1 ms slowdowns; reads use GetAppend into a buffer each reader keeps (Pebble's Get lends the value from its block until the closer)\n", filterLabel(c))
 	fmt.Fprintf(&b, "pebble: v2, FormatNewest, bloom.FilterPolicy(%d) on every level, explicit NewCache(%d) = cache + 2 x memtable, since Pebble charges memtables to its block cache; pebble-l6filters reads the same DB with Get emulated by SeekPrefixGE with UseL6Filters (plain Get skips L6 filters)\n", pebbleBloomBits(c), pebbleCacheSize(c))
 	if c.wal {
@@ -617,12 +617,15 @@ func runWorkload(r *runner, w string, ks *keySet, fl *flags, root string, progre
 		}
 		return []result{res}, err
 	}
-	if w == "fillseq" || w == "fillsync8" {
-		// fillseq and fillsync8 load a DB of their own, then throw it
-		// away; fillsync8's always has its WAL on.
+	if w == "fillseq" || w == "fillsync8" || w == "filllarge" {
+		// fillseq, fillsync8 and filllarge load a DB of their own, then
+		// throw it away; fillsync8's always has its WAL on.
 		fr := *r
 		fr.io = &ioCounters{}
 		fr.dir = dirOf(root, r.name, w)
+		if w == "filllarge" {
+			fr.valueSize = largeValueSize
+		}
 		open := r.open
 		if w == "fillsync8" {
 			open = r.openWAL

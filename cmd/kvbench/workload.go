@@ -242,6 +242,13 @@ type phaseSpec struct {
 	afterChunk func(hi int) error
 }
 
+// largeValueSize is filllarge's value size.
+const largeValueSize = 4096
+
+// largeFillOps is how many keys filllarge writes out of n loaded: n/25
+// (16 MB of values at -quick, 160 MB at 1M keys), at least 1,000.
+func largeFillOps(n int) int { return min(n, max(n/25, 1000)) }
+
 // syncWriters is fillsync8's number of concurrent writers.
 const syncWriters = 8
 
@@ -650,6 +657,17 @@ func phases(w string, r *runner, ks *keySet, ops int, seed uint64) ([]phaseSpec,
 			op: func(i int) (int64, bool, error) {
 				return kvLen, false, r.eng.syncSet(ks.present[i], valueFor(make([]byte, r.valueSize), i))
 			}}}, nil
+	case "filllarge":
+		// Random keys with 4 KiB values (runWorkload gives it a runner of
+		// largeValueSize values), each Set a page of WAL: what a store of
+		// documents or blobs writes, where the commit path's per-byte
+		// costs (WAL pages, memtable copies) show in the tail.
+		if r.valueSize != largeValueSize {
+			return nil, fmt.Errorf("filllarge wants %d-byte values, the runner has %d", largeValueSize, r.valueSize)
+		}
+		nops := largeFillOps(n)
+		return []phaseSpec{{workload: w, ops: nops, writes: true, wantFound: noCheck, live: nops,
+			op: func(i int) (int64, bool, error) { return set(ks.present[i], i) }}}, nil
 	case "readrandom":
 		return []phaseSpec{{workload: w, ops: ops, warmup: uniform(11, ks.present, false),
 			op: uniform(10, ks.present, false), wantFound: wantAll}}, nil
