@@ -15,14 +15,8 @@ import (
 // exactly, across prefault chunks and segments, and the tail past Size
 // still reads as zeros (V4).
 func TestAppenderPrefaultsAhead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	f, err := Default.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	const segSize = 256 << 10
-	a := NewAppender(f, segSize)
+	a, path := newFileAppender(t, segSize)
 	if !a.Mapped() {
 		t.Skip("OS files are not mapped on this system")
 	}
@@ -50,6 +44,19 @@ func TestAppenderPrefaultsAhead(t *testing.T) {
 		t.Log("the kernel cannot prefault (MADV_POPULATE_WRITE); checked the bytes only")
 	}
 	syncCloseHolds(t, a, path, want)
+}
+
+// newFileAppender returns an Appender of segSize-byte segments on a new
+// OS file, closed when the test ends, and the file's path.
+func newFileAppender(t *testing.T, segSize int64) (*Appender, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log")
+	f, err := Default.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return NewAppender(f, segSize), path
 }
 
 // syncCloseHolds syncs and closes a, then checks that the file at path
@@ -80,14 +87,8 @@ func syncCloseHolds(t *testing.T, a *Appender, path string, want []byte) {
 // nothing; a Warm after a write leaves the Appender alone.
 func TestAppenderWarm(t *testing.T) {
 	for _, stopFirst := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "log")
-		f, err := Default.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		const segSize = 512 << 10
-		a := NewAppender(f, segSize)
+		a, path := newFileAppender(t, segSize)
 		var stop atomic.Bool
 		stop.Store(stopFirst)
 		if err := a.Warm(segSize, &stop); err != nil {
