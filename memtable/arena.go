@@ -62,7 +62,7 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 		}
 		a.curIdx = a.publish(a.cur)
 	}
-	a.touch(a.fill + n)
+	a.touch(a.fill+n, n)
 	off = uint32(a.fill)
 	b = a.cur[a.fill : a.fill+n : a.fill+n]
 	a.fill += n

@@ -61,7 +61,8 @@
 //	   present through at least the bytes handed out, and are touched
 //	   touchAhead bytes at a time ahead of the fill (arena_touch.go), so
 //	   the copy of an entry does not take the page fault of a chunk the
-//	   heap got fresh from the OS.
+//	   heap got fresh from the OS; an entry too large for such batches to
+//	   stay rare touches only through the page it ends in.
 //	MT9 (released arenas): Release hands a memtable's arena chunks to
 //	   process-wide pools (arena_reuse.go), from which later memtables take
 //	   their chunks of the same size. It is the one exception to MT2 and
