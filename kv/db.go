@@ -67,9 +67,9 @@ type DB struct {
 	snapshots snapshotList
 	bgErr     error // sticky background or WAL failure
 	flushing  bool
-	// nextLog is the next memtable's WAL, being created or created ahead
-	// by prepareLog (wal_prepare.go); nil when none is.
-	nextLog *logPrep
+	// nextLogs are the next memtables' WALs, being created or created
+	// ahead by prepareLog (wal_prepare.go), oldest (the next) first.
+	nextLogs []*logPrep
 	// lastLogSync is the background sync of the newest retired WAL;
 	// waiting on it waits for every older one too (wal_sync.go, K11).
 	lastLogSync *logSync
@@ -256,11 +256,6 @@ func (d *DB) Close() error {
 		d.closed = true
 		d.closedFlag.Store(true)
 		d.flushDone.Broadcast()
-		if d.nextLog != nil {
-			// bg.Wait below waits for the log's preparation; no writer
-			// needs its pages any more.
-			d.nextLog.stopWarm.Store(true)
-		}
 		if d.opts.DisableWAL && !d.opts.ReadOnly {
 			// Without a WAL the memtables exist nowhere else.
 			if d.bgErr != nil {
@@ -303,8 +298,10 @@ func (d *DB) Close() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if p := d.takePreparedLog(); p != nil {
-		d.discardLog(p)
+	for len(d.nextLogs) > 0 {
+		if p := d.takePreparedLog(); p != nil {
+			d.discardLog(p)
+		}
 	}
 	// bg.Wait has let every retired log's sync finish; a failed one
 	// means writes acknowledged NoSync may not survive a power loss.

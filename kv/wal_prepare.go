@@ -2,7 +2,7 @@ package kv
 
 import (
 	"fmt"
-	"sync/atomic"
+	"slices"
 
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -15,7 +15,16 @@ import (
 // rotation takes it ready-made (docs/design.md, "Flushes the size
 // Pebble's are", which has the measurements).
 //
-// A crash can therefore leave an empty log newer than the one being
+// Two logs are kept in preparation, not one. Creating a log takes a
+// directory fsync and a fallocate, and on the loaded 2-core test machine
+// each took 5-20 ms while a 4 MiB memtable of 4 KiB values filled in 5-9
+// ms after a write stall: with one log ahead, a third of the rotations
+// waited 7-21 ms for it under the commit queue, and the log it got had
+// had no time to warm, so its writers prefaulted their own pages (the
+// 99th percentile of such a fill; docs/design.md, "Prefaulted WAL
+// pages"). With two, each log has two memtables' time.
+//
+// A crash can therefore leave empty logs newer than the one being
 // written, which recovery reads as the end of the chain of logs
 // (readLogChain, K11).
 
@@ -78,23 +87,30 @@ func (d *DB) walSegmentSize() int64 {
 
 // logPrep is one WAL being created ahead: its number, taken under d.mu
 // when the preparation starts, and the outcome, set before done closes.
-// Warming goes on after done until it finishes or stopWarm is set, and
-// warmed closes when it has returned: the log's taker sets one and waits
-// for the other before it writes or discards the log.
+// The log's warming, started before done closes, goes on beside whoever
+// takes the log (vfs.Appender.StartWarm), until the Appender's Close.
 type logPrep struct {
-	num      fileNum
-	done     chan struct{}
-	log      *preparedLog
-	err      error
-	stopWarm atomic.Bool
-	warmed   chan struct{}
+	num  fileNum
+	done chan struct{}
+	log  *preparedLog
+	err  error
 }
 
-// maybePrepareLogLocked starts creating the next memtable's WAL unless one
-// is ready or being made. REQUIRES: d.mu held.
+// walPrepareDepth is how many WALs are made ahead.
+const walPrepareDepth = 2
+
+// maybePrepareLogLocked starts creating WALs until walPrepareDepth are
+// ready or being made. REQUIRES: d.mu held.
 func (d *DB) maybePrepareLogLocked() {
-	if d.opts.DisableWAL || d.opts.ReadOnly || d.closed || d.bgErr != nil || d.nextLog != nil {
-		return
+	for len(d.nextLogs) < walPrepareDepth && d.prepareOneLogLocked() {
+	}
+}
+
+// prepareOneLogLocked starts creating one more WAL, reporting whether it
+// did. REQUIRES: d.mu held.
+func (d *DB) prepareOneLogLocked() bool {
+	if d.opts.DisableWAL || d.opts.ReadOnly || d.closed || d.bgErr != nil {
+		return false
 	}
 	// The number is taken here, under d.mu, and the rotation that needs
 	// the log waits for this preparation rather than creating another:
@@ -104,63 +120,67 @@ func (d *DB) maybePrepareLogLocked() {
 	num, err := d.allocFileNum()
 	if err != nil {
 		d.opts.Logger("kv: prepare the next WAL: %v", err)
-		return
+		return false
 	}
-	lp := &logPrep{num: num, done: make(chan struct{}), warmed: make(chan struct{})}
-	d.nextLog = lp
+	lp := &logPrep{num: num, done: make(chan struct{})}
+	d.nextLogs = append(d.nextLogs, lp)
 	d.bg.Add(1)
 	go d.prepareLog(lp)
+	return true
 }
 
 func (d *DB) prepareLog(lp *logPrep) {
 	defer d.bg.Done()
 	lp.log, lp.err = d.createLogNum(lp.num)
-	close(lp.done)
 	if lp.err == nil {
-		// Before d.mu: a taker waits for warmed while holding it.
-		if err := lp.log.out.Warm(int(min(d.walSegmentSize(), maxWarmWALBytes)), &lp.stopWarm); err != nil {
+		// Before done: the taker writes the Appender, and mapping its
+		// first segment must be over by then. A taker waits for done while
+		// holding d.mu, so none is taken here.
+		if err := lp.log.out.StartWarm(int(min(d.walSegmentSize(), maxWarmWALBytes))); err != nil {
 			d.opts.Logger("kv: warm the next WAL: %v", err)
 		}
 	}
-	close(lp.warmed)
+	close(lp.done)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.nextLog != lp {
+	i := slices.Index(d.nextLogs, lp)
+	if i < 0 {
 		return // taken meanwhile by a rotation (or by Close)
 	}
 	switch {
 	case lp.err != nil:
-		// Not sticky: the rotation then creates its log itself and
-		// reports the failure to the writer that needs the log.
-		d.nextLog = nil
+		// Not sticky: a rotation with no log ready creates its log
+		// itself and reports the failure to the writer that needs it.
+		d.nextLogs = slices.Delete(d.nextLogs, i, i+1)
 		d.opts.Logger("kv: prepare the next WAL: %v", lp.err)
 	case d.closed:
 		// Closed meanwhile. (No newer log can be in use: while this one
-		// is d.nextLog, a rotation takes it rather than making another.)
-		d.nextLog = nil
+		// is among d.nextLogs, a rotation takes it or an older one
+		// rather than making another.)
+		d.nextLogs = slices.Delete(d.nextLogs, i, i+1)
 		d.discardLog(lp.log)
 	}
 }
 
-// takePreparedLog returns the WAL created ahead, waiting for its creation
-// if it is under way (a file create and a directory sync, which need no
-// lock) and stopping its warming, and leaves none; nil if there is none or
-// its creation failed.
+// takePreparedLog returns the oldest WAL created ahead, waiting for its
+// creation if it is under way (a file create, a directory sync and a
+// mapping, which need no lock); nil if there is none or its creation
+// failed (the rotation then creates one). Its warming goes on: the writes
+// that follow skip what it has done and prefault the rest themselves. (The
+// rotation used to stop the warming and wait for it, which on the busy
+// 2-core test machine took up to 2.5 ms under d.mu whenever the warming
+// goroutine was waiting for a P between its chunks.)
 // REQUIRES: d.mu held.
 func (d *DB) takePreparedLog() *preparedLog {
-	lp := d.nextLog
-	if lp == nil {
+	if len(d.nextLogs) == 0 {
 		return nil
 	}
-	d.nextLog = nil
+	lp := d.nextLogs[0]
+	d.nextLogs = slices.Delete(d.nextLogs, 0, 1)
 	<-lp.done
 	if lp.err != nil {
 		return nil
 	}
-	// Warming stops at its next chunk (64 KiB, tens of microseconds):
-	// what it has done the writer keeps, the rest it prefaults itself.
-	lp.stopWarm.Store(true)
-	<-lp.warmed
 	return lp.log
 }
 
@@ -168,7 +188,7 @@ func (d *DB) takePreparedLog() *preparedLog {
 // failure leaves an empty log, which recovery reads as empty and Open
 // removes as obsolete.
 func (d *DB) discardLog(p *preparedLog) {
-	p.out.Close() // unmaps what warming mapped
+	p.out.Close() // stops the warming and unmaps what it mapped
 	p.f.Close()
 	if err := d.fs.Remove(d.path(fileKindLog, p.num)); err != nil {
 		d.opts.Logger("kv: remove unused WAL %06d: %v", p.num, err)

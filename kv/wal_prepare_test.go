@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,10 @@ func waitPreparedLog(t *testing.T, d *DB) fileNum {
 	t.Helper()
 	for range 2000 {
 		d.mu.Lock()
-		lp := d.nextLog
+		var lp *logPrep
+		if len(d.nextLogs) > 0 {
+			lp = d.nextLogs[0]
+		}
 		d.mu.Unlock()
 		if lp != nil {
 			<-lp.done
@@ -28,9 +32,10 @@ func waitPreparedLog(t *testing.T, d *DB) fileNum {
 	return 0
 }
 
-// TestRotationTakesPreparedLog checks that a rotation writes into the WAL
-// created ahead instead of creating one, and that Close removes the next
-// one it left unused.
+// TestRotationTakesPreparedLog checks that rotations write into the WALs
+// created ahead, oldest first, instead of creating their own, that
+// walPrepareDepth of them are kept ahead, and that Close removes those it
+// left unused.
 func TestRotationTakesPreparedLog(t *testing.T) {
 	fs := vfs.NewMem()
 	d := openMem(t, fs, &Options{DisableAutomaticCompactions: true})
@@ -47,12 +52,37 @@ func TestRotationTakesPreparedLog(t *testing.T) {
 	if got != next {
 		t.Fatalf("rotation's WAL is %06d, want the prepared %06d", got, next)
 	}
-	unused := waitPreparedLog(t, d)
+	waitPreparedLog(t, d)
+	d.mu.Lock()
+	var unused []fileNum
+	for _, lp := range d.nextLogs {
+		unused = append(unused, lp.num)
+	}
+	d.mu.Unlock()
+	if len(unused) != walPrepareDepth || unused[0] <= got {
+		t.Fatalf("WALs ahead of %06d after the rotation: %v, want %d newer ones", got, unused, walPrepareDepth)
+	}
+	if err := d.asLeader(d.rotateMemTableLocked); err != nil {
+		t.Fatal(err)
+	}
+	if d.mem.logNum != unused[0] {
+		t.Fatalf("second rotation's WAL is %06d, want the oldest prepared %06d", d.mem.logNum, unused[0])
+	}
+	unused = unused[1:]
+	d.mu.Lock()
+	ahead := slices.Clone(d.nextLogs)
+	d.mu.Unlock()
+	for _, lp := range ahead {
+		<-lp.done
+		unused = append(unused, lp.num)
+	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.Stat(d.path(fileKindLog, unused)); err == nil {
-		t.Fatalf("Close left the unused prepared WAL %06d", unused)
+	for _, num := range unused {
+		if _, err := fs.Stat(d.path(fileKindLog, num)); err == nil {
+			t.Fatalf("Close left the unused prepared WAL %06d", num)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // ErrMapUnsupported is returned by Mapper.Map when the file or its file
@@ -68,7 +69,8 @@ const DefaultSegmentSize = 2 << 20
 // loses none of them. A mapped file is longer than what was written: its
 // tail, up to the end of the last segment, reads as zeros.
 //
-// An Appender is for one goroutine at a time, like the File it writes.
+// An Appender is for one goroutine at a time, like the File it writes,
+// beside the warming StartWarm may run.
 type Appender struct {
 	f       File
 	segSize int64
@@ -83,6 +85,11 @@ type Appender struct {
 	faulted    int
 	noPrefault bool
 	err        error // sticky failure
+	// warm is the StartWarm goroutine prefaulting seg beside the writer,
+	// if one runs (appender_warm.go); faultedTo is then the offset up to
+	// which either of them has prefaulted it.
+	warm      *warming
+	faultedTo atomic.Int64
 }
 
 // NewAppender returns an Appender writing f, which must be empty, mapping
@@ -151,6 +158,7 @@ func (a *Appender) nextSegment() error {
 		return fmt.Errorf("vfs: map %d bytes at offset %d: %w", a.segSize, a.off, err)
 	}
 	if a.seg != nil {
+		a.stopWarm()
 		// Stores into the old segment stay in the page cache (and are
 		// covered by the next Sync, which syncs the whole file) after it
 		// is unmapped.
@@ -172,6 +180,9 @@ func (a *Appender) prefault(at int) {
 		a.noPrefault = true
 		return
 	}
+	if a.warm != nil {
+		a.faulted = max(a.faulted, int(a.faultedTo.Load()))
+	}
 	from := max(a.faulted, at&^(os.Getpagesize()-1))
 	to := min((at/prefaultChunk+2)*prefaultChunk, len(a.seg.Bytes()))
 	if from >= to {
@@ -183,6 +194,9 @@ func (a *Appender) prefault(at int) {
 		return
 	}
 	a.faulted = to
+	if a.warm != nil {
+		raiseTo(&a.faultedTo, to)
+	}
 }
 
 // Sync makes everything written so far durable: one fdatasync of the file
@@ -214,6 +228,7 @@ func (a *Appender) Close() error {
 	if a.seg == nil {
 		return nil
 	}
+	a.stopWarm()
 	err := a.seg.Unmap()
 	a.seg = nil
 	if a.err == nil {

@@ -34,8 +34,8 @@ func TestExplainScanAndStatsShowRangeFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"scan [user00000150, user00000250):", "L0 table 000008: range filter says maybe (code width 1, FP bound 0)",
-		"L0 table 000006: range filter rules it out, no block read", "2 table(s) overlap the range, 2 with a range filter, 1 ruled out"} {
+	for _, want := range []string{"scan [user00000150, user00000250):", "L0 table 000009: range filter says maybe (code width 1, FP bound 0)",
+		"L0 table 000007: range filter rules it out, no block read", "2 table(s) overlap the range, 2 with a range filter, 1 ruled out"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("explain scan lacks %q:\n%s", want, got)
 		}
