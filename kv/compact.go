@@ -139,8 +139,8 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	if shadow != nil {
 		src.Shadowed = shadow.shadowed
 	}
-	if testShadowAudit != nil && job.v != nil {
-		src.Shadowed = testShadowAudit(d, job.v, job.outputLevel, job.inputs, src.Shadowed)
+	if audit := testShadowAudit.Load(); audit != nil && job.v != nil {
+		src.Shadowed = (*audit)(d, job.v, job.outputLevel, job.inputs, src.Shadowed)
 	}
 	// Hashed as the compaction drops them, outside d.mu, and not even
 	// copied with the index disabled.

@@ -137,8 +137,11 @@ func (d *DB) newShadowCheck(v *manifest.Version, outputLevel int, inputs []level
 // testShadowAudit, when set (tests only), wraps every compaction's
 // Shadowed hook (inner, nil when the compaction has no early-drop check),
 // so a test can hold each decision against an oracle that searches every
-// table above the output (shadow_drop_coverage_test.go).
-var testShadowAudit func(d *DB, v *manifest.Version, outputLevel int, inputs []levelTable,
+// table above the output (shadow_drop_coverage_test.go). Atomic: a test
+// installs it while compactions of its load may be running.
+var testShadowAudit atomic.Pointer[shadowAuditHook]
+
+type shadowAuditHook func(d *DB, v *manifest.Version, outputLevel int, inputs []levelTable,
 	inner func(k base.InternalKey, value []byte, top base.SeqNum) bool) func(k base.InternalKey, value []byte, top base.SeqNum) bool
 
 // testIndexFalsePositive, when set (tests only), makes the index answer

@@ -33,7 +33,7 @@ type shadowAudit struct {
 // through unaudited) and returns a function that removes it.
 func (a *shadowAudit) install(t testing.TB, d *DB) func() {
 	t.Helper()
-	testShadowAudit = func(cd *DB, v *manifest.Version, outputLevel int, inputs []levelTable,
+	hook := shadowAuditHook(func(cd *DB, v *manifest.Version, outputLevel int, inputs []levelTable,
 		inner func(base.InternalKey, []byte, base.SeqNum) bool) func(base.InternalKey, []byte, base.SeqNum) bool {
 		if cd != d {
 			return inner
@@ -63,8 +63,9 @@ func (a *shadowAudit) install(t testing.TB, d *DB) func() {
 			}
 			return drop
 		}
-	}
-	return func() { testShadowAudit = nil }
+	})
+	testShadowAudit.Store(&hook)
+	return func() { testShadowAudit.Store(nil) }
 }
 
 // oracle reports whether a table of v above outputLevel, not an input,
