@@ -298,10 +298,8 @@ func (d *DB) Close() error {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for len(d.nextLogs) > 0 {
-		if p := d.takePreparedLog(); p != nil {
-			d.discardLog(p)
-		}
+	for p := d.takePreparedLog(); p != nil; p = d.takePreparedLog() {
+		d.discardLog(p)
 	}
 	// bg.Wait has let every retired log's sync finish; a failed one
 	// means writes acknowledged NoSync may not survive a power loss.

@@ -164,24 +164,27 @@ func (d *DB) prepareLog(lp *logPrep) {
 
 // takePreparedLog returns the oldest WAL created ahead, waiting for its
 // creation if it is under way (a file create, a directory sync and a
-// mapping, which need no lock); nil if there is none or its creation
-// failed (the rotation then creates one). Its warming goes on: the writes
-// that follow skip what it has done and prefault the rest themselves. (The
-// rotation used to stop the warming and wait for it, which on the busy
-// 2-core test machine took up to 2.5 ms under d.mu whenever the warming
-// goroutine was waiting for a P between its chunks.)
+// mapping, which need no lock); one whose creation failed is dropped and
+// the next is taken, so nil means that none is left (the rotation then
+// creates one). A rotation that created its own log while a newer
+// prepared one was queued would give the memtable after it a lower log
+// number than its own, and recovery reads logs in number order as one
+// chain (K11). The log's warming goes on: the writes that follow skip
+// what it has done and prefault the rest themselves. (The rotation used
+// to stop the warming and wait for it, which on the busy 2-core test
+// machine took up to 2.5 ms under d.mu whenever the warming goroutine was
+// waiting for a P between its chunks.)
 // REQUIRES: d.mu held.
 func (d *DB) takePreparedLog() *preparedLog {
-	if len(d.nextLogs) == 0 {
-		return nil
+	for len(d.nextLogs) > 0 {
+		lp := d.nextLogs[0]
+		d.nextLogs = slices.Delete(d.nextLogs, 0, 1)
+		<-lp.done
+		if lp.err == nil {
+			return lp.log
+		}
 	}
-	lp := d.nextLogs[0]
-	d.nextLogs = slices.Delete(d.nextLogs, 0, 1)
-	<-lp.done
-	if lp.err != nil {
-		return nil
-	}
-	return lp.log
+	return nil
 }
 
 // discardLog closes and removes a prepared WAL that will not be used. A

@@ -125,3 +125,59 @@ func TestCheckpointIntoOwnDirectory(t *testing.T) {
 		t.Fatalf("Checkpoint(own dir) = %v, want ErrCheckpointDirNotEmpty naming the database's own directory", err)
 	}
 }
+
+// TestRotationSkipsFailedPreparedLog: when the oldest WAL created ahead
+// failed and a newer one is ready, the rotation takes the newer one rather
+// than creating its own: a log it created would be numbered above the
+// queued one, which the next rotation would then take, and the memtables'
+// logs would no longer follow their order (recovery reads them in number
+// order as one chain, K11). The synced writes on either side of both
+// rotations survive a power loss.
+func TestRotationSkipsFailedPreparedLog(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	waitPreparedLog(t, d)
+	put := func(k string) {
+		if err := d.Set([]byte(k), []byte("v-"+k), Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a")
+	var second fileNum
+	if err := d.asLeader(func() error {
+		if len(d.nextLogs) != walPrepareDepth {
+			t.Fatalf("%d WALs ahead, want %d", len(d.nextLogs), walPrepareDepth)
+		}
+		for _, lp := range d.nextLogs {
+			<-lp.done
+		}
+		// The oldest one's creation failed, as a full disk makes it.
+		failed := d.nextLogs[0]
+		d.discardLog(failed.log)
+		failed.log, failed.err = nil, errors.New("injected: no space left on device")
+		second = d.nextLogs[1].num
+		return d.rotateMemTableLocked()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d.mem.logNum != second {
+		t.Fatalf("the rotation writes WAL %06d, want the prepared %06d behind the failed one", d.mem.logNum, second)
+	}
+	put("b")
+	if err := d.asLeader(d.rotateMemTableLocked); err != nil {
+		t.Fatal(err)
+	}
+	if d.mem.logNum <= second {
+		t.Fatalf("the next rotation writes WAL %06d, not one after %06d", d.mem.logNum, second)
+	}
+	put("c")
+	crashed := fs.CrashClone()
+	d2 := openMem(t, crashed, nil)
+	defer d2.Close()
+	for _, k := range []string{"a", "b", "c"} {
+		if v, err := d2.Get([]byte(k)); err != nil || string(v) != "v-"+k {
+			t.Fatalf("after the crash %s = %q, %v", k, v, err)
+		}
+	}
+}
