@@ -190,6 +190,12 @@ func TestIteratorKeyOutlivesClose(t *testing.T) {
 		for ok := other.Last(); ok; ok = other.Prev() {
 			_, _ = other.Key(), other.Value()
 		}
+		// And end on another key: the reverse scan's last copies are of
+		// key000 itself, which would hide a reused buffer.
+		if !other.SeekGE([]byte("key077")) {
+			t.Fatal("SeekGE found nothing")
+		}
+		_, _ = other.Key(), other.Value()
 		other.Close()
 	}
 	if string(k) != "key000" || string(v) != "value000" {
