@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -69,8 +70,12 @@ func (d *DB) createLogNum(num fileNum) (*preparedLog, error) {
 // 8-9 us (docs/design.md, "Prefaulted WAL pages"). The segment is sized
 // to hold a memtable's log (the records take about what the memtable's
 // entries do, plus chunk headers), so a log that rotates on size is
-// written through one mapping; warming is capped, so a large memtable's
-// log costs the preparation at most maxWarmWALBytes of page cache ahead.
+// written through one mapping. Warming covers what such a log fills
+// (walWarmBytes), not the segment's rounding up or its 2 MiB floor: a DB
+// of 64 KiB memtables warmed 2 MiB per log, 30 times what it wrote, in
+// page cache and in zeros written back. It is capped, so a large
+// memtable's log costs the preparation at most maxWarmWALBytes of page
+// cache ahead.
 const (
 	maxWALSegmentBytes = 64 << 20
 	maxWarmWALBytes    = 16 << 20
@@ -83,6 +88,15 @@ func (d *DB) walSegmentSize() int64 {
 	const mib = 1 << 20
 	n := (int64(d.opts.MemTableSize)*9/8 + mib - 1) / mib * mib
 	return min(max(n, vfs.DefaultSegmentSize), maxWALSegmentBytes)
+}
+
+// walWarmBytes is how much of a prepared WAL's first segment is warmed:
+// MemTableSize plus an eighth, in whole pages, at most the segment and
+// maxWarmWALBytes.
+func (d *DB) walWarmBytes() int {
+	page := int64(os.Getpagesize())
+	n := (int64(d.opts.MemTableSize)*9/8 + page - 1) / page * page
+	return int(min(n, d.walSegmentSize(), maxWarmWALBytes))
 }
 
 // logPrep is one WAL being created ahead: its number, taken under d.mu
@@ -136,7 +150,7 @@ func (d *DB) prepareLog(lp *logPrep) {
 		// Before done: the taker writes the Appender, and mapping its
 		// first segment must be over by then. A taker waits for done while
 		// holding d.mu, so none is taken here.
-		if err := lp.log.out.StartWarm(int(min(d.walSegmentSize(), maxWarmWALBytes))); err != nil {
+		if err := lp.log.out.StartWarm(d.walWarmBytes()); err != nil {
 			d.opts.Logger("kv: warm the next WAL: %v", err)
 		}
 	}

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -163,10 +164,11 @@ func waitWarmedTo(t *testing.T, fs *warmWatchFS, name string, want int) *watched
 }
 
 // TestPreparedWALIsWarmed: the WAL created ahead has its first segment
-// mapped and its pages prefaulted before the memtable that writes it
-// exists, so the writes into it, up to what was warmed, ask for no
-// prefault of their own; and none of it reaches an unmapped segment, the
-// warmed log's own or the last one's after Close.
+// mapped and the pages a memtable's log fills prefaulted (MemTableSize
+// plus an eighth, not the segment's 2 MiB floor) before the memtable that
+// writes it exists, so the writes into it, up to what was warmed, ask for
+// no prefault of their own; and none of it reaches an unmapped segment,
+// the warmed log's own or the last one's after Close.
 func TestPreparedWALIsWarmed(t *testing.T) {
 	const memTable = 1 << 20
 	d, fs := openWarmWatched(t, nil, memTable)
@@ -179,10 +181,21 @@ func TestPreparedWALIsWarmed(t *testing.T) {
 		d.Close()
 		t.Skip("OS files are not mapped here")
 	}
-	want := int(min(d.walSegmentSize(), maxWarmWALBytes))
-	seg := waitWarmedTo(t, fs, name, want) // its whole first segment
+	want := (memTable*9/8 + os.Getpagesize() - 1) / os.Getpagesize() * os.Getpagesize()
+	if int64(want) >= d.walSegmentSize() {
+		t.Fatalf("the test wants a segment larger than a memtable's log: %d >= %d", want, d.walSegmentSize())
+	}
+	seg := waitWarmedTo(t, fs, name, want)
+	time.Sleep(20 * time.Millisecond) // time for a warming that overshoots to show it
 	warmed, _ := seg.state()
-	// Rotate into the warmed log, then write less than it warmed.
+	if warmed != want {
+		t.Fatalf("WAL %s warmed %d bytes, want %d: a memtable's log, not its whole %d-byte segment", name, warmed, want, d.walSegmentSize())
+	}
+	// Rotate into the warmed log (a Flush of an empty memtable would
+	// not), then write less than it warmed.
+	if err := d.Set([]byte("first"), nil, NoSync); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
