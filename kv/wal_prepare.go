@@ -85,18 +85,20 @@ const (
 // an eighth, in whole MiB, between vfs.DefaultSegmentSize and
 // maxWALSegmentBytes.
 func (d *DB) walSegmentSize() int64 {
-	const mib = 1 << 20
-	n := (int64(d.opts.MemTableSize)*9/8 + mib - 1) / mib * mib
-	return min(max(n, vfs.DefaultSegmentSize), maxWALSegmentBytes)
+	return min(max(d.memTableLogBytes(1<<20), vfs.DefaultSegmentSize), maxWALSegmentBytes)
 }
 
 // walWarmBytes is how much of a prepared WAL's first segment is warmed:
 // MemTableSize plus an eighth, in whole pages, at most the segment and
 // maxWarmWALBytes.
 func (d *DB) walWarmBytes() int {
-	page := int64(os.Getpagesize())
-	n := (int64(d.opts.MemTableSize)*9/8 + page - 1) / page * page
-	return int(min(n, d.walSegmentSize(), maxWarmWALBytes))
+	return int(min(d.memTableLogBytes(int64(os.Getpagesize())), d.walSegmentSize(), maxWarmWALBytes))
+}
+
+// memTableLogBytes is about what a full memtable's WAL holds, MemTableSize
+// plus an eighth, rounded up to a multiple of unit.
+func (d *DB) memTableLogBytes(unit int64) int64 {
+	return (int64(d.opts.MemTableSize)*9/8 + unit - 1) / unit * unit
 }
 
 // logPrep is one WAL being created ahead: its number, taken under d.mu
