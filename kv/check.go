@@ -198,6 +198,7 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 	}
 	p := r.Properties()
 	it := r.NewIter(nil, nil)
+	it.SkipCacheFill() // Check reads every block once: keep the readers' blocks
 	var prev base.InternalKey
 	var n uint64
 	for ok := it.First(); ok && len(probs) < 10; ok = it.Next() {

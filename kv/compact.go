@@ -104,7 +104,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	children := make([]base.InternalIterator, 0, len(job.inputs))
 	var bytesIn uint64
 	for _, in := range job.inputs {
-		it, err := d.tables.newIter(in.meta, nil, nil)
+		it, err := d.tables.newCompactionIter(in.meta, nil, nil)
 		if err != nil {
 			closeAll(children)
 			return err

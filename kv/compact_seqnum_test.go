@@ -17,7 +17,7 @@ func bottomSeqNums(t *testing.T, d *DB) map[string][]base.SeqNum {
 	defer v.Unref()
 	seqs := map[string][]base.SeqNum{}
 	for _, tm := range v.Levels[NumLevels-1] {
-		it, err := d.tables.newIter(tm, nil, nil)
+		it, err := d.tables.newCompactionIter(tm, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -237,6 +237,7 @@ func (d *DB) tableTombstones(t *manifest.TableMetadata) ([][]byte, error) {
 func (d *DB) eachTombstone(t *manifest.TableMetadata, fn func(userKey []byte)) error {
 	err := d.tables.withReader(t, func(r *sstable.Reader) error {
 		it := r.NewIter(nil, nil)
+		it.SkipCacheFill() // one pass, for an estimate: keep the readers' blocks
 		for ok := it.First(); ok; ok = it.Next() {
 			if it.Key().Kind() == base.KindDelete {
 				fn(it.Key().UserKey)

@@ -60,7 +60,7 @@ func (d *DB) aboveKeyHashes(above []*manifest.TableMetadata, inputs []levelTable
 	}
 	hs = make([]uint64, 0, aboveEntries)
 	for _, t := range above {
-		it, err := d.tables.newIter(t, nil, nil)
+		it, err := d.tables.newCompactionIter(t, nil, nil)
 		if err != nil {
 			return nil, false
 		}

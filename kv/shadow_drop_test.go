@@ -53,7 +53,7 @@ func levelHoldsKey(t *testing.T, d *DB, level int, key []byte) bool {
 	tables := append([]*manifest.TableMetadata(nil), d.current.Levels[level]...)
 	d.mu.Unlock()
 	for _, tm := range tables {
-		it, err := d.tables.newIter(tm, nil, nil)
+		it, err := d.tables.newCompactionIter(tm, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

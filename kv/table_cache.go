@@ -158,12 +158,16 @@ func (c *tableCache) withReader(t *manifest.TableMetadata, fn func(r *sstable.Re
 	return fn(e.r)
 }
 
-// newIter returns an iterator over t that holds t's reader until Close.
-func (c *tableCache) newIter(t *manifest.TableMetadata, lower, upper []byte) (base.InternalIterator, error) {
+// newCompactionIter returns an iterator over t that holds t's reader
+// until Close, for a compaction's pass over t: the blocks it reads from
+// the file stay out of the block cache (sstable.Iter.SkipCacheFill), which
+// keeps the blocks Gets and scans come back to.
+func (c *tableCache) newCompactionIter(t *manifest.TableMetadata, lower, upper []byte) (base.InternalIterator, error) {
 	it := new(tableIter)
 	if err := c.initIter(it, t, lower, upper); err != nil {
 		return nil, err
 	}
+	it.SkipCacheFill()
 	return it, nil
 }
 

@@ -88,7 +88,7 @@ func (r *Reader) readDataBlock(h blockHandle, gs *GetStats, ra *readahead) (*blo
 	if b := r.cachedDataBlock(h, gs, ra); b != nil {
 		return b, nil
 	}
-	return r.readUncachedDataBlock(h, gs, ra)
+	return r.readUncachedDataBlock(h, gs, ra, true)
 }
 
 // cachedDataBlock is readDataBlock's first half: data block h from the
@@ -108,7 +108,8 @@ func (r *Reader) cachedDataBlock(h blockHandle, gs *GetStats, ra *readahead) *bl
 }
 
 // readUncachedDataBlock is readDataBlock's second half, after a cache miss.
-func (r *Reader) readUncachedDataBlock(h blockHandle, gs *GetStats, ra *readahead) (*blockBuf, error) {
+// fill offers the block to the cache (Iter.SkipCacheFill turns it off).
+func (r *Reader) readUncachedDataBlock(h blockHandle, gs *GetStats, ra *readahead, fill bool) (*blockBuf, error) {
 	if err := r.checkHandle(h, dataBlock); err != nil {
 		return nil, err
 	}
@@ -124,7 +125,9 @@ func (r *Reader) readUncachedDataBlock(h blockHandle, gs *GetStats, ra *readahea
 	if err != nil {
 		return nil, err
 	}
-	r.cache.set(r.fileNum, h.offset, b)
+	if fill {
+		r.cache.set(r.fileNum, h.offset, b)
+	}
 	return b, nil
 }
 

@@ -127,3 +127,52 @@ func TestReaderConcurrent(t *testing.T) {
 		t.Fatalf("shared stats %+v", s)
 	}
 }
+
+// TestIterSkipCacheFill: an iterator told to skip the cache fill (a
+// compaction's) reads every entry exactly and leaves the cache empty,
+// where a plain one fills it; once a plain scan has cached the blocks, a
+// skipping iterator takes them from the cache and reads no block from the
+// file.
+func TestIterSkipCacheFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	entries := makeEntries(rng, 5000, keyGens["plain"], func() int { return 100 })
+	fs := vfs.NewMem()
+	writeTable(t, fs, "/t", entries, WriterOptions{})
+	cache := NewCache(8 << 20)
+	stats := &Stats{}
+	startLive := liveBufs.Load()
+	r := openTable(t, fs, "/t", ReaderOptions{Cache: cache, Stats: stats})
+	defer r.Close()
+	blocks := int64(len(r.index))
+	if blocks < 10 {
+		t.Fatalf("only %d data blocks; the test wants many", blocks)
+	}
+	scan := func(skip bool) (reads int64) {
+		t.Helper()
+		before := stats.DataBlockReads.Load()
+		it := r.NewIter(nil, nil)
+		if skip {
+			it.SkipCacheFill()
+		}
+		checkForwardWalk(t, it, entries)
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return stats.DataBlockReads.Load() - before
+	}
+	if reads := scan(true); reads != blocks {
+		t.Fatalf("a skipping scan read %d blocks of %d", reads, blocks)
+	}
+	if m := cache.Metrics(); m.Count != 0 {
+		t.Fatalf("a skipping scan left %d blocks in the cache", m.Count)
+	}
+	if reads := scan(false); reads != blocks || cache.Metrics().Count != blocks {
+		t.Fatalf("a plain scan read %d blocks and cached %d, want %d", reads, cache.Metrics().Count, blocks)
+	}
+	if reads := scan(true); reads != 0 {
+		t.Fatalf("a skipping scan read %d blocks the cache held", reads)
+	}
+	if live := liveBufs.Load() - startLive; live != blocks {
+		t.Fatalf("%d block buffers live, want the %d the cache holds", live, blocks)
+	}
+}

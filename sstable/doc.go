@@ -81,7 +81,10 @@
 //	BM2 (cache bound): a shard evicts before it inserts, so the bytes it
 //	   charges (buffer capacity plus cacheEntryOverhead per entry) never
 //	   exceed its capacity; a block larger than a shard is not cached.
-//	   Evicted blocks stay readable to those holding them (BM1).
+//	   Evicted blocks stay readable to those holding them (BM1). Blocks
+//	   enter the cache only from reads that will come back to them: Gets
+//	   and plain Iters; an Iter told SkipCacheFill (a compaction's, one
+//	   pass over the table) uses cached blocks but caches none it reads.
 //	BM3 (readahead only serves what it read): an Iter's readahead window
 //	   holds stored bytes exactly as read from the file; a block copied
 //	   from it is checksummed and parsed like any other (T1, T4), and a

@@ -161,6 +161,23 @@ func inBounds(entries []kv, lower, upper []byte) []kv {
 // checkWalks compares full forward and backward walks with the model.
 func checkWalks(t *testing.T, it base.InternalIterator, want []kv) {
 	t.Helper()
+	checkForwardWalk(t, it, want)
+	i := len(want) - 1
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if i < 0 || !sameEntry(it, want[i]) {
+			t.Fatalf("backward step %d: got %v", i, it.Key())
+		}
+		i--
+	}
+	if err := it.Error(); err != nil || i != -1 {
+		t.Fatalf("backward walk stopped at %d, err %v", i, err)
+	}
+}
+
+// checkForwardWalk checks that it, from First to the end, yields exactly
+// want.
+func checkForwardWalk(t *testing.T, it base.InternalIterator, want []kv) {
+	t.Helper()
 	i := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if i >= len(want) || !sameEntry(it, want[i]) {
@@ -170,16 +187,6 @@ func checkWalks(t *testing.T, it base.InternalIterator, want []kv) {
 	}
 	if err := it.Error(); err != nil || i != len(want) {
 		t.Fatalf("forward walk: %d of %d entries, err %v", i, len(want), err)
-	}
-	i = len(want) - 1
-	for ok := it.Last(); ok; ok = it.Prev() {
-		if i < 0 || !sameEntry(it, want[i]) {
-			t.Fatalf("backward step %d: got %v", i, it.Key())
-		}
-		i--
-	}
-	if err := it.Error(); err != nil || i != -1 {
-		t.Fatalf("backward walk stopped at %d, err %v", i, err)
 	}
 }
 

@@ -24,9 +24,22 @@ type Iter struct {
 	// and Prev clear rangePending before they load anything.
 	rangePending     bool
 	rangeLo, rangeHi []byte
+	// skipCacheFill keeps the blocks it reads from the file out of the
+	// block cache (SkipCacheFill).
+	skipCacheFill bool
 }
 
 var _ base.InternalIterator = (*Iter)(nil)
+
+// SkipCacheFill makes it leave the blocks it reads from the file out of
+// the block cache; it still uses those the cache holds. It is for readers
+// that pass over a table once, a compaction or a check: offered to the
+// cache, their blocks would evict the ones Gets and scans come back to,
+// and hold cache memory (and the garbage collector's headroom over it)
+// in a DB that only writes. RocksDB's compactions read with fill_cache
+// off for the same reason, and Pebble's read into a buffer pool outside
+// its cache. Call it after NewIter or InitIter, which reset it.
+func (it *Iter) SkipCacheFill() { it.skipCacheFill = true }
 
 // NewIter returns an iterator over [lower, upper) (nil = unbounded). The
 // bounds are not copied and must not change while the iterator is used.
@@ -67,7 +80,7 @@ func (it *Iter) load(i int) bool {
 			return false
 		}
 		var err error
-		if b, err = it.r.readUncachedDataBlock(h, nil, &it.ra); err != nil {
+		if b, err = it.r.readUncachedDataBlock(h, nil, &it.ra, !it.skipCacheFill); err != nil {
 			it.releaseBlock()
 			it.err = err
 			return false
