@@ -72,8 +72,10 @@ func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterat
 	defer d.reads.exit()
 	a := iterAllocPool.Get().(*iterAlloc)
 	it := &Iterator{db: d, seq: seq, pinned: rs, alloc: a, savedKey: a.savedKey, savedValue: a.savedValue}
+	skipCacheFill := false
 	if o != nil {
 		it.lower, it.upper = a.setBounds(o.LowerBound, o.UpperBound)
+		skipCacheFill = o.SkipCacheFill
 	}
 	children := a.children[:0]
 	mems := a.memIters(1 + len(rs.imm))
@@ -96,11 +98,14 @@ func (d *DB) newIterator(rs *readState, seq base.SeqNum, o *IterOptions) *Iterat
 			l0 = l0[:len(l0)-1]
 			continue
 		}
+		if skipCacheFill {
+			ti.SkipCacheFill()
+		}
 		children = append(children, ti)
 	}
 	for l := 1; l < NumLevels; l++ {
 		if len(rs.v.Levels[l]) > 0 {
-			a.levels[l].init(d, rs.v.Levels[l], it.lower, it.upper)
+			a.levels[l].init(d, rs.v.Levels[l], it.lower, it.upper, skipCacheFill)
 			children = append(children, &a.levels[l])
 		}
 	}

@@ -20,14 +20,16 @@ type levelIter struct {
 	// table is the one table iterator the walk reuses from table to table
 	// (it holds the table's reader while open).
 	table tableIter
+	// skipCacheFill is IterOptions.SkipCacheFill, for each table opened.
+	skipCacheFill bool
 }
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
 // init makes l a walk of tables within [lower, upper), keeping the memory
 // of its table iterator from an earlier walk (l must be closed or new).
-func (l *levelIter) init(d *DB, tables []*manifest.TableMetadata, lower, upper []byte) {
-	*l = levelIter{d: d, tables: tables, lower: lower, upper: upper, idx: -1, table: l.table}
+func (l *levelIter) init(d *DB, tables []*manifest.TableMetadata, lower, upper []byte, skipCacheFill bool) {
+	*l = levelIter{d: d, tables: tables, lower: lower, upper: upper, idx: -1, table: l.table, skipCacheFill: skipCacheFill}
 }
 
 // detach drops a closed walk's references to its DB, tables and bounds, so
@@ -64,6 +66,9 @@ func (l *levelIter) open(i int) bool {
 	if err := l.d.tables.initIter(&l.table, l.tables[i], l.lower, l.upper); err != nil {
 		l.err = err
 		return false
+	}
+	if l.skipCacheFill {
+		l.table.SkipCacheFill()
 	}
 	l.cur = &l.table
 	return true

@@ -462,4 +462,11 @@ var (
 type IterOptions struct {
 	LowerBound []byte
 	UpperBound []byte
+	// SkipCacheFill keeps the table blocks the iterator reads from disk out
+	// of the block cache; it still uses the blocks the cache holds. For a
+	// scan that passes over much of the DB once (an export, a backup, a
+	// replica's snapshot), whose blocks would otherwise evict the ones
+	// Gets and shorter scans come back to. Compactions always read this
+	// way. (RocksDB's ReadOptions.fill_cache = false.)
+	SkipCacheFill bool
 }

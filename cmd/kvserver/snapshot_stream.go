@@ -39,7 +39,9 @@ func writeSnapshotStream(w io.Writer, snap *kv.Snapshot, applied uint64) error {
 	var tmp [binary.MaxVarintLen64]byte
 	bw.Write(binary.AppendUvarint(tmp[:0], applied))
 	for _, p := range []byte{memberPrefix, userPrefix} {
-		it := snap.NewIter(&kv.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}})
+		// One pass over the whole state: leave the block cache to the
+		// server's reads.
+		it := snap.NewIter(&kv.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}, SkipCacheFill: true})
 		for ok := it.First(); ok; ok = it.Next() {
 			bw.WriteByte(recordPair)
 			bw.Write(binary.AppendUvarint(tmp[:0], uint64(len(it.Key()))))
