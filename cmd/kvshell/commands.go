@@ -56,6 +56,13 @@ func init() {
 		{name: "count", usage: "count [START [END]]", summary: "count keys in [START, END)",
 			help:    "Counts the live keys from START (inclusive) to END (exclusive).",
 			minArgs: 0, maxArgs: 2, run: (*Interp).cmdCount},
+		{name: "du", usage: "du [START [END]]", summary: "estimate the table bytes keys in [START, END) take",
+			help: "Estimates the bytes of table files that the keys from START (inclusive) to END\n" +
+				"(exclusive) take, from the tables' indexes (no data read): tables inside the\n" +
+				"range count whole, tables across an edge their share. Writes still in the\n" +
+				"memtable are not counted until a flush; overwritten and deleted versions are,\n" +
+				"until a compaction drops them.",
+			minArgs: 0, maxArgs: 2, run: (*Interp).cmdDu},
 		{name: "load", usage: "load N [VALUESIZE]", summary: "bulk-load N generated keys",
 			help: fmt.Sprintf("Writes N keys %s, %s, ... with generated values of\n", loadKey(0), loadKey(1)) +
 				fmt.Sprintf("VALUESIZE bytes (default %d), in batches, and reports the rate. Loading again\n", defaultValueSize) +
@@ -378,6 +385,27 @@ func (in *Interp) cmdCount(ctx context.Context, args []token) error {
 		return in.emitJSON(countRecord{"count", n})
 	}
 	in.printf("%d\n", n)
+	return nil
+}
+
+type duRecord struct {
+	Cmd   string `json:"cmd"`
+	Bytes uint64 `json:"bytes"`
+}
+
+func (in *Interp) cmdDu(_ context.Context, args []token) error {
+	o, err := parseRange(args, lookup("du").usage)
+	if err != nil {
+		return err
+	}
+	n, err := in.db.EstimateDiskUsage(o.LowerBound, o.UpperBound)
+	if err != nil {
+		return err
+	}
+	if in.json {
+		return in.emitJSON(duRecord{"du", n})
+	}
+	in.printf("%s\n", humanize.Bytes(n))
 	return nil
 }
 
