@@ -68,7 +68,11 @@ func TestEveryMethodRacingClose(t *testing.T) {
 		"Checkpoint": func(d *DB, i int) error {
 			return d.Checkpoint(fmt.Sprintf("cp%d", cpN.Add(1)))
 		},
-		"Tables":     func(d *DB, i int) error { _, err := d.Tables(); return err },
+		"Tables": func(d *DB, i int) error { _, err := d.Tables(); return err },
+		"EstimateDiskUsage": func(d *DB, i int) error {
+			_, err := d.EstimateDiskUsage(fmt.Appendf(nil, "k%04d", i%300), nil)
+			return err
+		},
 		"ExplainGet": func(d *DB, i int) error { _, err := d.ExplainGet([]byte("k0007")); return err },
 		"ExplainScan": func(d *DB, i int) error {
 			_, err := d.ExplainScan([]byte("k0001"), []byte("k0100"))
