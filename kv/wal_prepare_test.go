@@ -11,20 +11,22 @@ import (
 	"github.com/sievekv/sievekv/vfs"
 )
 
-// waitPreparedLog waits until the WAL created ahead is ready and returns
-// its number.
+// waitPreparedLog waits until the WALs created ahead are ready and returns
+// the next one's number.
 func waitPreparedLog(t *testing.T, d *DB) fileNum {
 	t.Helper()
 	for range 2000 {
 		d.mu.Lock()
-		var lp *logPrep
-		if len(d.nextLogs) > 0 {
-			lp = d.nextLogs[0]
-		}
+		preps := slices.Clone(d.nextLogs)
 		d.mu.Unlock()
-		if lp != nil {
-			<-lp.done
-			return lp.num
+		if len(preps) > 0 {
+			// Every log in preparation, not only the next: each one's
+			// create and directory sync would otherwise land in whatever
+			// the caller measures next (walPrepareDepth is 2).
+			for _, lp := range preps {
+				<-lp.done
+			}
+			return preps[0].num
 		}
 		time.Sleep(time.Millisecond)
 	}
