@@ -57,7 +57,11 @@
 //	S8 (a node that lost its state returns as a new server): a node with
 //	   -join and no raft term or log (raft/ lost; snapshots alone hold
 //	   neither its vote nor what it acknowledged after them, and without
-//	   -join they are ErrRaftStateLost) first sends a fresh join
+//	   -join they are ErrRaftStateLost, as is a state DB that applied
+//	   entries of the lost log: a new cluster bootstrapped on it would
+//	   number its log from 1 again, and the state machine would skip its
+//	   commands up to the old applied index, each acknowledged) first
+//	   sends a fresh join
 //	   (joinRequest.Fresh): the leader removes every member of
 //	   its ID or raft address (raft sends to an address, so a member
 //	   listed at it would take this node's answers for its own) and

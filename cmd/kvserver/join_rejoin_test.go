@@ -317,3 +317,65 @@ func TestRaftStoreLostRefusedWithoutJoin(t *testing.T) {
 		t.Fatalf("StartNode without -join after losing the raft directory = %v; want ErrRaftStateLost", err)
 	}
 }
+
+// TestRaftStoreLostBeforeSnapshotRefused caught a one-node cluster whose
+// raft directory was lost before its first snapshot, its state directory
+// kept, starting again without -join: it bootstrapped a new cluster on the
+// old state, whose log numbered its entries from 1 again, and the state
+// machine skipped each new command up to its old applied index while the
+// client was told it was written (a PUT answered 204, then a
+// linearizable GET returned the value before it). Without a snapshot the
+// state DB's applied index is what says a log existed: ErrRaftStateLost,
+// as with snapshots, and starting over needs the state gone too.
+func TestRaftStoreLostBeforeSnapshotRefused(t *testing.T) {
+	cfg := Config{ID: "solo", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", HeartbeatTimeout: 100 * time.Millisecond, LogOutput: io.Discard, LogLevel: "ERROR"}
+	start := func() (*Node, error) {
+		_, tr := raft.NewInmemTransport("inmem-solo")
+		c := cfg
+		c.Transport = tr
+		return StartNode(c)
+	}
+	n, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "leadership", 5*time.Second, func() bool { return n.isLeader() })
+	for i := 0; i < 5; i++ {
+		if err := n.apply(command{op: opSet, key: []byte("k"), value: []byte("old")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(cfg.Dir, "raft")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := start(); !errors.Is(err, ErrRaftStateLost) {
+		if err == nil {
+			// Show what the refusal prevents.
+			waitFor(t, "leadership", 5*time.Second, func() bool { return n.isLeader() })
+			aerr := n.apply(command{op: opSet, key: []byte("k"), value: []byte("new")})
+			v, rerr := n.linearizableRead([]byte("k"))
+			n.Shutdown()
+			t.Fatalf("StartNode without -join after losing the raft directory before any snapshot started; then set k=new: %v, read k = %q, %v", aerr, v, rerr)
+		}
+		t.Fatalf("StartNode without -join after losing the raft directory before any snapshot = %v; want ErrRaftStateLost", err)
+	}
+	// Losing both directories is a new node: it starts a new cluster.
+	if err := os.RemoveAll(filepath.Join(cfg.Dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	n, err = start()
+	if err != nil {
+		t.Fatalf("StartNode on a directory without raft or state: %v", err)
+	}
+	defer n.Shutdown()
+	waitFor(t, "leadership", 5*time.Second, func() bool { return n.isLeader() })
+	if err := n.apply(command{op: opSet, key: []byte("k"), value: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := n.linearizableRead([]byte("k")); err != nil || string(v) != "new" {
+		t.Fatalf("read k = %q, %v; want new", v, err)
+	}
+}

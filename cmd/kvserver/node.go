@@ -63,7 +63,8 @@ var ErrNoLeader = errors.New("kvserver: no leader")
 // and no raft term or log it first has the leader remove any member of
 // its ID or raft address and returns only once that is committed,
 // retrying through cfg.Join until it is (S8); without cfg.Join, snapshots
-// without a term or log are ErrRaftStateLost. With cfg.Join and state it
+// or applied entries in the state DB without a term or log are
+// ErrRaftStateLost. With cfg.Join and state it
 // asks to be added back in case it was removed (S9), unless the stored
 // cluster is this node alone (ErrJoinIgnored).
 //
@@ -152,6 +153,15 @@ func (n *Node) open(ctx context.Context) error {
 	case !logged && existing:
 		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
 			ErrRaftStateLost, cfg.Dir, filepath.Join(cfg.Dir, "raft"))
+	case !logged && n.fsm.applied.Load() > 0:
+		// Before any snapshot: the state DB has applied entries of a log
+		// that is gone. Bootstrapping a new cluster on it would number
+		// the new log from 1 again, and the state machine, which skips
+		// what it has applied (raft replays from the last snapshot at
+		// start, S2), would skip every new command up to its old applied
+		// index while each was acknowledged.
+		return fmt.Errorf("%w: %s has applied raft entries through index %d but %s holds no raft term or log, so this node's vote and its log are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
+			ErrRaftStateLost, filepath.Join(cfg.Dir, "state"), n.fsm.applied.Load(), filepath.Join(cfg.Dir, "raft"), filepath.Join(cfg.Dir, "raft"))
 	}
 	rc := cfg.raftConfig()
 	n.heartbeat = rc.HeartbeatTimeout
@@ -207,7 +217,8 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 }
 
 // ErrRaftStateLost is returned by StartNode without Join for a directory
-// whose raft store is empty while its snapshots remain (S8).
+// whose raft store is empty while its snapshots remain, or while its state
+// DB records entries applied from the lost log (S8).
 var ErrRaftStateLost = errors.New("kvserver: raft state lost")
 
 // ErrJoinIgnored is returned by StartNode for a -join it would ignore in
