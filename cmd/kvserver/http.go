@@ -412,6 +412,12 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.b.addMember(req); err != nil {
+		if errors.Is(err, ErrBadCommand) {
+			// The leader's own checks of the request (its transport's
+			// address form).
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		h.raftError(w, r, err)
 		return
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJoinHTTPAddressIsHostPort caught a join whose http was a URL
@@ -55,5 +57,39 @@ func TestJoinBodyTooLarge(t *testing.T) {
 	}
 	if calls, _ := fake.record(); calls != 1 {
 		t.Fatalf("the backend saw %d joins; want the 1 within the limit", calls)
+	}
+}
+
+// TestJoinRaftAddressIsHostPort caught a join whose raft address was not
+// HOST:PORT ("not an address", a bare host, a URL) being added as a voter
+// by a one-node cluster over TCP: the voter never answers, so the cluster
+// had no majority, its leader stepped down for good, and the removal that
+// would undo the join could not commit either. The leader, whose transport
+// dials the address, refuses it with 400 and the cluster goes on.
+func TestJoinRaftAddressIsHostPort(t *testing.T) {
+	s := serveNode(t, Config{ID: "n1", RaftAddr: "127.0.0.1:0"})
+	s.waitLeader(t)
+	post := func(raftAddr string) (int, string) {
+		body := `{"id":"typo","raft":"` + raftAddr + `","http":"127.0.0.1:9"}`
+		resp, err := s.client.Post(s.url+"/join", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, bad := range []string{"not an address", "10.0.0.2", "http://10.0.0.2:7002", ":7002", "10.0.0.2:0", "10.0.0.2:raft"} {
+		if code, body := post(bad); code != http.StatusBadRequest {
+			t.Fatalf("join with raft %q: %d %s; want 400", bad, code, strings.TrimSpace(body))
+		}
+	}
+	members, err := s.members()
+	if err != nil || len(members) != 1 {
+		t.Fatalf("members after the refused joins: %v, %v; want n1 alone", members, err)
+	}
+	time.Sleep(3 * s.heartbeat) // time for a leader without a majority to step down
+	if err := s.apply(command{op: opSet, key: []byte("a"), value: []byte("1")}); err != nil {
+		t.Fatalf("a write after the refused joins: %v", err)
 	}
 }

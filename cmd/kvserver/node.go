@@ -295,9 +295,29 @@ func (r joinRequest) validate() error {
 	// The HTTP address goes into the redirects every follower sends while
 	// the joiner leads (scheme://HTTP/kv/...): a URL or a bare host there
 	// would make them all unfollowable.
-	host, port, err := net.SplitHostPort(r.HTTP)
-	if p, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || p == 0 || host == "" || strings.ContainsAny(host, "/?#@") {
+	if !isHostPort(r.HTTP) {
 		return fmt.Errorf("%w: join http %q is not HOST:PORT", ErrBadCommand, r.HTTP)
+	}
+	return nil
+}
+
+// isHostPort reports whether addr is HOST:PORT with a host and a port in
+// 1-65535: no scheme, path or user.
+func isHostPort(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	p, perr := strconv.ParseUint(port, 10, 16)
+	return err == nil && perr == nil && p != 0 && host != "" && !strings.ContainsAny(host, "/?#@")
+}
+
+// validateRaftAddr refuses a joiner's raft address that this node's
+// transport cannot dial. A voter at such an address never answers, and
+// added to a one-node cluster it leaves no majority: no leader, so not
+// even the removal that would undo it can commit. The TCP transport (and
+// its TLS form) dials HOST:PORT; a transport set in Config (tests' raft
+// in-memory one) has addresses of its own form, which only it knows.
+func (n *Node) validateRaftAddr(addr string) error {
+	if n.cfg.Transport == nil && !isHostPort(addr) {
+		return fmt.Errorf("%w: join raft %q is not HOST:PORT", ErrBadCommand, addr)
 	}
 	return nil
 }
@@ -390,6 +410,9 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
+		return err
+	}
+	if err := n.validateRaftAddr(req.Raft); err != nil {
 		return err
 	}
 	cf := n.raft.GetConfiguration()
