@@ -277,8 +277,10 @@ func (b *RangeBuilder) build() *RangeFilter {
 	f.r = max(uint64(target), 1)
 	f.blockShift = uint(bits.Len64(f.r) - 1)
 	f.seed = rangeSeed
-	// hash(c) for ascending codes: a table's codes fall in few blocks, so
-	// the block's offset is computed once per block, not per code.
+	// h(c) = (q(c div L) + c mod L) mod r for ascending codes (both terms
+	// are below r, so the mod is one subtraction): a table's codes fall in
+	// few blocks, so the block's offset is computed once per block, not per
+	// code.
 	mask := uint64(1)<<f.blockShift - 1
 	block, offset := uint64(0), f.blockOffset(0)
 	for i, c := range codes {
@@ -301,15 +303,6 @@ func (b *RangeBuilder) build() *RangeFilter {
 // blockOffset is q(block): where the block's codes start in [0, r).
 func (f *RangeFilter) blockOffset(block uint64) uint64 {
 	return reduce64(mix64(block^f.seed), f.r)
-}
-
-// hash is h(x) = (q(x div L) + x mod L) mod r; both terms are below r.
-func (f *RangeFilter) hash(x uint64) uint64 {
-	h := f.blockOffset(x>>f.blockShift) + x&(1<<f.blockShift-1)
-	if h >= f.r {
-		h -= f.r
-	}
-	return h
 }
 
 // MayContainRange reports false only if no key the filter was built from

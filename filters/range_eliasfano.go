@@ -153,8 +153,3 @@ func (ef *eliasFano) anyIn(x, y uint64) bool {
 	}
 	return false
 }
-
-// sizeBits is the encoded size of low and high.
-func (ef *eliasFano) sizeBits() uint64 {
-	return 64 * uint64(len(ef.low)+len(ef.high))
-}

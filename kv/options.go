@@ -156,18 +156,12 @@ func (o *Options) fuseOptions() filters.FuseOptions {
 	return filters.FuseOptions{Arity: 3, FingerprintBits: min(32, max(1, int(o.FilterBitsPerKey/1.13)))}
 }
 
-// filterTableCode and filterTypeFromTableCode convert a table's filter to
-// and from the byte the manifest records (filters.Type.TableCode). A code
-// this build does not know reads as the zero type: the manifest's copy is
-// informational (TableInfo.Filter); the table's own properties decide.
+// filterTableCode converts a table's filter to the byte the manifest
+// records (filters.Type.TableCode). The manifest's copy is informational
+// (TableInfo.Filter); the table's own properties decide.
 func filterTableCode(f FilterType) byte {
 	code, _ := f.TableCode()
 	return code
-}
-
-func filterTypeFromTableCode(code byte) FilterType {
-	f, _ := filters.TypeFromTableCode(code)
-	return f
 }
 
 // Options configure a DB. The zero value of every field means its default;

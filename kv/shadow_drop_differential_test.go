@@ -81,13 +81,6 @@ func TestShadowDropDifferential(t *testing.T) {
 	}
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // pendingIter is an iterator opened at some step and read at a later one:
 // it must still show the state it was opened on.
 type pendingIter struct {
