@@ -75,7 +75,7 @@ func init() {
 			help:    "Flushes, then merges every table overlapping [START, END] (all tables without\narguments) into the bottom level, dropping overwritten values and deleted keys.",
 			minArgs: 0, maxArgs: 2, run: (*Interp).cmdCompact},
 		{name: "stats", usage: "stats", summary: "show levels, tables, cache, WAL and filter counters",
-			help:    "Shows the engine's metrics: tables and bytes per level, memtables, WAL,\nblock cache, filter memory and the reads the filters avoided since the shell started.",
+			help:    "Shows the engine's metrics: tables and bytes per level, memtables, WAL,\nblock cache, filter memory and the reads the filters avoided since the database\nwas opened: at the shell's start, or by the last check, which reopens it.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdStats},
 		{name: "explain", usage: "explain get KEY|scan START END", summary: "show what a get of KEY (or a scan of [START, END)) consults",
 			help: "explain get KEY runs get KEY and lists every source it consulted in order:\n" +
@@ -91,7 +91,8 @@ func init() {
 		{name: "check", usage: "check", summary: "verify every checksum and invariant of the database",
 			help: "Closes the database, verifies the MANIFEST, every table (checksums, key order,\n" +
 				"bounds) and every WAL that recovery would replay, lists what is wrong, and\n" +
-				"opens the database again. Fails if anything is damaged.",
+				"opens the database again (stats' counters start again from 0). Fails if\n" +
+				"anything is damaged.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdCheck},
 		{name: "checkpoint", usage: "checkpoint DIR", summary: "write a consistent, openable copy of the database to DIR",
 			help: "Flushes, then writes into DIR (which must not exist or be empty) a copy of the\n" +
@@ -336,6 +337,11 @@ func (in *Interp) cmdScan(ctx context.Context, args []token) error {
 			continue
 		}
 		in.printf("%s %s\n", formatBytes(it.Key()), formatBytes(it.Value()))
+		if in.outErr != nil {
+			// Nobody reads the rest: stop, as a failed JSON write does.
+			it.Close()
+			return in.outErr
+		}
 	}
 	if err := it.Close(); err != nil {
 		return err

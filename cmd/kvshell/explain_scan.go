@@ -35,15 +35,15 @@ type explainScanTable struct {
 
 type explainScanRecord struct {
 	Cmd       string             `json:"cmd"`
-	Start     string             `json:"start"`
-	End       string             `json:"end"`
+	Start     jsonBytes          `json:"start"`
+	End       jsonBytes          `json:"end"`
 	Memtables int                `json:"memtables"`
 	Tables    []explainScanTable `json:"tables"`
 	RuledOut  int                `json:"ruled_out"`
 }
 
 func explainScanJSON(ex *kv.ScanExplanation) explainScanRecord {
-	r := explainScanRecord{Cmd: "explain scan", Start: string(ex.Lower), End: string(ex.Upper),
+	r := explainScanRecord{Cmd: "explain scan", Start: jsonBytes(ex.Lower), End: jsonBytes(ex.Upper),
 		Memtables: ex.Memtables, Tables: []explainScanTable{}}
 	for _, s := range ex.Tables {
 		t := explainScanTable{Level: s.Level, Table: s.Table, HasRangeFilter: s.HasRangeFilter,

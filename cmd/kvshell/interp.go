@@ -35,6 +35,10 @@ type Interp struct {
 	now func() time.Time
 	// check lets the check command close and reopen the database.
 	check *checkTarget
+	// outErr is the first failed write of a text result during the
+	// running command (printf), which the command then fails with, as a
+	// JSON record's failed write does.
+	outErr error
 }
 
 // errQuit is returned by quit and exit: the caller stops reading commands.
@@ -95,7 +99,12 @@ func (in *Interp) run(ctx context.Context, st []token) error {
 	if len(args) < c.minArgs || c.maxArgs >= 0 && len(args) > c.maxArgs {
 		return &cmdError{c.name, &usageError{"wrong number of arguments", c.usage}}
 	}
-	if err := c.run(in, ctx, args); err != nil {
+	in.outErr = nil
+	err := c.run(in, ctx, args)
+	if err == nil && in.outErr != nil {
+		err = in.outErr
+	}
+	if err != nil {
 		if err == errQuit {
 			return err
 		}
@@ -120,8 +129,16 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", "; ")
 }
 
+// maxEchoedName bounds how much of an unknown command word its error
+// repeats: a value pasted without its put can be megabytes.
+const maxEchoedName = 64
+
 func unknownCommand(name string) error {
-	msg := fmt.Sprintf("unknown command %s", formatBytes([]byte(name)))
+	shown := formatBytes([]byte(name))
+	if len(name) > maxEchoedName {
+		shown = formatBytes([]byte(name[:maxEchoedName])) + fmt.Sprintf("... (%d bytes)", len(name))
+	}
+	msg := fmt.Sprintf("unknown command %s", shown)
 	if s := suggest(name); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	} else {
@@ -130,9 +147,13 @@ func unknownCommand(name string) error {
 	return errors.New(msg)
 }
 
-// printf writes a text result.
+// printf writes a text result. A failed write (a full disk, a closed
+// pipe) is kept for the command to fail with: exit status 0 means every
+// result reached its reader.
 func (in *Interp) printf(format string, args ...any) {
-	fmt.Fprintf(in.out, format, args...)
+	if _, err := fmt.Fprintf(in.out, format, args...); err != nil && in.outErr == nil {
+		in.outErr = err
+	}
 }
 
 // emitJSON writes one JSON line. Every record starts with "cmd" (each

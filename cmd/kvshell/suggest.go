@@ -1,6 +1,9 @@
 package main
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // suggest returns the command name closest to a mistyped one, or "" when
 // nothing is close enough to be a likely typo. Close means: a unique
@@ -8,10 +11,14 @@ import "strings"
 // optimal-string-alignment distance of at most 2 that is also less than
 // half the input's length, so "x" suggests nothing rather than "del".
 func suggest(input string) string {
-	input = strings.ToLower(input)
-	if input == "" {
+	if input == "" || utf8.RuneCountInString(input) > maxSuggestInput() {
+		// Longer than every name by more than 2 runes: no name is at
+		// distance 2 or less (an edit changes the length by at most one
+		// rune), and the distance table would be as long as the input (a
+		// pasted value, megabytes).
 		return ""
 	}
+	input = strings.ToLower(input)
 	var prefixed []string
 	for _, n := range commandNames() {
 		if strings.HasPrefix(n, input) {
@@ -30,6 +37,18 @@ func suggest(input string) string {
 		}
 	}
 	return best
+}
+
+// maxSuggestInput is the longest input, in runes, suggest considers: the
+// longest command name plus the 2 edits a suggestion may be away. (A
+// function, not a package variable: the command table is built by init,
+// after package variables.)
+func maxSuggestInput() int {
+	n := 0
+	for _, name := range commandNames() {
+		n = max(n, len(name))
+	}
+	return n + 2
 }
 
 // osaDistance is the optimal string alignment distance (Levenshtein plus
