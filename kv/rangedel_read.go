@@ -86,7 +86,7 @@ func (d *DB) getCovered(rs *readState, dst []byte, lk lookupKey, seq base.SeqNum
 		it := m.NewIter(key, nil)
 		k, v, found := seekPoint(it, key, seq)
 		it.Close()
-		trace.memtable(name, found && k.SeqNum() > cover)
+		trace.memtableCovered(name, found && k.SeqNum() > cover)
 		return newerThanCover(dst, k, v, found, cover)
 	}
 	for level, tables := range rs.v.Levels {
@@ -132,7 +132,7 @@ func (d *DB) getCoveredInTable(dst []byte, r *sstable.Reader, t *manifest.TableM
 	if err != nil {
 		return dst, err
 	}
-	trace.table(level, t, gs, found && vseq > cover, nil)
+	trace.tableCovered(level, t, gs, found, vseq > cover)
 	return newerThanCover(dst, base.MakeInternalKey(key, vseq, kind), v, found, cover)
 }
 

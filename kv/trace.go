@@ -44,6 +44,10 @@ type TraceStep struct {
 	// blocks served by the block cache.
 	DataBlockReads, IndexBlockReads, CacheHits int64
 	Hit                                        bool // the source held a version of the key
+	// RangeDeleted: a range tombstone in the source covers the key and
+	// the source holds no newer version of it, so the key is deleted and
+	// the Get ends here, not found (Hit is false).
+	RangeDeleted bool
 	// FalsePositive: the filter said maybe, the block was read without
 	// error, and the table did not hold the key.
 	FalsePositive bool
@@ -54,6 +58,29 @@ func (t *GetTrace) memtable(name string, hit bool) {
 		return
 	}
 	t.Steps = append(t.Steps, TraceStep{Source: name, Hit: hit})
+}
+
+// memtableCovered records a memtable whose range tombstone covers the
+// key: newer reports whether a point version newer than the tombstone
+// answered the Get.
+func (t *GetTrace) memtableCovered(name string, newer bool) {
+	if t == nil {
+		return
+	}
+	t.Steps = append(t.Steps, TraceStep{Source: name, Hit: newer, RangeDeleted: !newer})
+}
+
+// tableCovered records a table whose range tombstone covers the key:
+// found reports whether the table holds a point version at all, newer
+// whether that version is newer than the tombstone (the Get's answer).
+func (t *GetTrace) tableCovered(level int, tm *manifest.TableMetadata, gs *sstable.GetStats, found, newer bool) {
+	if t == nil {
+		return
+	}
+	t.table(level, tm, gs, found, nil)
+	s := &t.Steps[len(t.Steps)-1]
+	s.Hit = found && newer
+	s.RangeDeleted = !s.Hit
 }
 
 func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetStats, found bool, err error) {
@@ -127,7 +154,7 @@ func (t *GetTrace) String() string {
 	for i, s := range t.Steps {
 		fmt.Fprintf(&b, "%d. ", i+1)
 		if s.Source != "table" {
-			fmt.Fprintf(&b, "%s: %s\n", s.Source, hitWord(s.Hit))
+			fmt.Fprintf(&b, "%s: %s\n", s.Source, stepWord(s))
 			continue
 		}
 		fmt.Fprintf(&b, "L%d table %06d", s.Level, s.Table)
@@ -138,6 +165,9 @@ func (t *GetTrace) String() string {
 		switch {
 		case !s.FilterChecked:
 			b.WriteString("no filter; ")
+		case s.FilterNegative && s.RangeDeleted:
+			b.WriteString("filter says definitely absent, no block read; " + stepWord(s) + "\n")
+			continue
 		case s.FilterNegative:
 			b.WriteString("filter says definitely absent, no block read\n")
 			continue
@@ -145,7 +175,7 @@ func (t *GetTrace) String() string {
 			b.WriteString("filter says maybe; ")
 		}
 		fmt.Fprintf(&b, "%d data block(s) read from disk, %d from cache: %s",
-			s.DataBlockReads, s.CacheHits, hitWord(s.Hit))
+			s.DataBlockReads, s.CacheHits, stepWord(s))
 		if s.FalsePositive {
 			b.WriteString(" (filter false positive)")
 		}
@@ -159,9 +189,13 @@ func (t *GetTrace) String() string {
 	return b.String()
 }
 
-func hitWord(hit bool) string {
-	if hit {
+// stepWord says what a source held for the key.
+func stepWord(s TraceStep) string {
+	switch {
+	case s.Hit:
 		return "has the key"
+	case s.RangeDeleted:
+		return "a range tombstone here deletes the key"
 	}
 	return "does not have the key"
 }

@@ -119,3 +119,36 @@ func TestTextOutputWriteFailureFails(t *testing.T) {
 		t.Fatalf("get a afterwards: %q, %v", out.String(), err)
 	}
 }
+
+// TestExplainGetRangeDeletedKey caught explain get of a key a delrange
+// deleted answering a plain "not found" and tracing the memtable that
+// holds the range tombstone as one that "does not have the key": a reader
+// could not tell which source deleted it, nor that anything did.
+func TestExplainGetRangeDeletedKey(t *testing.T) {
+	in, exec := openMemInterp(t)
+	for _, line := range []string{"put a 1; put b 2; put c 3; flush", "delrange a c"} {
+		if _, err := exec(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []string{"", "flush"} {
+		if step != "" {
+			if _, err := exec(step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := exec("explain get b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(got, "get b: not found (deleted by a range tombstone)\n") || !strings.Contains(got, "a range tombstone here deletes the key") {
+			t.Fatalf("explain get b after delrange a c %s:\n%s", step, got)
+		}
+		in.json = true
+		got, err = exec("explain get b")
+		in.json = false
+		if err != nil || !strings.Contains(got, `"range_deleted":true`) {
+			t.Fatalf("-json explain get b %s: %v\n%s", step, err, got)
+		}
+	}
+}

@@ -588,6 +588,8 @@ func (in *Interp) printExplain(tr *kv.GetTrace) {
 	} else if n := len(tr.Steps); n > 0 && tr.Steps[n-1].Hit && tr.Err == nil {
 		// The source that "has the key" holds its deletion.
 		in.printf("get %s: not found (deleted: the newest version is a tombstone)\n", formatBytes(tr.Key))
+	} else if n > 0 && tr.Steps[n-1].RangeDeleted && tr.Err == nil {
+		in.printf("get %s: not found (deleted by a range tombstone)\n", formatBytes(tr.Key))
 	} else {
 		in.printf("get %s: not found\n", formatBytes(tr.Key))
 	}
@@ -635,6 +637,8 @@ type explainStep struct {
 	IndexBlockReads int64   `json:"index_block_reads"`
 	CacheHits       int64   `json:"cache_hits"`
 	Hit             bool    `json:"hit"`
+	// RangeDeleted: a range tombstone in the source deletes the key.
+	RangeDeleted bool `json:"range_deleted,omitempty"`
 }
 
 type explainRecord struct {
@@ -658,7 +662,7 @@ func explainJSON(tr *kv.GetTrace) explainRecord {
 	for _, s := range tr.Steps {
 		st := explainStep{Source: s.Source, FilterChecked: s.FilterChecked, FilterNegative: s.FilterNegative,
 			FilterKind: s.FilterKind, FilterFP: s.FilterFP,
-			DataBlockReads: s.DataBlockReads, IndexBlockReads: s.IndexBlockReads, CacheHits: s.CacheHits, Hit: s.Hit}
+			DataBlockReads: s.DataBlockReads, IndexBlockReads: s.IndexBlockReads, CacheHits: s.CacheHits, Hit: s.Hit, RangeDeleted: s.RangeDeleted}
 		if s.Source == "table" {
 			st.Level, st.Table = &s.Level, &s.Table
 		}
