@@ -34,6 +34,9 @@ const (
 type config struct {
 	dir      string
 	commands string
+	// script is set when -c was given, even empty: a script passing an
+	// empty variable to -c must not end up reading stdin or a prompt.
+	script   bool
 	json     bool
 	filter   string
 	readOnly bool
@@ -82,6 +85,12 @@ flags:
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (commands go in -c '...' or on stdin)", fs.Arg(0))
 	}
+	fs.Visit(func(f *flag.Flag) { c.script = c.script || f.Name == "c" })
+	// kv.Open would refuse it too, but as an open failure (exit 1), not
+	// as the bad flag it is.
+	if b := c.rangeFilterBits; b != 0 && !(b >= 3 && b <= 48) {
+		return nil, fmt.Errorf("-range-filter-bits %v: want 3 to 48, or 0 for none", b)
+	}
 	return c, nil
 }
 
@@ -113,7 +122,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 
 	var status int
 	switch {
-	case cfg.commands != "":
+	case cfg.script:
 		status = runScript(in, strings.NewReader(cfg.commands), "-c", stderr)
 	case readline.IsTerminal(int(stdin.Fd())):
 		status = interactive(in, cfg, stdin, stdout, stderr)

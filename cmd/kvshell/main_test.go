@@ -234,3 +234,32 @@ func TestHelpFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyScriptFlag caught an empty -c taken as no -c at all: a script passing
+// an empty variable (kvshell -c "$CMDS") then ran whatever stdin held, or
+// waited at a prompt. An empty -c runs nothing and exits 0.
+func TestEmptyScriptFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	if r := runShell(t, "put x 1\n", "-dir", dir, "-c", ""); r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Fatalf("-c '' with a script on stdin: %+v; want nothing run", r)
+	}
+	if r := runShell(t, "", "-dir", dir, "-c", "get x"); r.stdout != "(not found)\n" {
+		t.Fatalf("stdin's put ran under -c '': %+v", r)
+	}
+}
+
+// TestBadRangeFilterBitsIsAFlagError caught an out-of-range
+// -range-filter-bits reported as a failure to open the database (exit 1,
+// "invalid options"), not as the bad flag it is (exit 2, naming it).
+func TestBadRangeFilterBitsIsAFlagError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	for _, bad := range []string{"2", "49", "-1", "NaN", "+Inf"} {
+		r := runShell(t, "", "-dir", dir, "-range-filter-bits", bad, "-c", "count")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "-range-filter-bits") {
+			t.Errorf("-range-filter-bits %s: %+v; want exit %d naming the flag", bad, r, exitUsage)
+		}
+	}
+	if r := runShell(t, "", "-dir", dir, "-range-filter-bits", "16", "-c", "put a 1; count"); r.code != 0 || r.stdout != "OK\n1\n" {
+		t.Fatalf("-range-filter-bits 16: %+v", r)
+	}
+}
