@@ -252,11 +252,37 @@ func (d *DB) recover() error {
 	if err := d.createManifestLocked(mem.logNum); err != nil {
 		return err
 	}
+	if mem.logNum == 0 {
+		if err := d.retireReplayedLogsLocked(logs); err != nil {
+			return err
+		}
+	}
 	d.deleteObsoleteFilesLocked()
 	d.maybeScheduleCompactionLocked()
 	d.startTickerLocked()
 	d.maybePrepareLogLocked()
 	return nil
+}
+
+// retireReplayedLogsLocked removes the WALs a DisableWAL open replayed,
+// once the manifest naming the tables they were flushed into is current,
+// and syncs the directory before any write is taken. Such an open writes
+// no WAL, so its manifest names no oldest needed log (one it named would
+// be missing, which Open reads as lost edits, K6), and the logs would
+// stay replayable: the next open replayed them again over every write
+// made since (their entries at their old sequence numbers in the memtable,
+// which a Get consults first: a deleted key back, an overwritten one at
+// its old value). REQUIRES: d.mu held, the new manifest current.
+func (d *DB) retireReplayedLogsLocked(logs []fileNum) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	for _, num := range logs {
+		if err := d.fs.Remove(d.path(fileKindLog, num)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("kv: remove replayed WAL %06d: %w", num, err)
+		}
+	}
+	return d.syncDir()
 }
 
 // flushRecoveredLocked writes the memtable WAL replay filled as L0 tables.
