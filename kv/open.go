@@ -88,6 +88,12 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	d.lock = lock
 	if err := d.recover(); err != nil {
+		if d.mem != nil {
+			// The WAL recover opened for the new memtable, if it got that
+			// far: a failed Open must not keep its descriptor (the empty
+			// log left behind is read as empty by the next Open).
+			d.mem.closeWAL()
+		}
 		d.tables.closeAll()
 		d.manifest.close()
 		lock.Close()
