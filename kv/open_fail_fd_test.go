@@ -1,32 +1,15 @@
 package kv
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 	"github.com/sievekv/sievekv/vfs/errorfs"
 )
-
-// openDescriptors lists the targets of the process's open file
-// descriptors under dir (other tests' leftovers elsewhere do not count).
-func openDescriptors(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, dir) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // TestFailedOpenClosesItsWAL caught an Open that failed after creating the
 // new memtable's WAL (here creating the new MANIFEST fails; a table the
@@ -44,7 +27,7 @@ func TestFailedOpenClosesItsWAL(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	before := openDescriptors(t, dir)
+	before := testutil.OpenFilesUnder(t, dir)
 	for range 5 {
 		var walCreated atomic.Bool
 		efs := errorfs.Wrap(vfs.Default, errorfs.OpAll)
@@ -60,7 +43,7 @@ func TestFailedOpenClosesItsWAL(t *testing.T) {
 			t.Fatal("the injected fault was not reached")
 		}
 	}
-	if after := openDescriptors(t, dir); len(after) > len(before) {
+	if after := testutil.OpenFilesUnder(t, dir); len(after) > len(before) {
 		t.Fatalf("5 failed Opens: open descriptors %d -> %d:\n%s", len(before), len(after), strings.Join(after, "\n"))
 	}
 	// The directory still opens, with its data.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -234,23 +235,7 @@ func TestHostileNoWALCloseKeepsAcknowledgedWrites(t *testing.T) {
 
 // openFilesUnder counts this process's descriptors open on files in dir
 // (Linux /proc/self/fd; the test is skipped elsewhere).
-func openFilesUnder(t *testing.T, dir string) int { return len(openFileNamesUnder(t, dir)) }
-
-func openFileNamesUnder(t *testing.T, dir string) []string {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	var names []string
-	for _, fd := range fds {
-		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
-		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
-			names = append(names, filepath.Base(target))
-		}
-	}
-	return names
-}
+func openFilesUnder(t *testing.T, dir string) int { return len(testutil.OpenFilesUnder(t, dir)) }
 
 // hostileTables builds a closed DB in dir whose data sits in many small
 // tables of the bottom level (one compaction with tiny target files), and
@@ -330,7 +315,7 @@ func TestHostileManyTablesFewDescriptors(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if open := openFileNamesUnder(t, dir); len(open) != 0 {
+		if open := testutil.OpenFilesUnder(t, dir); len(open) != 0 {
 			t.Fatalf("open after Close returned: %v", open)
 		}
 	}
@@ -409,7 +394,7 @@ func TestHostileReadsRacingClose(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		if open := openFileNamesUnder(t, dir); len(open) != 0 {
+		if open := testutil.OpenFilesUnder(t, dir); len(open) != 0 {
 			t.Fatalf("round %d: open after Close returned: %v", round, open)
 		}
 		close(stop)

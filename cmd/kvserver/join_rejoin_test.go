@@ -275,19 +275,26 @@ func TestFreshJoinNeedsALeaderThatKnowsIt(t *testing.T) {
 	}
 }
 
+// soloNode is the config of a one-node cluster in a directory of the
+// test's, and a function starting a node on it (each time with a fresh
+// in-memory transport, as a restarted process would have).
+func soloNode(t *testing.T) (Config, func() (*Node, error)) {
+	cfg := Config{ID: "solo", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", HeartbeatTimeout: 100 * time.Millisecond, LogOutput: io.Discard, LogLevel: "ERROR"}
+	return cfg, func() (*Node, error) {
+		_, tr := raft.NewInmemTransport("inmem-solo")
+		c := cfg
+		c.Transport = tr
+		return StartNode(c)
+	}
+}
+
 // TestRaftStoreLostRefusedWithoutJoin caught a node whose raft directory
 // was lost, its snapshots kept, starting as the member it was without
 // -join: raft took the snapshots for its state, with no vote and none of
 // the entries after the last snapshot, which in a one-node cluster were
 // acknowledged writes, silently lost. It is ErrRaftStateLost.
 func TestRaftStoreLostRefusedWithoutJoin(t *testing.T) {
-	cfg := Config{ID: "solo", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", HeartbeatTimeout: 100 * time.Millisecond, LogOutput: io.Discard, LogLevel: "ERROR"}
-	start := func() (*Node, error) {
-		_, tr := raft.NewInmemTransport("inmem-solo")
-		c := cfg
-		c.Transport = tr
-		return StartNode(c)
-	}
+	cfg, start := soloNode(t)
 	n, err := start()
 	if err != nil {
 		t.Fatal(err)
@@ -328,13 +335,7 @@ func TestRaftStoreLostRefusedWithoutJoin(t *testing.T) {
 // state DB's applied index is what says a log existed: ErrRaftStateLost,
 // as with snapshots, and starting over needs the state gone too.
 func TestRaftStoreLostBeforeSnapshotRefused(t *testing.T) {
-	cfg := Config{ID: "solo", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", HeartbeatTimeout: 100 * time.Millisecond, LogOutput: io.Discard, LogLevel: "ERROR"}
-	start := func() (*Node, error) {
-		_, tr := raft.NewInmemTransport("inmem-solo")
-		c := cfg
-		c.Transport = tr
-		return StartNode(c)
-	}
+	cfg, start := soloNode(t)
 	n, err := start()
 	if err != nil {
 		t.Fatal(err)
