@@ -101,6 +101,10 @@ func roundTrip(t *testing.T, req *http.Request) (int, string) {
 func TestTokenRequired(t *testing.T) {
 	s := serveNode(t, Config{ID: "solo", Token: testToken})
 	s.waitLeader(t)
+	// The leader's own member record is visible in the state machine a
+	// moment before raft counts its entry applied; the baseline must come
+	// after (a fresh-clone CI run read 3, then 4).
+	waitFor(t, "the leader's entries applied", 10*time.Second, func() bool { return s.raft.AppliedIndex() == s.raft.LastIndex() })
 	applied := s.raft.AppliedIndex()
 	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong-token-0123456789ab", "Bearer " + testToken + "x",
 		"Bearer " + testToken[:len(testToken)-1], "Basic " + testToken, "bearer " + testToken, testToken} {
