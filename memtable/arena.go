@@ -15,8 +15,8 @@ const (
 
 // arena holds the key and value bytes of a memtable's entries (MT2, MT6).
 // One writer appends; readers on any goroutine resolve a position to bytes.
-// Chunks are never reused or moved, so a slice handed out stays valid for
-// as long as anyone holds it.
+// Chunks are never moved, and reused or unmapped only after Release
+// (MT9, MT12), so a slice handed out stays valid until then.
 type arena struct {
 	// chunks is the published chunk directory: the writer replaces it when
 	// it adds a chunk, readers load it. Entries only name chunks that were
@@ -31,6 +31,10 @@ type arena struct {
 	// multiple of pageSize, or len(cur).
 	touched int
 	used    int64 // bytes handed out plus the abandoned tails of chunks
+	// bufs are the handles of the directory's shared-size chunks (MT12):
+	// holding them keeps the chunks mapped while the arena lives, and
+	// Release passes them to the pools.
+	bufs []*chunkBuf
 }
 
 func newArena() *arena {
@@ -56,9 +60,12 @@ func (a *arena) alloc(n int) (chunk, off uint32, b []byte) {
 		size = max(size, n)
 		if c := takeChunk(size); c != nil {
 			// Its pages are present: a memtable wrote them (MT9).
-			a.cur, a.fill, a.touched = c, 0, len(c)
+			a.bufs = append(a.bufs, c)
+			a.cur, a.fill, a.touched = c.b, 0, len(c.b)
 		} else {
-			a.cur, a.fill, a.touched = make([]byte, size), 0, 0
+			c := newChunkBuf(size)
+			a.bufs = append(a.bufs, c)
+			a.cur, a.fill, a.touched = c.b, 0, 0
 		}
 		a.curIdx = a.publish(a.cur)
 	}

@@ -31,16 +31,13 @@ func chunkClass(n int) int {
 // takeChunk returns a pooled chunk of exactly size bytes, or nil. Its
 // bytes are whatever its last memtable left; the arena hands out only
 // bytes it has written since (MT6), so no reader sees them.
-func takeChunk(size int) []byte {
+func takeChunk(size int) *chunkBuf {
 	c := chunkClass(size)
 	if c < 0 {
 		return nil
 	}
-	p, _ := chunkPools[c].Get().(*[]byte)
-	if p == nil {
-		return nil
-	}
-	return *p
+	b, _ := chunkPools[c].Get().(*chunkBuf)
+	return b
 }
 
 // Release hands the memtable's arena chunks to the pools for the next
@@ -58,13 +55,10 @@ func (m *MemTable) Release() {
 	defer m.mu.Unlock()
 	m.releaseNodes()
 	a := m.arena
-	dir := *a.chunks.Load()
+	bufs := a.bufs
 	a.chunks.Store(&[][]byte{})
-	a.cur, a.fill, a.touched = nil, 0, 0
-	for _, c := range dir {
-		if i := chunkClass(len(c)); i >= 0 {
-			c := c
-			chunkPools[i].Put(&c)
-		}
+	a.cur, a.fill, a.touched, a.bufs = nil, 0, 0, nil
+	for _, c := range bufs {
+		chunkPools[chunkClass(len(c.b))].Put(c)
 	}
 }

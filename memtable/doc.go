@@ -39,12 +39,13 @@
 //	   values, the bytes of replaced entries and the unused tails of full
 //	   chunks) plus a fixed per-entry overhead that covers the B-tree item
 //	   and its share of node slack; tests check it against the Go heap
-//	   within a factor.
+//	   and the mapped chunks (MT12) within a factor.
 //	MT5 (snapshot iterators): an iterator sees exactly the entries present
 //	   when NewIter returned, regardless of later writes.
 //	MT6 (arena): key and value bytes live in a few large arena chunks (a
 //	   dozen for a 4 MiB memtable), never moved, reused only after Release
-//	   (MT9); a B-tree item is a pointer-free position in the arena plus
+//	   (MT9) and kept outside the Go heap (MT12); a B-tree item is a
+//	   position in the arena (its pointer is set only on search keys) plus
 //	   the trailer and the key's
 //	   first 8 bytes (which decide most comparisons), so an insert
 //	   allocates nothing but the occasional chunk and node, and the GC has
@@ -92,4 +93,11 @@
 //	   returned, so every entry a Get's sequence number covers is in the
 //	   filter it loads. The filter's bytes count in ApproximateSize (MT4),
 //	   not in LogicalSize (MT7).
+//	MT12 (off-heap arena): on Linux, the arena's chunks of the shared sizes
+//	   are anonymous mappings outside the Go heap (arena_chunk.go), so the
+//	   arena does not raise the GC's heap goal; each has a heap handle
+//	   held by its arena, then by the pool Release gives it to, whose
+//	   collection unmaps it. An oversized entry's own chunk is on the heap,
+//	   as is every chunk when mapping fails or on other platforms.
+//	   MappedBytes reports what is mapped.
 package memtable

@@ -1,0 +1,71 @@
+package memtable
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// Arena chunks live outside the Go heap on Linux, in anonymous mappings
+// (MT12; other platforms keep them on the heap, as vfs keeps its mapped
+// WAL output to Linux). The arena is most of a memtable's memory, and
+// on the heap each live byte of it also raised the GC's heap goal by a
+// byte (GOGC=100): a 1M-key fill with 4 MiB memtables held about 10 MB of
+// arena live at its peaks (the mutable memtable, the one being flushed,
+// and the pooled chunks of released ones), which the process paid for
+// twice in its RSS. Pebble keeps its memtables off the heap for the same
+// reason.
+//
+// A chunkBuf is the Go-heap handle of one chunk: whoever may still read
+// the chunk's bytes keeps the handle reachable (the arena that published
+// it, or the pool it was released to). When the last reference goes, the
+// GC runs the handle's cleanup, which unmaps the chunk; nothing that can
+// reach the bytes is left by then, because the bytes are reachable only
+// through the arena's directory, which lives no longer than the arena,
+// and MT9's Release hands both the directory's chunks and their handles on
+// together.
+type chunkBuf struct {
+	b      []byte
+	mapped bool // b is a mapping (else it is on the heap)
+}
+
+// mappedBytes is the size of every chunk mapped and not yet unmapped,
+// pooled ones included.
+var mappedBytes atomic.Int64
+
+// MappedBytes returns the bytes of arena chunks that this process holds
+// outside the Go heap (MT12): in memtables, and released to the pools for
+// the next ones. runtime.MemStats does not count them.
+func MappedBytes() int64 { return mappedBytes.Load() }
+
+// newChunkBuf returns a zeroed chunk of size bytes: mapped outside the
+// heap on Linux (mapChunk), else from the heap. Its
+// pages are not yet present (MT8 touches them).
+func newChunkBuf(size int) *chunkBuf {
+	b, ok := mapChunk(size)
+	if !ok {
+		return &chunkBuf{b: make([]byte, size)}
+	}
+	mappedBytes.Add(int64(size))
+	c := &chunkBuf{b: b, mapped: true}
+	// The cleanup's argument is the mapping, not c, so it does not keep
+	// c reachable.
+	runtime.AddCleanup(c, releaseMapping, b)
+	return c
+}
+
+// releaseMapping unmaps a chunk whose handle the GC found unreachable.
+func releaseMapping(b []byte) {
+	mappedBytes.Add(-int64(len(b)))
+	unmapChunk(b)
+}
+
+// mappedBytes returns the bytes of a's chunks that are mappings.
+func (a *arena) mappedSize() int64 {
+	var n int64
+	for _, c := range a.bufs {
+		if c.mapped {
+			n += int64(len(c.b))
+		}
+	}
+	return n
+}

@@ -1,0 +1,85 @@
+package memtable
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// fillMemTable adds entries of 1000-byte values until the arena has
+// handed out at least n bytes.
+func fillMemTable(m *MemTable, n int64) {
+	v := make([]byte, 1000)
+	for i := 0; m.arena.used < n; i++ {
+		m.Set(fmt.Appendf(nil, "key%08d", i), base.SeqNum(i+1), v)
+	}
+}
+
+// TestArenaChunksAreOffHeap checks MT12: a memtable's arena bytes are
+// mapped outside the Go heap, so the heap grows by the B-tree alone.
+func TestArenaChunksAreOffHeap(t *testing.T) {
+	if _, ok := mapChunk(pageSize); !ok {
+		t.Skip("this platform maps no arena chunks")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	mappedBefore := MappedBytes()
+	m := New()
+	fillMemTable(m, 8<<20)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	mapped := m.arena.mappedSize()
+	t.Logf("arena used %d B, mapped %d B, heap grew %d B, MappedBytes grew %d B", m.arena.used, mapped, heap, MappedBytes()-mappedBefore)
+	if mapped < m.arena.used {
+		t.Fatalf("arena hands out %d B but maps only %d B", m.arena.used, mapped)
+	}
+	if got := MappedBytes() - mappedBefore; got < mapped {
+		t.Fatalf("MappedBytes grew by %d B, the arena maps %d B", got, mapped)
+	}
+	// The tree and the key filter cost about EntryOverhead (104 B) per
+	// entry of 1011 arena bytes: the arena on the heap would grow it by
+	// ten times that.
+	if heap > m.arena.used/2 {
+		t.Fatalf("the heap grew by %d B for %d B of arena: the arena is on the heap", heap, m.arena.used)
+	}
+	runtime.KeepAlive(m)
+}
+
+// TestReleasedChunksAreUnmapped checks MT12's end: chunks released to the
+// pools and then left there are unmapped once the GC drops them, and so
+// are the chunks of a memtable dropped without Release. Without the
+// handles' cleanups MappedBytes would only grow.
+func TestReleasedChunksAreUnmapped(t *testing.T) {
+	if _, ok := mapChunk(pageSize); !ok {
+		t.Skip("this platform maps no arena chunks")
+	}
+	runtime.GC()
+	runtime.GC()
+	start := MappedBytes()
+	for i := range 4 {
+		m := New()
+		fillMemTable(m, 2<<20)
+		if i%2 == 0 {
+			m.Release()
+		}
+	}
+	if MappedBytes() <= start {
+		t.Fatalf("MappedBytes %d after filling memtables, %d before", MappedBytes(), start)
+	}
+	// sync.Pool keeps what it holds for one more collection (its victim
+	// cache); the cleanups run on their own goroutine after the one that
+	// finds a handle unreachable.
+	deadline := time.Now().Add(10 * time.Second)
+	for MappedBytes() > start {
+		if time.Now().After(deadline) {
+			t.Fatalf("MappedBytes stays at %d B, %d before: released chunks are never unmapped", MappedBytes(), start)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
