@@ -29,8 +29,16 @@ type chunkBuf struct {
 }
 
 // mappedBytes is the size of every chunk mapped and not yet unmapped,
-// pooled ones included.
-var mappedBytes atomic.Int64
+// pooled ones included; mappedChunks counts them.
+var mappedBytes, mappedChunks atomic.Int64
+
+// maxMappedChunks bounds the chunks mapped at once. Linux limits a
+// process's mappings (vm.max_map_count, 65530 by default), and the Go
+// runtime, the WAL's mapped files and the page cache's mapped files need
+// theirs: a process with thousands of busy DBs must not take them all.
+// Past the bound chunks come from the heap. A variable so tests can
+// lower it.
+var maxMappedChunks int64 = 16384
 
 // MappedBytes returns the bytes of arena chunks that this process holds
 // outside the Go heap (MT12): in memtables, and released to the pools for
@@ -41,8 +49,13 @@ func MappedBytes() int64 { return mappedBytes.Load() }
 // heap on Linux (mapChunk), else from the heap. Its
 // pages are not yet present (MT8 touches them).
 func newChunkBuf(size int) *chunkBuf {
+	if mappedChunks.Add(1) > maxMappedChunks {
+		mappedChunks.Add(-1)
+		return &chunkBuf{b: make([]byte, size)}
+	}
 	b, ok := mapChunk(size)
 	if !ok {
+		mappedChunks.Add(-1)
 		return &chunkBuf{b: make([]byte, size)}
 	}
 	mappedBytes.Add(int64(size))
@@ -56,6 +69,7 @@ func newChunkBuf(size int) *chunkBuf {
 // releaseMapping unmaps a chunk whose handle the GC found unreachable.
 func releaseMapping(b []byte) {
 	mappedBytes.Add(-int64(len(b)))
+	mappedChunks.Add(-1)
 	unmapChunk(b)
 }
 

@@ -83,3 +83,36 @@ func TestReleasedChunksAreUnmapped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMappedChunksBounded checks MT12's bound: past maxMappedChunks the
+// arena takes its chunks from the heap, and the memtable works the same.
+func TestMappedChunksBounded(t *testing.T) {
+	if _, ok := mapChunk(pageSize); !ok {
+		t.Skip("this platform maps no arena chunks")
+	}
+	defer func(n int64) { maxMappedChunks = n }(maxMappedChunks)
+	maxMappedChunks = mappedChunks.Load() + 2
+	m := New()
+	fillMemTable(m, 4<<20)
+	mapped, onHeap := 0, 0
+	for _, c := range m.arena.bufs {
+		if c.mapped {
+			mapped++
+		} else {
+			onHeap++
+		}
+	}
+	if mapped > 2 || onHeap == 0 {
+		t.Fatalf("%d chunks mapped and %d on the heap with room for 2 mappings", mapped, onHeap)
+	}
+	if mappedChunks.Load() > maxMappedChunks {
+		t.Fatalf("%d chunks mapped, bound %d", mappedChunks.Load(), maxMappedChunks)
+	}
+	v := make([]byte, 1000)
+	for i := range m.Len() {
+		got, _, ok := m.Get(fmt.Appendf(nil, "key%08d", i), base.SeqNumMax)
+		if !ok || len(got) != len(v) {
+			t.Fatalf("key %d: found %v, %d bytes", i, ok, len(got))
+		}
+	}
+}
