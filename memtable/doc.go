@@ -98,6 +98,7 @@
 //	   arena does not raise the GC's heap goal; each has a heap handle
 //	   held by its arena, then by the pool Release gives it to, whose
 //	   collection unmaps it. An oversized entry's own chunk is on the heap,
-//	   as is every chunk when mapping fails or on other platforms.
+//	   as is every chunk when mapping fails, past maxMappedChunks, or on
+//	   other platforms.
 //	   MappedBytes reports what is mapped.
 package memtable
