@@ -201,7 +201,16 @@ func (c *testCluster) waitLeader(what string) int {
 	return l
 }
 
-func (c *testCluster) voters(i int) int { return len(c.nodes[i].configServers()) }
+// voters is the number of voters in node i's latest configuration.
+func (c *testCluster) voters(i int) int {
+	n := 0
+	for _, s := range c.nodes[i].configServers() {
+		if s.Suffrage == raft.Voter {
+			n++ // a joiner is a nonvoter until it has answered (S12)
+		}
+	}
+	return n
+}
 
 // put writes through node i's HTTP API, following a redirect to the leader.
 func (c *testCluster) put(i int, key, value string) {

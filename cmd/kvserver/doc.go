@@ -146,6 +146,18 @@
 //	   (removalWatch): raft alone would leave it a candidate whose
 //	   requests 503, like a member cut off.
 //	   A removed node restarted with -join asks to be added back (S9).
+//	S12 (a joiner votes only once it has answered): a join (not fresh)
+//	   adds its server as a nonvoter and makes it a voter only after it
+//	   answered one of the leader's AppendEntries sent after the join
+//	   began (heartbeatWatch.answeredSince); one that answers none within
+//	   joinAnswerWait heartbeat timeouts is removed again and the join
+//	   fails with ErrJoinerUnreachable (502), which the joiner retries. A
+//	   well-formed address nobody serves (a typo, a firewalled port)
+//	   would otherwise be a voter that never votes: in a cluster of one it
+//	   takes the majority away, and the removal that would undo it cannot
+//	   commit. A nonvoter counts in no majority, so the wait and the
+//	   removal commit. A joiner left a nonvoter (its leader failed before
+//	   the promotion) is promoted by its next join.
 //
 // # Security
 //

@@ -241,6 +241,9 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 		http.Error(w, err.Error(), http.StatusConflict)
 	case errors.Is(err, ErrUnknownMember):
 		http.Error(w, err.Error(), http.StatusNotFound)
+	case errors.Is(err, ErrJoinerUnreachable):
+		// The joiner is the upstream this leader could not reach.
+		http.Error(w, err.Error(), http.StatusBadGateway)
 	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"testing"
@@ -82,11 +83,13 @@ func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
 	}
 
 	// The follower's machine is gone: a join with its ID replaces it,
-	// once the leader's heartbeats to it have failed (S10).
+	// once the leader's heartbeats to it have failed (S10), and the
+	// replacement answers the leader (S12).
 	id := c.nodes[follower].cfg.ID
 	c.nodes[follower].Shutdown()
 	c.nodes[follower] = nil
 	c.api[follower].h.Store(nil)
+	c.answeringPeer("inmem-replacement")
 	var code int
 	var msg string
 	waitFor(t, "a join to replace the stopped member", 10*time.Second, func() bool {
@@ -144,4 +147,27 @@ func suffrage(n *Node, id raft.ServerID) (raft.ServerSuffrage, bool) {
 		}
 	}
 	return 0, false
+}
+
+// answeringPeer connects an in-memory raft transport at addr to every
+// running node and answers each AppendEntries it receives as a follower
+// with an empty log would (a rejection at the sender's term), without
+// running raft: enough to be reached by a leader (S12), not to catch up.
+// Other requests get an error.
+func (c *testCluster) answeringPeer(addr raft.ServerAddress) {
+	_, tr := raft.NewInmemTransport(addr)
+	for i, other := range c.trans {
+		if other != nil && c.nodes[i] != nil {
+			tr.Connect(c.addrs[i], other)
+			other.Connect(addr, tr)
+		}
+	}
+	serveRPCs(c.t, tr, func(rpc raft.RPC, _ <-chan struct{}) bool {
+		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok {
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term}, nil)
+		} else {
+			rpc.Respond(nil, errors.New("answeringPeer: only AppendEntries"))
+		}
+		return true
+	})
 }

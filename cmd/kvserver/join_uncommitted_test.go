@@ -25,6 +25,25 @@ type stalledLog struct {
 
 func newStalledLog(t *testing.T, tr *raft.InmemTransport) *stalledLog {
 	s := &stalledLog{InmemTransport: tr, out: make(chan raft.RPC)}
+	serveRPCs(t, tr, func(rpc raft.RPC, done <-chan struct{}) bool {
+		if ae, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && len(ae.Entries) > 0 && s.stalled.Load() {
+			rpc.Respond(nil, errors.New("log write stalled"))
+			return true
+		}
+		select {
+		case s.out <- rpc:
+			return true
+		case <-done:
+			return false
+		}
+	})
+	return s
+}
+
+// serveRPCs passes every RPC tr receives to handle, on a goroutine that
+// stops when the test ends or handle returns false. done is closed when
+// the test ends.
+func serveRPCs(t *testing.T, tr *raft.InmemTransport, handle func(rpc raft.RPC, done <-chan struct{}) bool) {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
 	go func() {
@@ -33,19 +52,12 @@ func newStalledLog(t *testing.T, tr *raft.InmemTransport) *stalledLog {
 			case <-done:
 				return
 			case rpc := <-tr.Consumer():
-				if ae, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && len(ae.Entries) > 0 && s.stalled.Load() {
-					rpc.Respond(nil, errors.New("log write stalled"))
-					continue
-				}
-				select {
-				case s.out <- rpc:
-				case <-done:
+				if !handle(rpc, done) {
 					return
 				}
 			}
 		}
 	}()
-	return s
 }
 
 func (s *stalledLog) Consumer() <-chan raft.RPC { return s.out }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -91,5 +92,41 @@ func TestJoinRaftAddressIsHostPort(t *testing.T) {
 	time.Sleep(3 * s.heartbeat) // time for a leader without a majority to step down
 	if err := s.apply(command{op: opSet, key: []byte("a"), value: []byte("1")}); err != nil {
 		t.Fatalf("a write after the refused joins: %v", err)
+	}
+}
+
+// TestJoinUnansweredAddressNotAVoter caught a join at a well-formed raft
+// address where nothing answers (a typo's port) being added as a voter:
+// a one-node cluster then had no majority, its leader stepped down for
+// good, and the removal that would undo the join could not commit. The
+// leader now adds a joiner as a nonvoter and promotes it only once it has
+// answered (S12): this one never does, so the join fails with 502, the
+// nonvoter is removed again, and the cluster writes on.
+func TestJoinUnansweredAddressNotAVoter(t *testing.T) {
+	s := serveNode(t, Config{ID: "n1", RaftAddr: "127.0.0.1:0"})
+	s.waitLeader(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := ln.Addr().String()
+	ln.Close() // connections to it are refused from now on
+
+	body := `{"id":"typo","raft":"` + nobody + `","http":"127.0.0.1:9"}`
+	resp, err := s.client.Post(s.url+"/join", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(msg), "answered none") {
+		t.Fatalf("join at %s, where nothing answers: %d %s; want 502 saying it answered nothing", nobody, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	if servers := s.configServers(); len(servers) != 1 || servers[0].ID != "n1" {
+		t.Fatalf("configuration after the unanswered join: %+v; want n1 alone", servers)
+	}
+	time.Sleep(3 * s.heartbeat) // time for a leader without a majority to step down
+	if err := s.apply(command{op: opSet, key: []byte("a"), value: []byte("1")}); err != nil {
+		t.Fatalf("a write after the unanswered join: %v", err)
 	}
 }

@@ -386,6 +386,10 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	return reply, nil
 }
 
+// ErrJoinerUnreachable is returned for a join whose server did not answer
+// the leader at its raft address (S12): it is not made a voter.
+var ErrJoinerUnreachable = errors.New("kvserver: joiner does not answer at its raft address")
+
 // ErrMemberConflict is returned for a join that would replace a live
 // member: its ID or raft address is a member's, the other half differs,
 // and that member answers as itself.
@@ -402,11 +406,14 @@ var ErrMemberConflict = errors.New("kvserver: join conflicts with a live member"
 // raft address, whatever its suffrage, unless alive as above, and
 // returns once the removal is committed (S8), its own or one an earlier
 // request proposed. The joiner, which starts
-// raft only then, joins again to be added. It is added straight as a
-// voter, not first as a nonvoter to catch up: a new server's empty log is
-// its true state, so its vote is safe. A nonvoter phase would only spare
-// commits from waiting on it while it catches up, and they do not wait
-// while the other members are a majority (in a cluster of two they do).
+// raft only then, joins again to be added.
+//
+// A server is added as a nonvoter and made a voter only once it has
+// answered this leader at its raft address (S12, addVoterOnceAnswered).
+// Its vote would be safe at once (a new server's empty log is its true
+// state), but a voter that never answers (a mistyped or unreachable
+// address) counts towards every majority: added to a cluster of one, it
+// leaves no majority, not even for the removal that would undo it.
 // REQUIRES: this node is the leader (else raft.ErrNotLeader).
 func (n *Node) addMember(req joinRequest) error {
 	if err := req.validate(); err != nil {
@@ -427,7 +434,8 @@ func (n *Node) addMember(req joinRequest) error {
 		case sameID && sameAddr && !req.Fresh && s.Suffrage == raft.Voter:
 			already = true // joining again is not an error
 		case sameID && sameAddr && !req.Fresh:
-			stale = append(stale, s.ID) // the joiner itself, without a vote
+			// The joiner itself, without a vote (an earlier join that
+			// stopped short of S12's promotion): it is promoted below.
 		case sameID || sameAddr:
 			if n.memberAlive(s) {
 				return fmt.Errorf("%w: %s at %s answers as itself (to raft's heartbeats or at /status); join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
@@ -453,7 +461,59 @@ func (n *Node) addMember(req joinRequest) error {
 		// latest configuration above to remove while it is uncommitted.
 		return n.await(n.raft.Barrier(applyTimeout))
 	}
-	return n.await(n.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Raft), 0, applyTimeout))
+	return n.addVoterOnceAnswered(raft.ServerID(req.ID), raft.ServerAddress(req.Raft))
+}
+
+// joinAnswerWait is how long a leader waits, in heartbeat timeouts, for a
+// joiner added as a nonvoter to answer (S12). Raft sends a new server its
+// first AppendEntries as soon as the configuration naming it is appended,
+// and heartbeats ten times per heartbeat timeout after that, so a server
+// that is up answers within milliseconds; five timeouts leave room for a
+// loaded machine and still answer the joiner (5 s with raft's default
+// timeout) inside its HTTP client's timeout.
+const joinAnswerWait = 5
+
+// addVoterOnceAnswered adds id at addr as a nonvoter, waits for it to
+// answer one of this leader's AppendEntries, and then makes it a voter
+// (S12). A server that does not answer in time is removed again and the
+// join fails with ErrJoinerUnreachable; the joiner's retry starts over.
+// Without a transport that reports answers (heartbeatWatch.reporting)
+// nothing could show an answer, and the server is added as a voter
+// straight away, as before S12.
+func (n *Node) addVoterOnceAnswered(id raft.ServerID, addr raft.ServerAddress) error {
+	if !n.beats.reporting {
+		return n.await(n.raft.AddVoter(id, addr, 0, applyTimeout))
+	}
+	start := time.Now()
+	if err := n.await(n.raft.AddNonvoter(id, addr, 0, applyTimeout)); err != nil {
+		return err
+	}
+	wait := joinAnswerWait * n.heartbeat
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(min(n.heartbeat/10, 50*time.Millisecond))
+	defer poll.Stop()
+	for !n.beats.answeredSince(id, start) {
+		select {
+		case <-n.stop:
+			return raft.ErrRaftShutdown
+		case <-poll.C:
+		case <-deadline.C:
+			return n.dropUnanswered(id, addr, wait)
+		}
+	}
+	return n.await(n.raft.AddVoter(id, addr, 0, applyTimeout))
+}
+
+// dropUnanswered removes the nonvoter id that did not answer in wait and
+// returns the join's ErrJoinerUnreachable.
+func (n *Node) dropUnanswered(id raft.ServerID, addr raft.ServerAddress, wait time.Duration) error {
+	err := fmt.Errorf("%w: %s at %s answered none of this leader's AppendEntries in %v; it was added as a nonvoter and removed again, not made a voter (check its -raft address, and that its raft port is reachable from here)",
+		ErrJoinerUnreachable, id, addr, wait)
+	if rmErr := n.await(n.raft.RemoveServer(id, 0, applyTimeout)); rmErr != nil {
+		return fmt.Errorf("%w; removing it again: %v", err, rmErr)
+	}
+	return err
 }
 
 // memberProbeTimeout bounds the /status request memberAlive sends.

@@ -32,6 +32,10 @@ type heartbeatWatch struct {
 	// reached now.
 	fresh time.Duration
 
+	// reporting: the transport reports answers (transport), so reached
+	// and answeredSince can be true. Set before raft starts.
+	reporting bool
+
 	mu       sync.Mutex
 	failing  map[raft.ServerID]time.Time // REQUIRES: mu; last failure seen
 	answered map[raft.ServerID]time.Time // REQUIRES: mu; last AppendEntries answered
@@ -100,6 +104,15 @@ func (w *heartbeatWatch) reached(id raft.ServerID) bool {
 	return ok && time.Since(last) < w.fresh
 }
 
+// answeredSince reports whether id answered an AppendEntries this node
+// sent it after t: that a server is at id's address and runs raft.
+func (w *heartbeatWatch) answeredSince(id raft.ServerID, t time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.answered[id]
+	return ok && last.After(t)
+}
+
 func (w *heartbeatWatch) sawAnswer(id raft.ServerID) {
 	w.mu.Lock()
 	w.answered[id] = time.Now()
@@ -115,6 +128,7 @@ func (w *heartbeatWatch) transport(t raft.Transport) raft.Transport {
 	if _, ok := t.(raft.WithPreVote); !ok {
 		return t
 	}
+	w.reporting = true
 	return reportingTransport{Transport: t, w: w}
 }
 
