@@ -99,3 +99,37 @@ func TestOpenRefusesDisableWAL(t *testing.T) {
 		t.Fatalf("Open with DisableWAL = %v, want kv.ErrInvalidOptions", err)
 	}
 }
+
+// TestEveryMethodAfterCloseIsErrClosed: after Close every method fails
+// with kv.ErrClosed. FirstIndex and LastIndex, which read cached bounds
+// and no DB, used to return them with a nil error.
+func TestEveryMethodAfterCloseIsErrClosed(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs([]*raft.Log{{Index: 1, Term: 1}, {Index: 2, Term: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var l raft.Log
+	calls := map[string]func() error{
+		"FirstIndex":  func() error { _, err := s.FirstIndex(); return err },
+		"LastIndex":   func() error { _, err := s.LastIndex(); return err },
+		"GetLog":      func() error { return s.GetLog(1, &l) },
+		"StoreLog":    func() error { return s.StoreLog(&raft.Log{Index: 3, Term: 1}) },
+		"StoreLogs":   func() error { return s.StoreLogs([]*raft.Log{{Index: 3, Term: 1}}) },
+		"DeleteRange": func() error { return s.DeleteRange(1, 1) },
+		"Set":         func() error { return s.Set([]byte("k"), []byte("v")) },
+		"Get":         func() error { _, err := s.Get([]byte("k")); return err },
+		"SetUint64":   func() error { return s.SetUint64([]byte("k"), 1) },
+		"GetUint64":   func() error { _, err := s.GetUint64([]byte("k")); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, kv.ErrClosed) {
+			t.Errorf("%s after Close: %v; want kv.ErrClosed", name, err)
+		}
+	}
+}

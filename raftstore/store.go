@@ -29,6 +29,9 @@ type Store struct {
 	nonEmpty atomic.Bool
 
 	reclaim reclaimer
+	// closed is set by Close: FirstIndex and LastIndex, which read only
+	// the cached bounds, then fail as the methods that reach the DB do.
+	closed atomic.Bool
 }
 
 var (
@@ -98,6 +101,7 @@ func (s *Store) seekLogIndex(lower, upper []byte, fromEnd bool) (index uint64, f
 
 // Close waits for a space reclamation in progress and closes the DB.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	s.reclaim.wait()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("raftstore: close %s: %w", s.dir, err)
@@ -106,11 +110,21 @@ func (s *Store) Close() error {
 }
 
 // FirstIndex returns the smallest index stored, 0 for an empty log. It reads
-// the cached bound (R2) and never touches the DB.
-func (s *Store) FirstIndex() (uint64, error) { return s.first.Load(), nil }
+// the cached bound (R2) and never touches the DB; after Close it returns
+// kv.ErrClosed, as every other method does.
+func (s *Store) FirstIndex() (uint64, error) { return s.cachedBound("first", &s.first) }
 
-// LastIndex returns the largest index stored, 0 for an empty log (R2).
-func (s *Store) LastIndex() (uint64, error) { return s.last.Load(), nil }
+// LastIndex returns the largest index stored, 0 for an empty log (R2);
+// kv.ErrClosed after Close.
+func (s *Store) LastIndex() (uint64, error) { return s.cachedBound("last", &s.last) }
+
+// cachedBound reads bound, or fails once the store is closed.
+func (s *Store) cachedBound(name string, bound *atomic.Uint64) (uint64, error) {
+	if s.closed.Load() {
+		return 0, fmt.Errorf("raftstore: %s index: %w", name, kv.ErrClosed)
+	}
+	return bound.Load(), nil
+}
 
 // GetLog reads the entry at index into l, or returns raft.ErrLogNotFound.
 func (s *Store) GetLog(index uint64, l *raft.Log) error {
