@@ -187,3 +187,25 @@ func TestNewMemTableFilterSizedFromLast(t *testing.T) {
 		t.Fatalf("after a memtable of %d entries the next one's filter takes %d B, want >= %d", last, got, want)
 	}
 }
+
+// TestFlushReleasesOddSizedArenaChunk caught a flush killing the process:
+// a memtable whose first entry was a 20 KiB value had an arena chunk of
+// that size, which no chunk pool holds, and releasing the flushed
+// memtable indexed the pools with -1 on the flush goroutine.
+func TestFlushReleasesOddSizedArenaChunk(t *testing.T) {
+	d, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	v := bytes.Repeat([]byte{7}, 20<<10)
+	if err := d.Set([]byte("k"), v, NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Get([]byte("k")); err != nil || !bytes.Equal(got, v) {
+		t.Fatalf("Get after the flush: %d bytes, %v", len(got), err)
+	}
+}

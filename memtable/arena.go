@@ -31,9 +31,9 @@ type arena struct {
 	// multiple of pageSize, or len(cur).
 	touched int
 	used    int64 // bytes handed out plus the abandoned tails of chunks
-	// bufs are the handles of the directory's shared-size chunks (MT12):
-	// holding them keeps the chunks mapped while the arena lives, and
-	// Release passes them to the pools.
+	// bufs are the handles of the directory's chunks but an oversized
+	// entry's own (MT12): holding them keeps the chunks mapped while the
+	// arena lives, and Release passes those of the pools' sizes to them.
 	bufs []*chunkBuf
 }
 

@@ -116,3 +116,29 @@ func TestMappedChunksBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseChunkOfNoPoolSize caught Release indexing the pools with -1:
+// an entry of 16-256 KiB that does not fit the current chunk gets a chunk
+// of its own size, which no pool holds, and releasing its memtable (a
+// flush's last step, on the DB's background goroutine) panicked.
+func TestReleaseChunkOfNoPoolSize(t *testing.T) {
+	for _, n := range []int{minChunk + 1, 20 << 10, maxChunk/4 - 64} {
+		for _, first := range []bool{true, false} {
+			m := New()
+			if !first { // the current chunk is then minChunk, the next 2x
+				m.Set([]byte("small"), 1, []byte("v"))
+			}
+			m.Set([]byte("k"), 2, make([]byte, n))
+			odd := 0
+			for _, c := range m.arena.bufs {
+				if chunkClass(len(c.b)) < 0 {
+					odd++
+				}
+			}
+			if (first || n > 2*minChunk) && odd == 0 {
+				t.Fatalf("an entry of %d bytes (first %v) got a chunk of a pool's size", n, first)
+			}
+			m.Release()
+		}
+	}
+}

@@ -59,6 +59,10 @@ func (m *MemTable) Release() {
 	a.chunks.Store(&[][]byte{})
 	a.cur, a.fill, a.touched, a.bufs = nil, 0, 0, nil
 	for _, c := range bufs {
-		chunkPools[chunkClass(len(c.b))].Put(c)
+		// A chunk sized for one entry of 16-256 KiB has no pool: its
+		// handle is dropped here, and its cleanup unmaps it (MT12).
+		if i := chunkClass(len(c.b)); i >= 0 {
+			chunkPools[i].Put(c)
+		}
 	}
 }
