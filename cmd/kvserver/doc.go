@@ -157,7 +157,13 @@
 //	   takes the majority away, and the removal that would undo it cannot
 //	   commit. A nonvoter counts in no majority, so the wait and the
 //	   removal commit. A joiner left a nonvoter (its leader failed before
-//	   the promotion) is promoted by its next join.
+//	   the promotion) is promoted by its next join. The answer must come
+//	   from the joiner's address (a server of its ID elsewhere proves
+//	   nothing of it), joins are serialized on the leader (Node.joining),
+//	   and the promotion or removal names the configuration its addition
+//	   made (prevIndex), so it never acts on another server of that ID.
+//	   The wait is at most joinAnswerWaitMax, so that the joiner hears the
+//	   502 before its HTTP client gives up.
 //
 // # Security
 //

@@ -150,10 +150,7 @@ func suffrage(n *Node, id raft.ServerID) (raft.ServerSuffrage, bool) {
 }
 
 // answeringPeer connects an in-memory raft transport at addr to every
-// running node and answers each AppendEntries it receives as a follower
-// with an empty log would (a rejection at the sender's term), without
-// running raft: enough to be reached by a leader (S12), not to catch up.
-// Other requests get an error.
+// running node and answers its AppendEntries (answerAppendEntries).
 func (c *testCluster) answeringPeer(addr raft.ServerAddress) {
 	_, tr := raft.NewInmemTransport(addr)
 	for i, other := range c.trans {
@@ -162,11 +159,22 @@ func (c *testCluster) answeringPeer(addr raft.ServerAddress) {
 			other.Connect(addr, tr)
 		}
 	}
-	serveRPCs(c.t, tr, func(rpc raft.RPC, _ <-chan struct{}) bool {
+	answerAppendEntries(c.t, tr)
+}
+
+// answerAppendEntries answers every AppendEntries tr receives, as a
+// follower that took the entries would, and fails every other request:
+// a raft peer a leader reaches (S12) without running raft.
+func answerAppendEntries(t *testing.T, tr *raft.InmemTransport) {
+	serveRPCs(t, tr, func(rpc raft.RPC, _ <-chan struct{}) bool {
 		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok {
-			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term}, nil)
+			last := req.PrevLogEntry
+			if n := len(req.Entries); n > 0 {
+				last = req.Entries[n-1].Index
+			}
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, Success: true, LastLog: last}, nil)
 		} else {
-			rpc.Respond(nil, errors.New("answeringPeer: only AppendEntries"))
+			rpc.Respond(nil, errors.New("answerAppendEntries: only AppendEntries"))
 		}
 		return true
 	})

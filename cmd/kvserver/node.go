@@ -39,6 +39,11 @@ type Node struct {
 	heartbeat time.Duration
 	// removing serializes removals (S11).
 	removing sync.Mutex
+	// joining serializes joins on the leader (addMember): each reads the
+	// configuration, changes it, and may wait for its joiner's answer
+	// (S12), and a second join of the same ID interleaved would otherwise
+	// promote or remove the first's server.
+	joining sync.Mutex
 	// leftOutAt is when a member's GET /members, answered by the
 	// leader, last listed a configuration without this node (unix ns; 0
 	// for never): a removal raft never delivered here (S11).
@@ -422,6 +427,8 @@ func (n *Node) addMember(req joinRequest) error {
 	if err := n.validateRaftAddr(req.Raft); err != nil {
 		return err
 	}
+	n.joining.Lock()
+	defer n.joining.Unlock()
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return err
@@ -473,7 +480,13 @@ func (n *Node) addMember(req joinRequest) error {
 // timeout) inside its HTTP client's timeout.
 const joinAnswerWait = 5
 
-// addVoterOnceAnswered adds id at addr as a nonvoter, waits for it to
+// joinAnswerWaitMax caps the wait, so that with a long heartbeat timeout
+// the joiner still hears why its join failed before its HTTP client
+// (applyTimeout + 5 s) gives up: an answer comes within a round trip
+// whatever the timeout.
+const joinAnswerWaitMax = 5 * time.Second
+
+// addVoterOnceAnswered adds id at addr as a nonvoter, waits for addr to
 // answer one of this leader's AppendEntries, and then makes it a voter
 // (S12). A server that does not answer in time is removed again and the
 // join fails with ErrJoinerUnreachable; the joiner's retry starts over.
@@ -485,32 +498,38 @@ func (n *Node) addVoterOnceAnswered(id raft.ServerID, addr raft.ServerAddress) e
 		return n.await(n.raft.AddVoter(id, addr, 0, applyTimeout))
 	}
 	start := time.Now()
-	if err := n.await(n.raft.AddNonvoter(id, addr, 0, applyTimeout)); err != nil {
+	added := n.raft.AddNonvoter(id, addr, 0, applyTimeout)
+	if err := n.await(added); err != nil {
 		return err
 	}
-	wait := joinAnswerWait * n.heartbeat
+	// The promotion or removal below applies only to the configuration
+	// this addition made: one changed meanwhile (a removal, S11) fails
+	// it rather than have it act on another server of the same ID.
+	at := added.Index()
+	wait := min(joinAnswerWait*n.heartbeat, joinAnswerWaitMax)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := time.NewTicker(min(n.heartbeat/10, 50*time.Millisecond))
 	defer poll.Stop()
-	for !n.beats.answeredSince(id, start) {
+	for !n.beats.answeredSince(addr, start) {
 		select {
 		case <-n.stop:
 			return raft.ErrRaftShutdown
 		case <-poll.C:
 		case <-deadline.C:
-			return n.dropUnanswered(id, addr, wait)
+			return n.dropUnanswered(id, addr, at, wait)
 		}
 	}
-	return n.await(n.raft.AddVoter(id, addr, 0, applyTimeout))
+	return n.await(n.raft.AddVoter(id, addr, at, applyTimeout))
 }
 
-// dropUnanswered removes the nonvoter id that did not answer in wait and
-// returns the join's ErrJoinerUnreachable.
-func (n *Node) dropUnanswered(id raft.ServerID, addr raft.ServerAddress, wait time.Duration) error {
+// dropUnanswered removes the nonvoter id, added at configuration index
+// at, that did not answer in wait, and returns the join's
+// ErrJoinerUnreachable.
+func (n *Node) dropUnanswered(id raft.ServerID, addr raft.ServerAddress, at uint64, wait time.Duration) error {
 	err := fmt.Errorf("%w: %s at %s answered none of this leader's AppendEntries in %v; it was added as a nonvoter and removed again, not made a voter (check its -raft address, and that its raft port is reachable from here)",
 		ErrJoinerUnreachable, id, addr, wait)
-	if rmErr := n.await(n.raft.RemoveServer(id, 0, applyTimeout)); rmErr != nil {
+	if rmErr := n.await(n.raft.RemoveServer(id, at, applyTimeout)); rmErr != nil {
 		return fmt.Errorf("%w; removing it again: %v", err, rmErr)
 	}
 	return err

@@ -39,17 +39,20 @@ type heartbeatWatch struct {
 	mu       sync.Mutex
 	failing  map[raft.ServerID]time.Time // REQUIRES: mu; last failure seen
 	answered map[raft.ServerID]time.Time // REQUIRES: mu; last AppendEntries answered
+	// answeredAt is answered by the address the AppendEntries went to.
+	answeredAt map[raft.ServerAddress]time.Time // REQUIRES: mu
 }
 
 func newHeartbeatWatch(heartbeatTimeout time.Duration) *heartbeatWatch {
 	w := &heartbeatWatch{
 		// raft drops an observation when the channel is full, so it has
 		// room for a burst from every member while run drains it.
-		ch:       make(chan raft.Observation, 256),
-		window:   2 * (raftTimeout + heartbeatTimeout),
-		fresh:    heartbeatTimeout,
-		failing:  make(map[raft.ServerID]time.Time),
-		answered: make(map[raft.ServerID]time.Time),
+		ch:         make(chan raft.Observation, 256),
+		window:     2 * (raftTimeout + heartbeatTimeout),
+		fresh:      heartbeatTimeout,
+		failing:    make(map[raft.ServerID]time.Time),
+		answered:   make(map[raft.ServerID]time.Time),
+		answeredAt: make(map[raft.ServerAddress]time.Time),
 	}
 	w.obs = raft.NewObserver(w.ch, false, func(o *raft.Observation) bool {
 		switch o.Data.(type) {
@@ -104,18 +107,21 @@ func (w *heartbeatWatch) reached(id raft.ServerID) bool {
 	return ok && time.Since(last) < w.fresh
 }
 
-// answeredSince reports whether id answered an AppendEntries this node
-// sent it after t: that a server is at id's address and runs raft.
-func (w *heartbeatWatch) answeredSince(id raft.ServerID, t time.Time) bool {
+// answeredSince reports whether the server at addr answered an
+// AppendEntries this node sent it after t: that a server runs raft there
+// (S12). It goes by address, not ID: a member of the joiner's ID at
+// another address answering says nothing of this one.
+func (w *heartbeatWatch) answeredSince(addr raft.ServerAddress, t time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	last, ok := w.answered[id]
+	last, ok := w.answeredAt[addr]
 	return ok && last.After(t)
 }
 
-func (w *heartbeatWatch) sawAnswer(id raft.ServerID) {
+func (w *heartbeatWatch) sawAnswer(id raft.ServerID, addr raft.ServerAddress) {
+	now := time.Now()
 	w.mu.Lock()
-	w.answered[id] = time.Now()
+	w.answered[id], w.answeredAt[addr] = now, now
 	w.mu.Unlock()
 }
 
@@ -143,7 +149,7 @@ type reportingTransport struct {
 func (t reportingTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := t.Transport.AppendEntries(id, target, args, resp)
 	if err == nil {
-		t.w.sawAnswer(id)
+		t.w.sawAnswer(id, target)
 	}
 	return err
 }

@@ -52,7 +52,7 @@ func TestHeartbeatWatchReachedNeedsAnAnswer(t *testing.T) {
 	if w.reached("n2") {
 		t.Fatal("a member that never answered counts as reached")
 	}
-	w.sawAnswer("n2")
+	w.sawAnswer("n2", "addr-n2")
 	if !w.reached("n2") || w.reached("n3") {
 		t.Fatalf("after n2 answered: n2 reached %v, n3 reached %v", w.reached("n2"), w.reached("n3"))
 	}
@@ -60,4 +60,25 @@ func TestHeartbeatWatchReachedNeedsAnAnswer(t *testing.T) {
 	w.fresh = 50 * time.Millisecond
 	w.mu.Unlock()
 	waitFor(t, "n2's answer to go stale", 5*time.Second, func() bool { return !w.reached("n2") })
+}
+
+// TestAnsweredSinceGoesByAddress: S12's check that a joiner answered is
+// of its address and of answers after the join began. A server of the
+// joiner's ID answering at another address, as a second join of the same
+// ID would have it, or an answer from before, does not count.
+func TestAnsweredSinceGoesByAddress(t *testing.T) {
+	w := newHeartbeatWatch(time.Second)
+	before := time.Now()
+	w.sawAnswer("b", "addr-old")
+	start := time.Now()
+	w.sawAnswer("b", "addr-b")
+	if !w.answeredSince("addr-b", start) || !w.answeredSince("addr-old", before) {
+		t.Fatal("answers at addr-b and addr-old not seen")
+	}
+	if w.answeredSince("addr-nobody", before) {
+		t.Fatal("b's answers at other addresses count for addr-nobody")
+	}
+	if w.answeredSince("addr-old", start) {
+		t.Fatal("an answer from before the join counts")
+	}
 }
