@@ -46,8 +46,8 @@ var maxMappedChunks int64 = 16384
 func MappedBytes() int64 { return mappedBytes.Load() }
 
 // newChunkBuf returns a zeroed chunk of size bytes: mapped outside the
-// heap on Linux (mapChunk), else from the heap. Its
-// pages are not yet present (MT8 touches them).
+// heap on Linux (mapChunk), else from the heap. Its pages are not yet
+// present (MT8 touches them).
 func newChunkBuf(size int) *chunkBuf {
 	if mappedChunks.Add(1) > maxMappedChunks {
 		mappedChunks.Add(-1)
@@ -73,7 +73,7 @@ func releaseMapping(b []byte) {
 	unmapChunk(b)
 }
 
-// mappedBytes returns the bytes of a's chunks that are mappings.
+// mappedSize returns the bytes of a's chunks that are mappings.
 func (a *arena) mappedSize() int64 {
 	var n int64
 	for _, c := range a.bufs {
