@@ -72,14 +72,3 @@ func releaseMapping(b []byte) {
 	mappedChunks.Add(-1)
 	unmapChunk(b)
 }
-
-// mappedSize returns the bytes of a's chunks that are mappings.
-func (a *arena) mappedSize() int64 {
-	var n int64
-	for _, c := range a.bufs {
-		if c.mapped {
-			n += int64(len(c.b))
-		}
-	}
-	return n
-}

@@ -9,6 +9,17 @@ import (
 	"github.com/sievekv/sievekv/internal/base"
 )
 
+// mappedSize returns the bytes of a's chunks that are mappings.
+func (a *arena) mappedSize() int64 {
+	var n int64
+	for _, c := range a.bufs {
+		if c.mapped {
+			n += int64(len(c.b))
+		}
+	}
+	return n
+}
+
 // fillMemTable adds entries of 1000-byte values until the arena has
 // handed out at least n bytes.
 func fillMemTable(m *MemTable, n int64) {
