@@ -18,6 +18,9 @@ const (
 	opSet    op = 1 // key, value: set a user key
 	opDelete op = 2 // key: delete a user key
 	opMember op = 3 // key = server ID, value = its HTTP address
+	// opCluster names the cluster (S13): no key, value = a clusterID.
+	// Applied only to a state without one: the first committed wins.
+	opCluster op = 4
 )
 
 // command is one state-machine write, the Data of a raft log entry:
@@ -43,7 +46,7 @@ func decodeCommand(b []byte) (command, error) {
 		return command{}, fmt.Errorf("%w: empty command", ErrBadCommand)
 	}
 	c := command{op: op(b[0])}
-	if c.op < opSet || c.op > opMember {
+	if c.op < opSet || c.op > opCluster {
 		return command{}, fmt.Errorf("%w: unknown command op %d", ErrBadCommand, b[0])
 	}
 	n, w := binary.Uvarint(b[1:])
@@ -55,6 +58,14 @@ func decodeCommand(b []byte) (command, error) {
 	c.key, c.value = rest[:n:n], rest[n:]
 	if c.op == opDelete && len(c.value) != 0 {
 		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
+	}
+	if c.op == opCluster {
+		if len(c.key) != 0 {
+			return command{}, fmt.Errorf("%w: cluster command with a key", ErrBadCommand)
+		}
+		if _, err := clusterIDFrom(c.value); err != nil {
+			return command{}, err
+		}
 	}
 	return c, nil
 }

@@ -12,13 +12,17 @@ func TestCommandRoundTrip(t *testing.T) {
 		{op: opSet, key: []byte("k"), value: nil},
 		{op: opDelete, key: []byte("a/b")},
 		{op: opMember, key: []byte("n1"), value: []byte("127.0.0.1:8001")},
+		{op: opCluster, value: bytes.Repeat([]byte{7}, 16)},
 	} {
 		got, err := decodeCommand(c.encode())
 		if err != nil || got.op != c.op || !bytes.Equal(got.key, c.key) || !bytes.Equal(got.value, c.value) {
 			t.Fatalf("decode(encode(%+v)) = %+v, %v", c, got, err)
 		}
 	}
-	for _, b := range [][]byte{nil, {0}, {9, 0}, {1}, {1, 5, 'a'}, {2, 1, 'a', 'v'}, {1, 0xff}, {1, 0x80, 0x00}} {
+	for _, b := range [][]byte{nil, {0}, {9, 0}, {1}, {1, 5, 'a'}, {2, 1, 'a', 'v'}, {1, 0xff}, {1, 0x80, 0x00},
+		// A cluster command needs exactly a non-zero 16-byte ID and no key.
+		{4, 0}, {4, 0, 1, 2, 3}, append([]byte{4, 0}, make([]byte, 16)...), append([]byte{4, 1, 'k'}, bytes.Repeat([]byte{1}, 16)...),
+		{5, 0}} {
 		if _, err := decodeCommand(b); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("decodeCommand(%x) = %v; want ErrBadCommand", b, err)
 		}
@@ -30,6 +34,7 @@ func TestCommandRoundTrip(t *testing.T) {
 func FuzzDecodeCommand(f *testing.F) {
 	f.Add(command{op: opSet, key: []byte("key"), value: []byte("value")}.encode())
 	f.Add(command{op: opDelete, key: []byte("key")}.encode())
+	f.Add(command{op: opCluster, value: bytes.Repeat([]byte{7}, 16)}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeCommand(b)
 		if err != nil {

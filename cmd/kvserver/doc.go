@@ -164,6 +164,31 @@
 //	   made (prevIndex), so it never acts on another server of that ID.
 //	   The wait is at most joinAnswerWaitMax, so that the joiner hears the
 //	   502 before its HTTP client gives up.
+//	S13 (a node holds one cluster's state, and deals with that cluster
+//	   only): a cluster has an ID, 16 random bytes the first leader whose
+//	   state has none proposes (leaderLoop) and the first applied opCluster
+//	   sets for good (stateMachine.Apply); it is in the state DB and in
+//	   every snapshot stream, so each member that applied the log past it,
+//	   or installed a snapshot, holds the same one. raft cannot tell two
+//	   clusters apart: its log check compares indexes and terms, small
+//	   integers two clusters share, so a node with cluster A's state that
+//	   meets cluster B would take B's entries after A's, its state machine
+//	   skip B's commands up to A's applied index (S2), and serve A's values
+//	   as B's, while B counted it in its majorities. So where a node holding
+//	   an ID meets one holding another, nothing passes: a join carries
+//	   the joiner's ID and B's leader answers 412 (ErrClusterMismatch), or
+//	   503 while it holds no ID itself (just elected: joinableCluster),
+//	   which a fresh joiner returns from StartNode and a joiner with raft
+//	   running delivers on Node.Failed (kvserver exits); a snapshot of
+//	   another cluster is not restored; and every raft connection opens
+//	   with a hello each way naming the ID (clusterStreamLayer), closed
+//	   before raft sends a byte when the two differ, so a node started
+//	   from an old directory at an address another cluster's member now
+//	   has neither takes nor answers that cluster's entries. A node that
+//	   holds no ID yet (a new one, or a state older than S13, or one that
+//	   applied nothing past its cluster's opCluster) has no state of
+//	   another cluster to protect and passes every check. The in-memory
+//	   transport of tests has no hello.
 //
 // # Security
 //

@@ -24,6 +24,10 @@ const (
 	memberPrefix byte = 'h' // server ID -> HTTP address
 )
 
+// clusterKey holds the cluster's ID (S13), a clusterID's 16 bytes; it
+// is a record of snapshot streams, so an installed snapshot brings it.
+var clusterKey = []byte{'c'}
+
 // appliedKey holds the index of the last command applied (S2); it is not a
 // user or member key, so snapshot streams leave it out.
 var appliedKey = []byte{'a'}
@@ -53,6 +57,9 @@ type stateMachine struct {
 
 	applied atomic.Uint64 // index of the last command applied (S2)
 	dbOpts  *kv.Options
+	// cluster is the ID at clusterKey, zero until the state holds one
+	// (S13). The raft transport's handshake reads it on its goroutines.
+	cluster atomic.Pointer[clusterID]
 
 	// failed is the first write failure of the DB (owned by the FSM
 	// goroutine; read by status through failure). After it the state is
@@ -111,8 +118,34 @@ func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
 		return nil, err
 	}
 	sm.applied.Store(applied)
+	cluster, err := readClusterID(db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	sm.cluster.Store(&cluster)
 	return sm, nil
 }
+
+// readClusterID is the ID db holds (S13), zero if none.
+func readClusterID(db *kv.DB) (clusterID, error) {
+	v, err := db.Get(clusterKey)
+	if errors.Is(err, kv.ErrNotFound) {
+		return clusterID{}, nil
+	}
+	if err != nil {
+		return clusterID{}, fmt.Errorf("kvserver: read cluster ID: %w", err)
+	}
+	id, err := clusterIDFrom(v)
+	if err != nil {
+		return clusterID{}, fmt.Errorf("kvserver: %w: stored %w", kv.ErrCorruption, err)
+	}
+	return id, nil
+}
+
+// clusterID is the ID of the cluster whose state this is (S13), zero when
+// the state has none yet.
+func (sm *stateMachine) clusterID() clusterID { return *sm.cluster.Load() }
 
 func (sm *stateMachine) genDir(gen uint64) string {
 	return filepath.Join(sm.dir, fmt.Sprintf("%06d", gen))
@@ -191,6 +224,7 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		return fmt.Errorf("kvserver: log entry %d: %w", l.Index, err)
 	}
 	b := sm.db.NewBatch()
+	var named *clusterID
 	switch c.op {
 	case opSet:
 		b.Set(prefixed(userPrefix, c.key), c.value)
@@ -198,6 +232,14 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		b.Delete(prefixed(userPrefix, c.key))
 	case opMember:
 		b.Set(prefixed(memberPrefix, c.key), c.value)
+	case opCluster:
+		// The first committed wins: two leaders in a row may each have
+		// proposed one before applying the other's.
+		if !sm.clusterID().known() {
+			id, _ := clusterIDFrom(c.value) // checked by decodeCommand
+			b.Set(clusterKey, id[:])
+			named = &id
+		}
 	}
 	b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, l.Index))
 	if err := sm.db.Apply(b, kv.NoSync); err != nil {
@@ -206,6 +248,9 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		return err
 	}
 	sm.applied.Store(l.Index)
+	if named != nil {
+		sm.cluster.Store(named)
+	}
 	return nil
 }
 
@@ -330,6 +375,15 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("kvserver: restore: open new state: %w", err)
 	}
 	applied, err := readSnapshotStream(rc, db)
+	var cluster clusterID
+	if err == nil {
+		cluster, err = readClusterID(db)
+	}
+	if err == nil {
+		// A snapshot names its cluster: one of another cluster would
+		// replace this node's state with a stranger's (S13).
+		err = sameCluster(sm.clusterID(), cluster, "the snapshot")
+	}
 	if err == nil {
 		err = db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync)
 	}
@@ -345,6 +399,7 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 	old, oldDir := sm.db, sm.genDir(sm.gen)
 	sm.db, sm.gen = db, gen
 	sm.applied.Store(applied)
+	sm.cluster.Store(&cluster)
 	// The failed DB is gone: the new state is whole at applied (S6).
 	sm.failed.Store(nil)
 	p := sm.pins[old]

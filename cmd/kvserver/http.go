@@ -23,7 +23,8 @@ import (
 //	GET    /status            JSON (statusReply)
 //	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
 //	                          leader, one hop at most; 409 when it would replace a
-//	                          live member (addMember), 413 beyond maxJoinBytes
+//	                          live member (addMember), 412 when the joiner's state
+//	                          is another cluster's (S13), 413 beyond maxJoinBytes
 //	GET    /members           JSON list of members, each with whether the leader's
 //	                          heartbeats reach it; forwarded to the leader
 //	DELETE /members/ID        204 once ID's removal is committed; forwarded to the
@@ -239,12 +240,16 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	case errors.Is(err, ErrMemberConflict), errors.Is(err, ErrUnsafeRemoval):
 		http.Error(w, err.Error(), http.StatusConflict)
+	case errors.Is(err, ErrClusterMismatch):
+		// Final, unlike 409: the joiner's state is another cluster's
+		// (S13), and asking again changes nothing.
+		http.Error(w, err.Error(), http.StatusPreconditionFailed)
 	case errors.Is(err, ErrUnknownMember):
 		http.Error(w, err.Error(), http.StatusNotFound)
 	case errors.Is(err, ErrJoinerUnreachable):
 		// The joiner is the upstream this leader could not reach.
 		http.Error(w, err.Error(), http.StatusBadGateway)
-	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
+	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, errClusterIDPending):
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -253,7 +258,10 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 
 // statusReply is GET /status's body.
 type statusReply struct {
-	ID           string   `json:"id"`
+	ID string `json:"id"`
+	// Cluster is the ID of the cluster this node's state belongs to, ""
+	// until it holds one (S13).
+	Cluster      string   `json:"cluster,omitempty"`
 	State        string   `json:"state"`
 	Term         uint64   `json:"term"`
 	Leader       string   `json:"leader"`      // leader's ID, "" if none known

@@ -123,6 +123,7 @@ func run(cfg Config) error {
 	case s := <-sig:
 		fmt.Fprintf(os.Stderr, "kvserver: %s: %v, shutting down\n", cfg.ID, s)
 	case err = <-served:
+	case err = <-node.Failed():
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -54,10 +54,19 @@ type Node struct {
 	// reads need (S4).
 	readyTerm atomic.Uint64
 
+	// failed gets the error that ended this node's service on its own:
+	// a join its cluster refused for good (S13). Failed hands it out.
+	failed chan error
+
 	stop     chan struct{}
 	bg       sync.WaitGroup
 	stopOnce sync.Once
 }
+
+// Failed delivers, once, the error for which this node gave up serving
+// on its own: its state belongs to another cluster than the one -join
+// names (ErrClusterMismatch, S13). The caller shuts the node down.
+func (n *Node) Failed() <-chan error { return n.failed }
 
 // ErrNoLeader is returned when the cluster has no leader to serve a request.
 var ErrNoLeader = errors.New("kvserver: no leader")
@@ -103,7 +112,7 @@ func startNode(ctx context.Context, cfg Config, sec *security) (*Node, error) {
 	if err := cfg.Limits.check(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{})}
+	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{}), failed: make(chan error, 1)}
 	if err := n.open(ctx); err != nil {
 		if n.raft != nil {
 			// Started, and failed after: its goroutines must not go on
@@ -132,7 +141,7 @@ func (n *Node) open(ctx context.Context) error {
 	if err := n.catchUpFromSnapshot(snaps); err != nil {
 		return err
 	}
-	if n.trans, err = newTransport(cfg, n.sec); err != nil {
+	if n.trans, err = newTransport(cfg, n.sec, n.fsm.clusterID); err != nil {
 		return err
 	}
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
@@ -151,7 +160,9 @@ func (n *Node) open(ctx context.Context) error {
 		// Before raft runs, so that nothing this node says in raft can
 		// count as what a member of the same ID or address said before
 		// it lost its state (S8).
-		if err := n.requestJoin(ctx, n.joinRequest(true)); err != nil {
+		if err := n.requestJoin(ctx, n.joinRequest(true)); errors.Is(err, ErrClusterMismatch) {
+			return fmt.Errorf("kvserver: %s: %s holds the state of another cluster than %s's: %w; start it from an empty -dir to join that cluster", cfg.ID, cfg.Dir, cfg.Join, err)
+		} else if err != nil {
 			return fmt.Errorf("kvserver: %s stopped waiting for %s to remove any member of its ID or raft address (raft not started; %s still has no raft state, so started again with -join it asks again): %w",
 				cfg.ID, cfg.Join, cfg.Dir, err)
 		}
@@ -266,6 +277,13 @@ func (n *Node) leaderLoop() {
 				continue
 			}
 			n.readyTerm.Store(term)
+			if !n.fsm.clusterID().known() {
+				// A new cluster, or one older than S13: name it. Every
+				// leader until one commits proposes; the first applied
+				// wins (stateMachine.Apply).
+				c := command{op: opCluster, value: newClusterID().bytes()}
+				n.raft.Apply(c.encode(), applyTimeout)
+			}
 			if n.fsm.memberHTTP(n.cfg.ID) != n.cfg.HTTPAddr {
 				c := command{op: opMember, key: []byte(n.cfg.ID), value: []byte(n.cfg.HTTPAddr)}
 				n.raft.Apply(c.encode(), applyTimeout)
@@ -284,6 +302,9 @@ type joinRequest struct {
 	// address and adds nothing; the node starts raft once that is
 	// committed, and then joins again without Fresh (S8).
 	Fresh bool `json:"fresh,omitempty"`
+	// Cluster is the ID of the cluster whose state the joiner holds, ""
+	// if none (S13): the leader of another cluster refuses the join.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // joinReply is the body of a 200 answer to POST /join. Fresh tells a
@@ -302,6 +323,9 @@ func (r joinRequest) validate() error {
 	// would make them all unfollowable.
 	if !isHostPort(r.HTTP) {
 		return fmt.Errorf("%w: join http %q is not HOST:PORT", ErrBadCommand, r.HTTP)
+	}
+	if _, err := parseClusterID(r.Cluster); err != nil {
+		return fmt.Errorf("join: %w", err)
 	}
 	return nil
 }
@@ -328,7 +352,8 @@ func (n *Node) validateRaftAddr(addr string) error {
 }
 
 func (n *Node) joinRequest(fresh bool) joinRequest {
-	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh}
+	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh,
+		Cluster: n.fsm.clusterID().String()}
 }
 
 // joinLoop asks cfg.Join to add this node until it is a member or the node
@@ -344,12 +369,19 @@ func (n *Node) joinLoop() {
 		case <-ctx.Done():
 		}
 	}()
-	n.requestJoin(ctx, n.joinRequest(false))
+	if err := n.requestJoin(ctx, n.joinRequest(false)); errors.Is(err, ErrClusterMismatch) {
+		// Its raft runs, on the configuration of the cluster its state
+		// is from, and the node must serve neither that one (it was told
+		// to join another) nor, with a stranger's state, this one.
+		fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: %s holds the state of another cluster than %s's: %v; stopping (start it from an empty -dir to join that cluster)\n", n.cfg.ID, n.cfg.Dir, n.cfg.Join, err)
+		n.failed <- err
+	}
 }
 
 // requestJoin posts req to cfg.Join until the leader accepts it or ctx
 // ends. A fresh join is accepted only by a leader that says it took it as
-// one (joinReply).
+// one (joinReply). A leader of another cluster (412, S13) is final:
+// ErrClusterMismatch.
 func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 	body, _ := json.Marshal(req)
 	client := n.sec.httpClient(n.cfg.Token)
@@ -358,8 +390,8 @@ func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 		if err == nil && req.Fresh && !reply.Fresh {
 			err = fmt.Errorf("the leader took the join of a node without raft state as an ordinary one (a kvserver that predates fresh joins?); raft stays stopped, as a member of ID %s or address %s may still be counted with the state this node lost", req.ID, req.Raft)
 		}
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, ErrClusterMismatch) {
+			return err
 		}
 		fmt.Fprintf(n.cfg.LogOutput, "kvserver: join through %s: %v (retrying)\n", n.cfg.Join, err)
 		select {
@@ -383,6 +415,9 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode == http.StatusPreconditionFailed {
+		return reply, fmt.Errorf("%w: %s: %s", ErrClusterMismatch, resp.Status, bytes.TrimSpace(msg))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return reply, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
@@ -426,6 +461,10 @@ func (n *Node) addMember(req joinRequest) error {
 	}
 	if err := n.validateRaftAddr(req.Raft); err != nil {
 		return err
+	}
+	theirs, _ := parseClusterID(req.Cluster) // checked by validate
+	if err := joinableCluster(n.fsm.clusterID(), theirs); err != nil {
+		return fmt.Errorf("join of %s at %s: %w", req.ID, req.Raft, err)
 	}
 	n.joining.Lock()
 	defer n.joining.Unlock()
@@ -649,6 +688,7 @@ func (n *Node) status() statusReply {
 	_, leader := n.raft.LeaderWithID()
 	s := statusReply{
 		ID:           n.cfg.ID,
+		Cluster:      n.fsm.clusterID().String(),
 		State:        n.raft.State().String(),
 		Term:         n.raft.CurrentTerm(),
 		Leader:       string(leader),

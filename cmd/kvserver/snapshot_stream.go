@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash"
@@ -17,7 +18,7 @@ import (
 //	records: 0x01 | uvarint len(key) | key | uvarint len(value) | value
 //	end:     0x00 | crc32c of every byte before it (the 0x00 included), 4 bytes LE
 //
-// key is a state DB key (user or member prefix included).
+// key is a state DB key (user or member prefix included), or clusterKey.
 const snapshotMagic = "SKVSNAP1"
 
 const (
@@ -31,14 +32,15 @@ const maxSnapshotField = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// writeSnapshotStream writes the user and member keys of snap to w.
+// writeSnapshotStream writes the cluster ID, member and user keys of snap
+// to w.
 func writeSnapshotStream(w io.Writer, snap *kv.Snapshot, applied uint64) error {
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
 	bw.WriteString(snapshotMagic)
 	var tmp [binary.MaxVarintLen64]byte
 	bw.Write(binary.AppendUvarint(tmp[:0], applied))
-	for _, p := range []byte{memberPrefix, userPrefix} {
+	for _, p := range []byte{clusterKey[0], memberPrefix, userPrefix} {
 		// One pass over the whole state: leave the block cache to the
 		// server's reads.
 		it := snap.NewIter(&kv.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}, SkipCacheFill: true})
@@ -92,12 +94,17 @@ func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if len(key) == 0 || (key[0] != userPrefix && key[0] != memberPrefix) {
+		if len(key) == 0 || (key[0] != userPrefix && key[0] != memberPrefix && !bytes.Equal(key, clusterKey)) {
 			return 0, fmt.Errorf("%w: snapshot record %d has key %q outside the state", ErrBadCommand, n, key)
 		}
 		value, err := readField(br, "value", n)
 		if err != nil {
 			return 0, err
+		}
+		if bytes.Equal(key, clusterKey) {
+			if _, err := clusterIDFrom(value); err != nil {
+				return 0, fmt.Errorf("snapshot record %d: %w", n, err)
+			}
 		}
 		b.Set(key, value)
 		if b.Len() >= 1<<20 {

@@ -19,7 +19,8 @@ func openTestDB(t testing.TB) *kv.DB {
 	return db
 }
 
-// streamOf writes a DB of n user keys and one member to a stream.
+// streamOf writes a DB of n user keys, one member and a cluster ID to a
+// stream.
 func streamOf(t testing.TB, n int) []byte {
 	t.Helper()
 	db := openTestDB(t)
@@ -29,6 +30,7 @@ func streamOf(t testing.TB, n int) []byte {
 		}
 	}
 	db.Set(prefixed(memberPrefix, []byte("n1")), []byte("127.0.0.1:8001"), kv.NoSync)
+	db.Set(clusterKey, bytes.Repeat([]byte{0xc1}, len(clusterID{})), kv.NoSync)
 	db.Set(appliedKey, []byte("not streamed"), kv.NoSync)
 	snap := db.NewSnapshot()
 	defer snap.Close()

@@ -17,8 +17,9 @@ const raftTimeout = 10 * time.Second
 
 // newTransport is raft's network transport over a stream layer on
 // cfg.RaftAddr: mutual TLS when sec has certificates (K4), plain TCP
-// otherwise (loopback only: K1).
-func newTransport(cfg *Config, sec *security) (raft.Transport, error) {
+// otherwise (loopback only: K1); each connection opens with the cluster
+// handshake (S13), cluster giving this node's ID.
+func newTransport(cfg *Config, sec *security, cluster func() clusterID) (raft.Transport, error) {
 	if cfg.Transport != nil {
 		return cfg.Transport, nil
 	}
@@ -30,6 +31,7 @@ func newTransport(cfg *Config, sec *security) (raft.Transport, error) {
 	if sec.peerTLS != nil {
 		stream = &tlsStreamLayer{tcpStreamLayer: layer, server: sec.peerTLS, client: sec.dialTLS}
 	}
+	stream = &clusterStreamLayer{StreamLayer: stream, cluster: cluster}
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  stream,
 		MaxPool: 3,
@@ -80,9 +82,14 @@ func (t *tlsStreamLayer) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The handshake runs on the connection's own goroutine (raft's, at
-	// its first read), so a slow peer cannot hold up Accept.
-	return &handshakeFirst{Conn: tls.Server(c, t.server)}, nil
+	// A peer that never finishes its handshake must not hold the
+	// connection open.
+	tc := tls.Server(c, t.server)
+	return &setupFirst{Conn: tc, setup: func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), raftTimeout)
+		defer cancel()
+		return tc.HandshakeContext(ctx)
+	}}, nil
 }
 
 func (t *tlsStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
@@ -98,36 +105,37 @@ func (t *tlsStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (n
 	return d.DialContext(ctx, "tcp", string(addr))
 }
 
-// handshakeFirst completes the server handshake, within raftTimeout,
-// before the first read or write: raft sets no deadline on an accepted
-// connection, and a peer that never finishes its handshake must not hold
-// one open.
-type handshakeFirst struct {
-	*tls.Conn
-	once sync.Once
-	err  error
+// setupFirst runs setup once, before the connection's first read or
+// write, on the goroutine that makes it (raft's own, for an accepted
+// connection), so a slow peer cannot hold up Accept. raft sets no deadline
+// on an accepted connection: setup bounds its own wait (raftTimeout). A
+// failed setup closes the connection, and every read and write returns
+// its error.
+type setupFirst struct {
+	net.Conn
+	setup func() error
+	once  sync.Once
+	err   error
 }
 
-func (c *handshakeFirst) handshake() error {
+func (c *setupFirst) ensureSetup() error {
 	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), raftTimeout)
-		defer cancel()
-		if c.err = c.Conn.HandshakeContext(ctx); c.err != nil {
+		if c.err = c.setup(); c.err != nil {
 			c.Conn.Close()
 		}
 	})
 	return c.err
 }
 
-func (c *handshakeFirst) Read(p []byte) (int, error) {
-	if err := c.handshake(); err != nil {
+func (c *setupFirst) Read(p []byte) (int, error) {
+	if err := c.ensureSetup(); err != nil {
 		return 0, err
 	}
 	return c.Conn.Read(p)
 }
 
-func (c *handshakeFirst) Write(p []byte) (int, error) {
-	if err := c.handshake(); err != nil {
+func (c *setupFirst) Write(p []byte) (int, error) {
+	if err := c.ensureSetup(); err != nil {
 		return 0, err
 	}
 	return c.Conn.Write(p)
