@@ -11,9 +11,9 @@ import (
 )
 
 // handshakePair listens with a cluster handshake for accepting and dials
-// it with one for dialing, and returns the dial's error and, when it
-// succeeded, what the accepted end read after the handshake.
-func handshakePair(t *testing.T, accepting, dialing clusterID) (dialErr error, read string) {
+// it with one for dialing, and returns what the accepted end read after
+// the handshake (when the dial succeeded) and the dial's error.
+func handshakePair(t *testing.T, accepting, dialing clusterID) (read string, dialErr error) {
 	t.Helper()
 	layer, err := listenTCP("127.0.0.1:0")
 	if err != nil {
@@ -40,11 +40,11 @@ func handshakePair(t *testing.T, accepting, dialing clusterID) (dialErr error, r
 	c, err := dialer.Dial(raft.ServerAddress(layer.Addr().String()), 5*time.Second)
 	if err != nil {
 		<-got
-		return err, ""
+		return "", err
 	}
 	c.Write([]byte("rpc"))
 	c.Close()
-	return nil, <-got
+	return <-got, nil
 }
 
 func TestClusterHandshake(t *testing.T) {
@@ -60,7 +60,7 @@ func TestClusterHandshake(t *testing.T) {
 		{"both new", clusterID{}, clusterID{}, true},
 		{"other clusters", a, b, false},
 	} {
-		err, read := handshakePair(t, tc.accepting, tc.dialed)
+		read, err := handshakePair(t, tc.accepting, tc.dialed)
 		switch {
 		case tc.ok && (err != nil || read != "rpc"):
 			t.Errorf("%s: dial %v, acceptor read %q; want the RPC through", tc.name, err, read)
