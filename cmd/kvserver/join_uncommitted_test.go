@@ -82,6 +82,11 @@ func TestFreshJoinAnsweredOnlyOnceTheRemovalCommits(t *testing.T) {
 	cfg := c.connect(slow)
 	stall := newStalledLog(t, c.trans[slow])
 	cfg.Transport = stall
+	// Not asking to rejoin (S9): it is still a member, and a rejoin sent
+	// late, once the stall began, would hold the leader's joins (they are
+	// serialized, S12) on a member command that cannot commit, so that
+	// the fresh join below could not even propose its removal.
+	cfg.Join = ""
 	n, err := StartNode(cfg)
 	if err != nil {
 		t.Fatal(err)
