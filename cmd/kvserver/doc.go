@@ -189,6 +189,14 @@
 //	   applied nothing past its cluster's opCluster) has no state of
 //	   another cluster to protect and passes every check. The in-memory
 //	   transport of tests has no hello.
+//	S14 (a leader stopping hands over): Shutdown on a leader with another
+//	   voter first transfers its leadership (handOffLeadership: raft
+//	   brings the voter with most of its log up to date and has it stand
+//	   at once), waiting at most handOffWait heartbeat timeouts. Without
+//	   it, a leader stopped cleanly (SIGTERM, a rolling restart) left the
+//	   cluster without one until a follower's election timeout ran out,
+//	   at least a heartbeat timeout of refused writes. A transfer that
+//	   fails leaves that election to happen as before.
 //
 // # Security
 //

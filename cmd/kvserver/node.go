@@ -760,10 +760,14 @@ func (n *Node) linearizableRead(key []byte) ([]byte, error) {
 }
 
 // Shutdown stops raft, then closes the transport and both stores. The
-// data directory then holds everything a restart needs.
+// data directory then holds everything a restart needs. A leader first
+// hands its leadership over (handOffLeadership).
 func (n *Node) Shutdown() error {
 	var err error
 	n.stopOnce.Do(func() {
+		if n.raft != nil {
+			n.handOffLeadership()
+		}
 		close(n.stop)
 		if n.raft != nil {
 			err = n.raft.Shutdown().Error()
@@ -772,6 +776,51 @@ func (n *Node) Shutdown() error {
 		err = cmp.Or(err, n.closeStores())
 	})
 	return err
+}
+
+// handOffWait bounds, in heartbeat timeouts, how long a leader shutting
+// down waits for its leadership to pass: raft gives a transfer one
+// election timeout (the heartbeat timeout here) and then fails it.
+const handOffWait = 2
+
+// handOffLeadership has a leader pass its leadership, before it stops, to
+// the voter with the most of its log (raft's LeadershipTransfer: it brings
+// that voter up to date and tells it to stand at once). Stopped without,
+// a leader leaves the cluster without one until a follower's election
+// timeout runs out: at least one heartbeat timeout (1 s by default) of
+// refused writes and linearizable reads per restarted leader, which a
+// rolling restart pays once. A transfer that fails (no other voter, none
+// reached) or takes longer than handOffWait heartbeat timeouts leaves
+// that election to happen as before.
+func (n *Node) handOffLeadership() {
+	if n.raft.State() != raft.Leader || !n.hasOtherVoter() {
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.raft.LeadershipTransfer().Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: leadership not handed over before shutdown: %v\n", n.cfg.ID, err)
+		}
+	case <-time.After(handOffWait * n.heartbeat):
+		fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: leadership not handed over within %v; shutting down\n", n.cfg.ID, handOffWait*n.heartbeat)
+	}
+}
+
+// hasOtherVoter reports whether the latest configuration has a voter
+// besides this node.
+func (n *Node) hasOtherVoter() bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return false
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter && s.ID != raft.ServerID(n.cfg.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeStores closes all three, returning the first error (cmp.Or: the
