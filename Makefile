@@ -29,8 +29,9 @@ fmt-check:
 lint: vet fmt-check
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-## bench: filterbench and kvbench (quick modes unless BENCHFLAGS says
-## otherwise), side by side with the anchor libraries, Pebble and goleveldb;
+## bench: filterbench, kvbench and clusterbench (quick modes unless
+## BENCHFLAGS says otherwise), side by side with the anchor libraries, Pebble,
+## goleveldb and raft-boltdb;
 ## refreshes docs/benchmarks.md, docs/charts/*.png and the raw JSON beside
 ## them. kvbench's budget sweep runs at 10 bits per key on its own
 ## 250k-key, 256 KiB-memtable tree (L0 and two levels, loaded by a script
@@ -44,14 +45,18 @@ KVBENCH     = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -engines all,sievekv-control
 # medians of seven rounds: quick
 # fillseq takes 0.15 s an engine, and its rounds spread by a few percent.
 KVWRITES    = $(GO) run ./cmd/kvbench $(BENCHFLAGS) -isolate -rounds 7 -wal -engines sievekv,pebble,goleveldb -workloads fillseq,fillrandom,overwrite,fillsync8,filllarge -json docs/charts/kvbench-writes.json -md docs/.kvbench-writes.md
+# The replication side: raftstore beside raft-boltdb v2, and a three-node
+# kvserver cluster's writes and leader stops.
+CLUSTERBENCH = $(GO) run ./cmd/clusterbench $(BENCHFLAGS) -json docs/charts/clusterbench.json -md docs/.clusterbench.md
 bench:
 	@mkdir -p docs/charts
 	@cut -d' ' -f1-3 /proc/loadavg > docs/.loadavg 2>/dev/null || echo unknown > docs/.loadavg
 	$(FILTERBENCH)
 	$(KVBENCH)
 	$(KVWRITES)
-	sh cmd/kvbench/benchdoc.sh docs/.filterbench.md docs/.kvbench.md '$(FILTERBENCH)' '$(KVBENCH)' "$$(cat docs/.loadavg)" docs/.kvbench-writes.md '$(KVWRITES)' > docs/benchmarks.md
-	@rm -f docs/.filterbench.md docs/.kvbench.md docs/.kvbench-writes.md docs/.loadavg
+	$(CLUSTERBENCH)
+	sh cmd/kvbench/benchdoc.sh docs/.filterbench.md docs/.kvbench.md '$(FILTERBENCH)' '$(KVBENCH)' "$$(cat docs/.loadavg)" docs/.kvbench-writes.md '$(KVWRITES)' docs/.clusterbench.md '$(CLUSTERBENCH)' > docs/benchmarks.md
+	@rm -f docs/.filterbench.md docs/.kvbench.md docs/.kvbench-writes.md docs/.clusterbench.md docs/.loadavg
 
 ## bench-1m: the 1M-key kvbench runs docs/benchmarks.md keeps (both kinds);
 ## run `make bench` afterwards to fold them in.

@@ -12,6 +12,12 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
+// bothStores is what raft asks of a store: its log and its stable state.
+type bothStores interface {
+	raft.LogStore
+	raft.StableStore
+}
+
 // TestSameAnswersAsBoltStore runs one random sequence of log and stable
 // store calls (overlapping and out-of-order StoreLogs, DeleteRange over
 // gaps, reversed, past both ends and over the whole index space, reads of
@@ -33,8 +39,8 @@ func TestSameAnswersAsBoltStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bolt.Close()
-	stores := [2]benchStore{s, bolt}
-	same := func(step int, what string, call func(benchStore) string) {
+	stores := [2]bothStores{s, bolt}
+	same := func(step int, what string, call func(bothStores) string) {
 		t.Helper()
 		if got, want := call(stores[0]), call(stores[1]); got != want {
 			t.Fatalf("step %d, %s:\n sievekv %s\n boltdb  %s", step, what, got, want)
@@ -49,7 +55,7 @@ func TestSameAnswersAsBoltStore(t *testing.T) {
 		}
 		return "error " + err.Error()
 	}
-	bounds := func(st benchStore) string {
+	bounds := func(st bothStores) string {
 		f, ferr := st.FirstIndex()
 		l, lerr := st.LastIndex()
 		return fmt.Sprintf("first %d %s, last %d %s", f, errText(ferr), l, errText(lerr))
@@ -67,7 +73,7 @@ func TestSameAnswersAsBoltStore(t *testing.T) {
 				}
 				logs = append(logs, &raft.Log{Index: i, Term: rng.Uint64N(4) + 1, Type: raft.LogType(rng.IntN(6)), Data: fmt.Appendf(nil, "step %d", step)})
 			}
-			same(step, fmt.Sprintf("StoreLogs of %d", len(logs)), func(st benchStore) string { return errText(st.StoreLogs(logs)) })
+			same(step, fmt.Sprintf("StoreLogs of %d", len(logs)), func(st bothStores) string { return errText(st.StoreLogs(logs)) })
 		case op < 12:
 			lo := rng.Uint64N(span + 10)
 			hi := lo + rng.Uint64N(30)
@@ -77,10 +83,10 @@ func TestSameAnswersAsBoltStore(t *testing.T) {
 			case 1:
 				lo, hi = 0, ^uint64(0)
 			}
-			same(step, fmt.Sprintf("DeleteRange(%d, %d)", lo, hi), func(st benchStore) string { return errText(st.DeleteRange(lo, hi)) })
+			same(step, fmt.Sprintf("DeleteRange(%d, %d)", lo, hi), func(st bothStores) string { return errText(st.DeleteRange(lo, hi)) })
 		case op < 16:
 			i := rng.Uint64N(span + 10)
-			same(step, fmt.Sprintf("GetLog(%d)", i), func(st benchStore) string {
+			same(step, fmt.Sprintf("GetLog(%d)", i), func(st bothStores) string {
 				var l raft.Log
 				err := st.GetLog(i, &l)
 				return fmt.Sprintf("%s %d %d %d %q", errText(err), l.Index, l.Term, l.Type, l.Data)
@@ -91,19 +97,19 @@ func TestSameAnswersAsBoltStore(t *testing.T) {
 			// raft-boltdb.
 			if i := rng.IntN(4); rng.IntN(2) == 0 {
 				key, val := fmt.Appendf(nil, "key-%d", i), bytes.Repeat([]byte{byte(step)}, rng.IntN(9)+1)
-				same(step, fmt.Sprintf("Set(%s)", key), func(st benchStore) string { return errText(st.Set(key, val)) })
+				same(step, fmt.Sprintf("Set(%s)", key), func(st bothStores) string { return errText(st.Set(key, val)) })
 			} else {
 				key, u := fmt.Appendf(nil, "uint-%d", i), rng.Uint64()
-				same(step, fmt.Sprintf("SetUint64(%s)", key), func(st benchStore) string { return errText(st.SetUint64(key, u)) })
+				same(step, fmt.Sprintf("SetUint64(%s)", key), func(st bothStores) string { return errText(st.SetUint64(key, u)) })
 			}
 		default:
 			i := rng.IntN(6)
 			key, ukey := fmt.Appendf(nil, "key-%d", i), fmt.Appendf(nil, "uint-%d", i)
-			same(step, fmt.Sprintf("Get(%s)", key), func(st benchStore) string {
+			same(step, fmt.Sprintf("Get(%s)", key), func(st bothStores) string {
 				v, err := st.Get(key)
 				return fmt.Sprintf("%x %s", v, errText(err))
 			})
-			same(step, fmt.Sprintf("GetUint64(%s)", ukey), func(st benchStore) string {
+			same(step, fmt.Sprintf("GetUint64(%s)", ukey), func(st bothStores) string {
 				v, err := st.GetUint64(ukey)
 				return fmt.Sprintf("%d %s", v, errText(err))
 			})

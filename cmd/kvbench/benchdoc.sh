@@ -1,10 +1,11 @@
 #!/bin/sh
-# benchdoc.sh FILTER_PART KV_PART "FILTER_CMD" "KV_CMD" LOADAVG_AT_START [WRITES_PART "WRITES_CMD"]
+# benchdoc.sh FILTER_PART KV_PART "FILTER_CMD" "KV_CMD" LOADAVG_AT_START [WRITES_PART "WRITES_CMD" [CLUSTER_PART "CLUSTER_CMD"]]
 # Assembles docs/benchmarks.md (on stdout) from the markdown sections that
-# `filterbench -md` and `kvbench -md` wrote, with the machine details. Run by
+# `filterbench -md`, `kvbench -md` and `clusterbench -md` wrote, with the
+# machine details. Run by
 # `make bench`; the tables and verdicts come from the tools, never by hand.
 set -e
-fpart=$1 kpart=$2 fcmd=$3 kcmd=$4 load=$5 wpart=${6:-} wcmd=${7:-}
+fpart=$1 kpart=$2 fcmd=$3 kcmd=$4 load=$5 wpart=${6:-} wcmd=${7:-} cpart=${8:-} ccmd=${9:-}
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
 cat <<HDR
 # sievekv benchmarks
@@ -28,6 +29,7 @@ Everything below was measured in one run of each tool, side by side.
 ${fcmd}
 ${kcmd}
 ${wcmd}
+${ccmd}
 \`\`\`
 
 \`make bench BENCHFLAGS=\` runs the full sizes (filterbench n = 10k, 100k, 1M, five
@@ -98,6 +100,7 @@ HDR
 cat "$fpart"
 cat "$kpart"
 if [ -n "$wpart" ]; then cat "$wpart"; fi
+if [ -n "$cpart" ]; then cat "$cpart"; fi
 # A larger filterbench run, when one was kept (docs/charts/filterbench-1m.md).
 if [ -f docs/charts/filterbench-1m.md ]; then
 	echo "## Larger filterbench run (1M keys, more rounds; kept from an earlier run, not refreshed by quick mode)"
