@@ -27,7 +27,11 @@ func newStalledLog(t *testing.T, tr *raft.InmemTransport) *stalledLog {
 	s := &stalledLog{InmemTransport: tr, out: make(chan raft.RPC)}
 	serveRPCs(t, tr, func(rpc raft.RPC, done <-chan struct{}) bool {
 		if ae, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && len(ae.Entries) > 0 && s.stalled.Load() {
-			rpc.Respond(nil, errors.New("log write stalled"))
+			// A typed response with the error: raft's in-memory pipeline
+			// copies the response before it looks at the error, and a
+			// nil one panicked the test binary (once replication to
+			// the member was pipelined when the stall began).
+			rpc.Respond(&raft.AppendEntriesResponse{}, errors.New("log write stalled"))
 			return true
 		}
 		select {
