@@ -176,19 +176,19 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		d.mu.Unlock()
 		return err
 	}
-	// Applied once d.mu is released.
-	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones)
-	d.mu.Unlock()
-	shadow.installed()
-	if err := indexEdit.apply(); err != nil {
-		return err
-	}
+	// Counted with the install, under d.mu, where Metrics reads the
+	// counters and the version: a snapshot showing the outputs counts the
+	// compaction (the index update below may take a while).
 	d.counters.compactions.Add(1)
 	d.counters.compactionBytesIn.Add(bytesIn)
 	d.counters.tombstonesElided.Add(src.Elided)
 	d.counters.compaction.levelBytesWritten[job.outputLevel].Add(written)
 	d.countPicked(job)
-	return nil
+	// Applied once d.mu is released.
+	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones)
+	d.mu.Unlock()
+	shadow.installed()
+	return indexEdit.apply()
 }
 
 // countPicked counts a background compaction by the picker's reason.

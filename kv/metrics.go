@@ -383,11 +383,6 @@ func (d *DB) collectMetrics() Metrics {
 	m.WAL.Bytes = d.counters.walBytes.Load()
 	m.WAL.Syncs = d.counters.walSyncs.Load()
 	m.Flushes = d.counters.flushes.Load()
-	m.Compactions = d.counters.compactions.Load()
-	m.Compaction.Count = m.Compactions
-	m.Compaction.TrivialMoves = d.counters.trivialMoves.Load()
-	m.Compaction.BytesIn = d.counters.compactionBytesIn.Load()
-	m.Compaction.TombstonesElided = d.counters.tombstonesElided.Load()
 	sd := &d.counters.shadowDrop
 	m.Compaction.ShadowedDropped, m.Compaction.ShadowedDroppedBytes = sd.values.Load(), sd.bytes.Load()
 	m.Compaction.ShadowChecks, m.Compaction.ShadowPositives = sd.probes.Load(), sd.positives.Load()
@@ -412,20 +407,14 @@ func (d *DB) collectMetrics() Metrics {
 	if pe, pb := d.tombstones.peak(); pe > 0 {
 		m.TombstoneIndex.PeakEntries, m.TombstoneIndex.PeakBytesPerTombstone = uint64(pe), float64(pb)/float64(pe)
 	}
-	cc := &d.counters.compaction
-	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()
-	m.Compaction.Purges = cc.byReason[compaction.ReasonPurge].Load()
-	m.Compaction.AgeCompactions = cc.byReason[compaction.ReasonAge].Load()
-	m.Compaction.IdlePurges = cc.byReason[compaction.ReasonIdle].Load()
-	m.Compaction.IdleFlushes = cc.idleFlushes.Load()
-	for l := range m.Levels {
-		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()
-	}
-
 	d.levelFilterFP(&m)
 
+	if testMetricsBeforeLock != nil {
+		testMetricsBeforeLock()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.compactionCountersLocked(&m)
 	m.Closed = d.closed
 	if d.bgErr != nil {
 		m.BackgroundError = d.bgErr.Error()
@@ -475,6 +464,32 @@ func (d *DB) collectMetrics() Metrics {
 	}
 	m.WAL.Files += d.readOnlyLogs
 	return m
+}
+
+// testMetricsBeforeLock, when set (tests only), is called by
+// collectMetrics between what it reads without d.mu and what it reads
+// under it.
+var testMetricsBeforeLock func()
+
+// compactionCountersLocked reads the compaction counters into m. A
+// compaction or trivial move counts itself under d.mu as it installs its
+// version, so read under d.mu with the levels they match what the levels
+// show. REQUIRES: d.mu held.
+func (d *DB) compactionCountersLocked(m *Metrics) {
+	m.Compactions = d.counters.compactions.Load()
+	m.Compaction.Count = m.Compactions
+	m.Compaction.TrivialMoves = d.counters.trivialMoves.Load()
+	m.Compaction.BytesIn = d.counters.compactionBytesIn.Load()
+	m.Compaction.TombstonesElided = d.counters.tombstonesElided.Load()
+	cc := &d.counters.compaction
+	m.Compaction.ByScore = cc.byReason[compaction.ReasonScore].Load()
+	m.Compaction.Purges = cc.byReason[compaction.ReasonPurge].Load()
+	m.Compaction.AgeCompactions = cc.byReason[compaction.ReasonAge].Load()
+	m.Compaction.IdlePurges = cc.byReason[compaction.ReasonIdle].Load()
+	m.Compaction.IdleFlushes = cc.idleFlushes.Load()
+	for l := range m.Levels {
+		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()
+	}
 }
 
 // rangeTombstoneLine lists the levels' range tombstones, or is empty when
