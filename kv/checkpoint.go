@@ -19,7 +19,9 @@ import (
 var ErrCheckpointDirNotEmpty = errors.New("kv: checkpoint directory is not empty")
 
 // Checkpoint writes a consistent, openable copy of the DB into dir, which
-// must not exist or be empty (ErrCheckpointDirNotEmpty otherwise). Writers
+// must not exist or be empty (ErrCheckpointDirNotEmpty otherwise), and
+// inside the DB's own directory must not have the name of one of the DB's
+// files (ErrInvalidArgument: Open would take it for one). Writers
 // may run meanwhile: the checkpoint holds exactly the writes committed up
 // to one moment during the call, whole batches only (K2), and nothing
 // committed after Checkpoint returns.
@@ -162,6 +164,14 @@ func (d *DB) prepareCheckpointDir(dir string) (*checkpointOutput, error) {
 		// Said plainly rather than as an entry count: the count of a live
 		// DB's directory changes under the user (a WAL made ahead).
 		return nil, fmt.Errorf("%w: %s is the database's own directory", ErrCheckpointDirNotEmpty, dir)
+	}
+	if samePath(filepath.Dir(filepath.Clean(dir)), d.dirname) {
+		if _, _, ok := parseFileName(filepath.Base(dir)); ok {
+			// Open and Check take an entry of that name for one of the
+			// DB's own files (a directory 000100.log for a WAL to
+			// replay), and the DB would no longer open.
+			return nil, fmt.Errorf("%w: Checkpoint: %s has the name of one of the database's own files (%s) in its directory", ErrInvalidArgument, dir, filepath.Base(dir))
+		}
 	}
 	out := &checkpointOutput{fs: d.fs, dir: dir}
 	names, err := d.fs.List(dir)

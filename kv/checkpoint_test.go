@@ -305,3 +305,47 @@ func TestConcurrentCheckpointsIntoOneDirLeaveTheSourceWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointRefusesADBFileNameInItsDirectory caught a checkpoint
+// made at DBDIR/000100.log: Checkpoint succeeded, and the source DB then
+// failed to open (and Check reported a problem), since recovery took the
+// directory for a WAL to replay. Such a name inside the DB's directory is
+// refused before anything is made; another name there is fine.
+func TestCheckpointRefusesADBFileNameInItsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	d, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"000100.log", "MANIFEST-000009", "000007.sst", "CURRENT"} {
+		cp := filepath.Join(dir, name)
+		if err := d.Checkpoint(cp); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("Checkpoint(%s): %v; want ErrInvalidArgument", cp, err)
+		}
+		if name != "CURRENT" {
+			if _, err := os.Stat(cp); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the refused Checkpoint(%s) left %v", cp, err)
+			}
+		}
+	}
+	if err := d.Checkpoint(filepath.Join(dir, "cp")); err != nil {
+		t.Fatalf("Checkpoint into a plain subdirectory: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Check(dir, nil); err != nil || !rep.OK() {
+		t.Fatalf("Check of the source after the checkpoints: %v\n%v", err, rep)
+	}
+	d, err = Open(dir, nil)
+	if err != nil {
+		t.Fatalf("reopen of the source: %v", err)
+	}
+	defer d.Close()
+	if v, err := d.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+}
