@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -204,6 +205,18 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	if newUserKey {
 		w.rangeFilter.add(key.UserKey, shared)
 	}
+	if w.data.entries > 0 && w.data.estimatedSize()+maxEntryEncoding(key, value) > dataBlockLimit {
+		// A block is cut only once it reaches BlockSize (up to 1 MiB),
+		// so a large entry added to a nearly full one would make a
+		// block past what a reader accepts (maxBlockLen): every entry
+		// in it lost. Cut first; the entry, within the callers' limit,
+		// fits a block of its own.
+		if err := w.flushDataBlock(); err != nil {
+			return err
+		}
+		last, _ := base.DecodeInternalKey(w.lastKey)
+		w.addIndexEntry(separator(last, key))
+	}
 	w.keyBuf = key.Encode(w.keyBuf[:0])
 	w.data.add(w.keyBuf, value)
 	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
@@ -222,6 +235,17 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		return w.flushDataBlock()
 	}
 	return nil
+}
+
+// dataBlockLimit is the most a data block may hold: maxBlockLen, less the
+// restart array's room. A variable so that tests can reach it with small
+// entries.
+var dataBlockLimit = maxBlockLen - 64<<10
+
+// maxEntryEncoding bounds the bytes key and value take in a block: the
+// encoded key, the value, three length varints and a restart point.
+func maxEntryEncoding(key base.InternalKey, value []byte) int {
+	return len(key.UserKey) + 8 + len(value) + 3*binary.MaxVarintLen32 + 4
 }
 
 // LastUserKeyHash returns filters.Hash of the user key of the last entry
