@@ -185,10 +185,17 @@
 //	   before raft sends a byte when the two differ, so a node started
 //	   from an old directory at an address another cluster's member now
 //	   has neither takes nor answers that cluster's entries. A node that
-//	   holds no ID yet (a new one, or a state older than S13, or one that
-//	   applied nothing past its cluster's opCluster) has no state of
-//	   another cluster to protect and passes every check. The in-memory
-//	   transport of tests has no hello.
+//	   holds no ID passes every check. For a new node that is right; a
+//	   state older than S13 (applied entries, no ID) is NOT protected: it
+//	   can join another cluster, and will skip that cluster's opCluster
+//	   (at or below its applied index). Nor is the hello re-checked on a
+//	   connection raft keeps open: one opened while this node held no ID
+//	   (a fresh joiner's listener, up before raft starts) still carries
+//	   the other cluster's RPCs after this node learns its own ID. Both
+//	   are known gaps (docs/reliability.md). A start removes a snapshot
+//	   Restore refused (catchUpFromSnapshot): raft saves an installed
+//	   snapshot before it restores it. The in-memory transport of tests
+//	   has no hello.
 //	S14 (a leader stopping hands over): Shutdown on a leader with another
 //	   voter first transfers its leadership (handOffLeadership: raft
 //	   brings the voter with most of its log up to date and has it stand

@@ -221,15 +221,30 @@ func (n *Node) open(ctx context.Context) error {
 // behind it (its directory lost or replaced): raft, which does not restore
 // at start (S2), would otherwise replay only the entries after it.
 func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
-	list, err := snaps.List()
-	if err != nil || len(list) == 0 || list[0].Index <= n.fsm.applied.Load() {
-		return err
+	for {
+		list, err := snaps.List()
+		if err != nil || len(list) == 0 || list[0].Index <= n.fsm.applied.Load() {
+			return err
+		}
+		_, rc, err := snaps.Open(list[0].ID)
+		if err != nil {
+			return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
+		}
+		err = n.fsm.Restore(rc)
+		if !errors.Is(err, ErrClusterMismatch) {
+			return err
+		}
+		// raft saves an installed snapshot before the state machine
+		// restores it, so one Restore refused (another cluster's, S13)
+		// stays in the store as the newest: removed, or every start
+		// would refuse it again and raft would count its index as its
+		// own. The file store keeps each snapshot in a directory named
+		// by its ID.
+		fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: removing snapshot %s, of another cluster: %v\n", n.cfg.ID, list[0].ID, err)
+		if rerr := os.RemoveAll(filepath.Join(n.cfg.Dir, "snapshots", list[0].ID)); rerr != nil {
+			return fmt.Errorf("kvserver: remove snapshot %s of another cluster: %w", list[0].ID, rerr)
+		}
 	}
-	_, rc, err := snaps.Open(list[0].ID)
-	if err != nil {
-		return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
-	}
-	return n.fsm.Restore(rc)
 }
 
 // ErrRaftStateLost is returned by StartNode without Join for a directory
