@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -201,20 +202,15 @@ func markdown(rep report) string {
 	return b.String()
 }
 
-func nsRange(r storeResult) string {
-	lo, hi := r.NsPerOp[0], r.NsPerOp[0]
-	for _, x := range r.NsPerOp {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return fmt.Sprintf("%s (%s-%s)", commas(r.median()), commas(lo), commas(hi))
+// medianRange is "median (min-max)" of xs, each figure formatted by f.
+func medianRange(xs []float64, f func(float64) string) string {
+	return fmt.Sprintf("%s (%s-%s)", f(median(xs)), f(slices.Min(xs)), f(slices.Max(xs)))
 }
 
+func nsRange(r storeResult) string { return medianRange(r.NsPerOp, commas) }
+
 func msRange(xs []float64) string {
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return fmt.Sprintf("%.0f (%.0f-%.0f)", median(xs), lo, hi)
+	return medianRange(xs, func(x float64) string { return fmt.Sprintf("%.0f", x) })
 }
 
 // commas formats a non-negative count with thousands separators.
