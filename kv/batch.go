@@ -41,6 +41,18 @@ const maxBatchSize = 1 << 30
 // margin covers the block's entry header, trailer and restart array.
 const maxEntrySize = maxBatchSize - 64<<10
 
+// MaxKeySize is the longest key a write takes (each of a range deletion's
+// start and end counts as a key); longer keys are ErrInvalidArgument.
+// Values may be far larger (up to 1 GiB - 64 KiB with their key), but keys
+// are repeated where values are not: in index entries, in a table's
+// smallest and largest keys, in range deletions. Two 540 MiB keys that no
+// separator could shorten made an index block past the 1 GiB a reader
+// accepts, and a flush wrote a table whose every entry was then lost.
+// With keys bounded, the table writer ends a table before its metadata
+// nears that limit (kv's metadataCut). 1 MiB is far beyond any key we know
+// of in practice (bbolt's limit is 32 KiB, Badger's 64 KB).
+const MaxKeySize = 1 << 20
+
 // NewBatch returns an empty batch.
 func (d *DB) NewBatch() *Batch { return newBatch() }
 
@@ -64,9 +76,10 @@ func putBatch(b *Batch) {
 	batches.Put(b)
 }
 
-// Set records key = value. The batch copies both. A key and value of more
-// than 1 GiB - 64 KiB together (maxEntrySize), or a batch growing past
-// 1 GiB, make Apply fail with ErrInvalidArgument, writing nothing.
+// Set records key = value. The batch copies both. A key longer than
+// MaxKeySize, a key and value of more than 1 GiB - 64 KiB together
+// (maxEntrySize), or a batch growing past 1 GiB, make Apply fail with
+// ErrInvalidArgument, writing nothing.
 func (b *Batch) Set(key, value []byte) {
 	b.add(base.KindSet, key, value)
 }
@@ -100,6 +113,9 @@ func (b *Batch) add(kind base.Kind, key, value []byte) {
 	// Refused before copying: a batch over the limit must not first take
 	// the memory of the write it cannot apply.
 	switch n := len(key) + len(value); {
+	case len(key) > MaxKeySize || kind == base.KindRangeDelete && len(value) > MaxKeySize:
+		b.fail(fmt.Errorf("%w: a %d-byte key exceeds the %d-byte key limit", ErrInvalidArgument, max(len(key), len(value)), MaxKeySize))
+		return
 	case n > maxEntrySize:
 		b.fail(fmt.Errorf("%w: a write of a %d-byte key and %d-byte value exceeds the %d-byte entry limit", ErrInvalidArgument, len(key), len(value), maxEntrySize))
 		return

@@ -22,7 +22,8 @@ func (d *DB) maybeScheduleFlushLocked() {
 
 // flushLoop writes immutable memtables, oldest first, as L0 tables until
 // none is left, then exits. One runs at a time (d.flushing). Every
-// memtable waiting when a flush starts goes into the same table (K6 holds:
+// memtable waiting when a flush starts goes into the same table (or
+// tables, when long keys fill one's metadata: writeTables; K6 holds:
 // they are consecutive and the oldest of the queue), as Pebble's flush
 // does: when flushes fall behind the writers, L0 receives fewer, larger
 // tables instead of more small ones, and each compaction of L0 into the
@@ -110,7 +111,8 @@ func (d *DB) flushLoop() {
 }
 
 // flushMemTables writes the memtables ms, consecutive and oldest first,
-// as one L0 table (none if they are all empty). A tombstone in the oldest
+// as one L0 table (none if they are all empty; more, with disjoint key
+// ranges, only when long keys fill a table's metadata: metadataCut). A tombstone in the oldest
 // snapshot stripe whose key every older table's filter rules out hides
 // nothing and is dropped (compaction's C2 with the filters as the proof);
 // v is the version whose tables are older than ms. Versions of one key in

@@ -39,9 +39,20 @@ type outputSpec struct {
 	budget *filterTarget
 }
 
+// metadataCut is the MetadataSize at which writeTables ends a table at the
+// next user key, whatever spec.split says (a flush's too): a quarter of
+// the largest block a reader accepts, so the entries of the key that ends
+// a table (up to MaxKeySize each) fit in the rest. Tables of ordinary keys
+// never come near it: their target size ends them long before. A
+// variable so that tests reach it with small keys.
+var metadataCut uint64 = 256 << 20
+
 // writeTables writes the entries of src into new tables. A table ends only
 // between two user keys, never inside one key's versions, so tables of a
-// sorted level never share a user key. Created files are removed on error;
+// sorted level never share a user key. A table also ends once its index,
+// range deletions or properties near a reader's block limit
+// (metadataCut), so a flush too may write more than one table; their key
+// ranges are disjoint. Created files are removed on error;
 // orphans left by a crash are removed by the next Open.
 func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMetadata, error) {
 	var (
@@ -100,7 +111,8 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 			if err := rd.addStartingBy(w, k.UserKey); err != nil {
 				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 			}
-			if spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) && rd.canSplitBefore(k.UserKey) {
+			cut := spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) || w.MetadataSize() >= metadataCut
+			if cut && rd.canSplitBefore(k.UserKey) {
 				if err := finish(); err != nil {
 					return fail(err)
 				}

@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -24,6 +25,7 @@ func (w *Writer) AddRangeDel(t rangedel.Tombstone) error {
 		return fmt.Errorf("sstable: AddRangeDel %v: empty range or invalid seqnum", t)
 	}
 	w.rangeDels = append(w.rangeDels, t.Clone())
+	w.rangeDelBytes += uint64(len(t.Start)+len(t.End)) + 3*binary.MaxVarintLen64
 	return nil
 }
 

@@ -63,6 +63,10 @@ const (
 // strictly after the previous one; the table is unchanged.
 var ErrOutOfOrder = errors.New("sstable: key out of order")
 
+// ErrBlockTooLarge is returned by Finish (and then every call) when a
+// block would exceed what a reader accepts; nothing readable was written.
+var ErrBlockTooLarge = errors.New("sstable: block too large")
+
 // WriterOptions configure a table. The zero value is valid: 4 KiB blocks,
 // restarts every 16 keys, snappy, a binary fuse 8 filter.
 type WriterOptions struct {
@@ -143,6 +147,7 @@ type Writer struct {
 	skipSnappy    int // data blocks left to store raw (incompressibleBackoff)
 	keyBuf        []byte
 	rangeDels     []rangedel.Tombstone // written by Finish (rangedel.go)
+	rangeDelBytes uint64               // their keys' bytes, for MetadataSize
 	err           error                // sticky I/O error
 	done          bool
 }
@@ -237,6 +242,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	return nil
 }
 
+// writeBlockLimit is maxBlockLen, a variable so that tests can reach it.
+var writeBlockLimit = maxBlockLen
+
 // dataBlockLimit is the most a data block may hold: maxBlockLen, less the
 // restart array's room. A variable so that tests can reach it with small
 // entries.
@@ -290,6 +298,15 @@ func (w *Writer) flushDataBlock() error {
 // writeBlock writes contents (compressed if allowed and worth it) with its
 // tag and CRC32C trailer (T1).
 func (w *Writer) writeBlock(contents []byte, compress bool) (blockHandle, error) {
+	if len(contents) > writeBlockLimit {
+		// Every block a reader would refuse is one the writer must never
+		// write: the data block cut (Add) and the engine's cut on
+		// MetadataSize keep tables clear of this, and the error keeps the
+		// entries where they came from (a memtable and its WAL, or a
+		// compaction's inputs) should anything still reach it.
+		w.err = fmt.Errorf("%w: a %d-byte block exceeds the %d-byte limit readers accept", ErrBlockTooLarge, len(contents), writeBlockLimit)
+		return blockHandle{}, w.err
+	}
 	out, tag := contents, tagNone
 	if compress && w.opts.Compression == SnappyCompression {
 		w.compressBuf = snappy.Encode(w.compressBuf[:cap(w.compressBuf)], contents)
@@ -318,6 +335,26 @@ func (w *Writer) writeBlock(contents []byte, compress bool) (blockHandle, error)
 // index and properties: what the engine compares with its target size.
 func (w *Writer) EstimatedSize() uint64 {
 	return w.offset + uint64(w.data.estimatedSize())
+}
+
+// MetadataSize bounds the largest block other than a data block that
+// Finish would write now, before compression: the index with the entry
+// it still owes the last data block, the range deletions, or the
+// properties with their smallest and largest keys. These grow with key
+// length, not value length, and EstimatedSize leaves them out, so a table
+// of long keys may be far below its target size while one of them nears
+// what a reader accepts (maxBlockLen). The engine cuts its output on this
+// figure (kv's table_writer.go); Finish refuses a block past the limit
+// instead of writing a table no reader opens.
+func (w *Writer) MetadataSize() uint64 {
+	// An index entry is an internal key of at most the last key's length
+	// (a separator or successor, T5) and a handle; the properties' fixed
+	// fields are a few hundred bytes.
+	const entryOverhead, fixedProps = 3*binary.MaxVarintLen32 + 2*binary.MaxVarintLen64 + 4, 1 << 10
+	last := uint64(len(w.lastKey))
+	index := uint64(w.index.estimatedSize()) + last + entryOverhead
+	props := uint64(len(w.props.SmallestKey.UserKey)) + last + fixedProps
+	return max(index, props, w.rangeDelBytes)
 }
 
 // Finish writes the last data block, the filter, index, properties and
