@@ -56,6 +56,11 @@ func decodeCommand(b []byte) (command, error) {
 	}
 	rest := b[1+w:]
 	c.key, c.value = rest[:n:n], rest[n:]
+	if len(c.key) > maxStateKeyBytes {
+		// The state DB would refuse it on every member alike, and a failed
+		// apply stops the node: skip it, as any bad command.
+		return command{}, fmt.Errorf("%w: a %d-byte key is longer than the %d the state DB takes", ErrBadCommand, len(c.key), maxStateKeyBytes)
+	}
 	if c.op == opDelete && len(c.value) != 0 {
 		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/sievekv/sievekv/kv"
 )
 
 // Limits bound what one HTTP request may cost a node (K3). A zero field
@@ -88,8 +90,15 @@ func maxCommandBytes() int {
 	return raftBatchBytes / raft.DefaultConfig().MaxAppendEntries
 }
 
+// maxStateKeyBytes is the longest key a command may carry: the state DB
+// stores it behind a one-byte prefix (fsm.go), under kv's key limit.
+const maxStateKeyBytes = kv.MaxKeySize - 1
+
 // check refuses limits a node cannot honour; l has its defaults set.
 func (l Limits) check() error {
+	if l.MaxKeyBytes > maxStateKeyBytes {
+		return fmt.Errorf("%w: -max-key-bytes %d is past the %d bytes the state DB takes in a key", ErrLimits, l.MaxKeyBytes, maxStateKeyBytes)
+	}
 	if max := maxCommandBytes(); l.MaxKeyBytes+l.MaxValueBytes > max {
 		return fmt.Errorf("%w: -max-key-bytes %d and -max-value-bytes %d make commands of more than %d bytes, and raft stores up to %d of them in one batch of at most %d",
 			ErrLimits, l.MaxKeyBytes, l.MaxValueBytes, max, raft.DefaultConfig().MaxAppendEntries, raftBatchBytes)

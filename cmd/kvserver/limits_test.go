@@ -37,3 +37,33 @@ func TestCommandLimitFitsOneRaftBatch(t *testing.T) {
 		t.Fatalf("MaxAppendEntries commands of %d bytes come within 1 MiB of kv's 1 GiB batch", largest.MaxKeyBytes+largest.MaxValueBytes)
 	}
 }
+
+// TestKeyLimitWithinTheStateDB: kv takes keys of at most kv.MaxKeySize,
+// and the state DB prefixes each user key with a byte, so a node that
+// took longer keys would commit a command no member can apply, and a
+// failed apply stops the node. Such limits are refused at start, and
+// such a command, should one be in a log, is skipped like any bad one.
+func TestKeyLimitWithinTheStateDB(t *testing.T) {
+	start := func(l Limits) (*Node, error) {
+		_, tr := raft.NewInmemTransport("")
+		return StartNode(Config{ID: "n1", Dir: t.TempDir(), HTTPAddr: "127.0.0.1:1", Transport: tr, Limits: l, LogOutput: io.Discard, LogLevel: "ERROR"})
+	}
+	if n, err := start(Limits{MaxKeyBytes: maxStateKeyBytes + 1}); !errors.Is(err, ErrLimits) {
+		if err == nil {
+			n.Shutdown()
+		}
+		t.Fatalf("StartNode with %d-byte keys = %v; want ErrLimits", maxStateKeyBytes+1, err)
+	}
+	n, err := start(Limits{MaxKeyBytes: maxStateKeyBytes})
+	if err != nil {
+		t.Fatalf("StartNode with %d-byte keys: %v", maxStateKeyBytes, err)
+	}
+	n.Shutdown()
+	long := make([]byte, maxStateKeyBytes+1)
+	if _, err := decodeCommand(command{op: opSet, key: long}.encode()); !errors.Is(err, ErrBadCommand) {
+		t.Fatalf("decodeCommand of a %d-byte key = %v; want ErrBadCommand", len(long), err)
+	}
+	if _, err := decodeCommand(command{op: opSet, key: long[:maxStateKeyBytes]}.encode()); err != nil {
+		t.Fatalf("decodeCommand of a %d-byte key: %v", maxStateKeyBytes, err)
+	}
+}
