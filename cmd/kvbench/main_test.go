@@ -33,7 +33,7 @@ func TestKVBenchTinyRun(t *testing.T) {
 	dir := t.TempDir()
 	jsonOut, md := filepath.Join(dir, "out.json"), filepath.Join(dir, "part.md")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"-n", "3000", "-ops", "2000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false", "-idle", "300ms", "-whilewriting", "100ms",
+	err := run([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-cache", "65536", "-sweep", "-progress=false", "-idle", "300ms", "-whilewriting", "100ms",
 		"-dir", filepath.Join(dir, "db"), "-json", jsonOut, "-plot", filepath.Join(dir, "charts"), "-md", md}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("kvbench: %v\n%s", err, stderr.String())

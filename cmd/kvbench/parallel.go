@@ -11,12 +11,20 @@ import (
 // warmReaders makes the opFuncs of phase p's p.readers goroutines, one
 // opFor(g) each (each has its own generator, since an opFunc is not safe
 // for concurrent use), and runs each one's untimed warm-up: the timed
-// loop's shape, before the clock starts.
+// loop's shape, before the clock starts: a tenth of the phase's ops, or
+// of its time for a time-bound phase, whose ops are only a cap
+// (timeWhileWriting): a tenth of that cap warmed each engine's readers for
+// up to 20,000 reads, far longer than the phase then read (a fifth of
+// kvbench's own tests' time under the race detector).
 func warmReaders(p phaseSpec) ([]opFunc, error) {
 	ops := make([]opFunc, p.readers)
 	for g := range ops {
 		ops[g] = p.opFor(g)
+		stop := time.Now().Add(p.duration / 10 / time.Duration(p.readers))
 		for i := range min(p.ops/10, 20000) / p.readers {
+			if p.duration > 0 && time.Now().After(stop) {
+				break
+			}
 			if _, _, err := ops[g](i); err != nil {
 				return nil, err
 			}
