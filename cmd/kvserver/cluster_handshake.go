@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,12 +31,79 @@ import (
 // returns; the acceptor reads and answers at its connection's first read
 // or write, on raft's goroutine for that connection, so a slow peer does
 // not hold up Accept. Both ends check, so each reports the mismatch.
+//
+// A hello checks nothing while either end knows no ID, and raft keeps its
+// connections open: one opened then would go on carrying the other
+// cluster's RPCs after this node learns its own. Such connections are
+// kept (unchecked), and closed once this node learns its ID (learnt), so
+// raft dials again and the new hello compares. A fresh joiner refuses
+// every hello until its join is answered (hold): raft does not run yet,
+// and an RPC read meanwhile would wait for it, and be served, however
+// the connection ended.
 type clusterStreamLayer struct {
 	raft.StreamLayer
-	// cluster is the ID of this node's state, read at each handshake: a
-	// new node learns its cluster's once it applies it.
+	// cluster is the ID this node hellos with, read at each handshake: a
+	// new node learns its cluster's from its join's answer, or once it
+	// applies it.
 	cluster func() clusterID
+	holding atomic.Bool
+
+	mu        sync.Mutex
+	unchecked map[net.Conn]struct{}
 }
+
+// hold refuses (true) or takes again (false) every peer's hello.
+func (l *clusterStreamLayer) hold(on bool) { l.holding.Store(on) }
+
+// learnt closes every connection whose hello could not compare IDs:
+// called once this node knows its cluster's.
+func (l *clusterStreamLayer) learnt() {
+	l.mu.Lock()
+	conns := l.unchecked
+	l.unchecked = nil
+	l.mu.Unlock()
+	for c := range conns {
+		c.Close()
+	}
+}
+
+// track keeps c, whose hello went out naming ours, among the unchecked
+// connections if ours was unknown. (One where only the peer's was is the
+// peer's to close when it learns its own.) If this node learnt its ID
+// since, c is refused instead: learnt may have run already.
+func (l *clusterStreamLayer) track(c net.Conn, ours clusterID) error {
+	if ours.known() {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cluster().known() {
+		return errLearntDuringHello
+	}
+	if l.unchecked == nil {
+		l.unchecked = map[net.Conn]struct{}{}
+	}
+	l.unchecked[c] = struct{}{}
+	return nil
+}
+
+var errLearntDuringHello = errors.New("this node learnt its cluster's ID during the hello; dial again")
+
+// trackedConn forgets itself from the unchecked set when raft closes it.
+type trackedConn struct {
+	net.Conn
+	layer *clusterStreamLayer
+}
+
+func (c *trackedConn) Close() error {
+	c.layer.mu.Lock()
+	delete(c.layer.unchecked, c.Conn)
+	c.layer.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// errHolding refuses a hello while this node's fresh join is pending.
+var errHolding = errors.New("this node takes no raft peer until its join is answered")
 
 const (
 	helloMagic   = "SKVR"
@@ -67,6 +137,9 @@ func (l *clusterStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration
 	}
 	ours := l.cluster()
 	err = c.SetDeadline(time.Now().Add(timeout))
+	if err == nil && l.holding.Load() {
+		err = errHolding
+	}
 	if err == nil {
 		_, err = c.Write(hello(ours))
 	}
@@ -80,11 +153,14 @@ func (l *clusterStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration
 	if err == nil {
 		err = c.SetDeadline(time.Time{})
 	}
+	if err == nil {
+		err = l.track(c, ours)
+	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("kvserver: raft handshake with %s: %w", addr, err)
 	}
-	return c, nil
+	return &trackedConn{Conn: c, layer: l}, nil
 }
 
 func (l *clusterStreamLayer) Accept() (net.Conn, error) {
@@ -92,7 +168,7 @@ func (l *clusterStreamLayer) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &setupFirst{Conn: c, setup: func() error { return l.answerHello(c) }}, nil
+	return &setupFirst{Conn: &trackedConn{Conn: c, layer: l}, setup: func() error { return l.answerHello(c) }}, nil
 }
 
 // answerHello reads the dialer's hello on c and answers it, within
@@ -108,11 +184,17 @@ func (l *clusterStreamLayer) answerHello(c net.Conn) error {
 		// Answered whatever the outcome, so that the dialer can tell why.
 		_, err = c.Write(hello(ours))
 	}
+	if err == nil && l.holding.Load() {
+		err = errHolding
+	}
 	if err == nil {
 		err = sameCluster(ours, theirs, "the dialing raft peer")
 	}
 	if err == nil {
 		err = c.SetDeadline(time.Time{})
+	}
+	if err == nil {
+		err = l.track(c, ours)
 	}
 	if err != nil {
 		return fmt.Errorf("kvserver: raft handshake with %s: %w", c.RemoteAddr(), err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -94,3 +95,59 @@ func sameCluster(ours, theirs clusterID, what string) error {
 }
 
 func (id clusterID) bytes() []byte { return id[:] }
+
+// clusterRecord is what a state holds at clusterKey: its cluster's ID and
+// the index of the log entry that named it, so that a leader can tell a
+// joiner whose state names no cluster (one older than S13) from a member
+// of its own: a member that applied that entry holds the ID.
+//
+// Encoded as the ID's 16 bytes and the index as 8 bytes big-endian; a
+// record of the ID alone (the first form) has the index unknown (0).
+type clusterRecord struct {
+	id    clusterID
+	index uint64
+}
+
+func (r clusterRecord) encode() []byte {
+	return binary.BigEndian.AppendUint64(r.id.bytes()[:len(r.id):len(r.id)], r.index)
+}
+
+// clusterRecordFrom reads a stored or streamed record.
+func clusterRecordFrom(b []byte) (clusterRecord, error) {
+	var r clusterRecord
+	if len(b) == len(r.id)+8 {
+		r.index = binary.BigEndian.Uint64(b[len(r.id):])
+		b = b[:len(r.id)]
+	}
+	var err error
+	r.id, err = clusterIDFrom(b)
+	return r, err
+}
+
+// joinableState adds to joinableCluster the case where the joiner's state
+// names no cluster yet has applied entries (applied > 0): state written
+// before S13, of this cluster or of another, which the IDs cannot tell
+// apart. It is this cluster's only if it is behind the entry that named
+// ours (ourIndex; a state that applied it would hold the ID), and if the
+// joiner is already a server of this cluster (member: its ID and raft
+// address are in the leader's configuration); otherwise it is refused for
+// good, as another cluster's state would go on serving that cluster's
+// values: its state machine skips this cluster's commands up to its own
+// applied index, the entry naming this cluster among them. A leader that
+// holds no ID yet cannot judge: errClusterIDPending.
+func joinableState(ours clusterRecord, theirs clusterID, applied uint64, member bool) error {
+	if err := joinableCluster(ours.id, theirs); err != nil || theirs.known() || applied == 0 {
+		return err
+	}
+	switch {
+	case !ours.id.known():
+		return fmt.Errorf("%w, and the joiner's state has applied entries through index %d but names no cluster", errClusterIDPending, applied)
+	case ours.index != 0 && applied >= ours.index:
+		return fmt.Errorf("%w: the joiner's state has applied entries through index %d, past the entry that named cluster %s (%d), yet names no cluster: it is another cluster's",
+			ErrClusterMismatch, applied, ours.id, ours.index)
+	case !member:
+		return fmt.Errorf("%w: the joiner's state has applied entries through index %d of a cluster it does not name (state older than cluster IDs), and it is no server of cluster %s",
+			ErrClusterMismatch, applied, ours.id)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -86,8 +87,8 @@ func TestApplyKeepsTheFirstClusterID(t *testing.T) {
 	if got := sm.clusterID(); got != first {
 		t.Fatalf("cluster %s after applying %s then %s; want the first", got, first, second)
 	}
-	if stored, err := readClusterID(sm.db); err != nil || stored != first {
-		t.Fatalf("stored cluster %s, %v; want %s", stored, err, first)
+	if stored, err := readClusterRecord(sm.db); err != nil || stored != (clusterRecord{first, 1}) {
+		t.Fatalf("stored cluster %+v, %v; want %s named at index 1", stored, err, first)
 	}
 }
 
@@ -155,14 +156,16 @@ func TestRestoreRefusesAnotherClustersSnapshot(t *testing.T) {
 // whole, non-zero ID.
 func TestSnapshotStreamClusterRecordChecked(t *testing.T) {
 	good := snapshotOf(t, newClusterID(), "k", "v")
-	// The cluster record comes first: tag, key length 1, 'c', length 16.
+	// The cluster record comes first: tag, key length 1, 'c', length 24
+	// (the ID, then the index that named it).
 	at := len(snapshotMagic) + 1
-	if !bytes.Equal(good[at:at+4], []byte{recordPair, 1, 'c', 16}) {
+	if !bytes.Equal(good[at:at+4], []byte{recordPair, 1, 'c', 24}) {
 		t.Fatalf("stream does not start with the cluster record: %x", good[:at+4])
 	}
 	for name, bad := range map[string][]byte{
-		"zero ID":  append(append(append([]byte{}, good[:at+4]...), make([]byte, 16)...), good[at+4+16:]...),
-		"short ID": append(append(append([]byte{}, good[:at+3]...), 15), good[at+4:at+4+15]...),
+		"zero ID":                 append(append(append([]byte{}, good[:at+4]...), make([]byte, 16)...), good[at+4+16:]...),
+		"short ID":                append(append(append([]byte{}, good[:at+3]...), 15), good[at+4:at+4+15]...),
+		"ID and part of an index": append(append(append([]byte{}, good[:at+3]...), 20), good[at+4:at+4+20]...),
 	} {
 		db, err := kv.Open(t.TempDir(), nil)
 		if err != nil {
@@ -248,6 +251,101 @@ func TestJoinWithAnotherClustersStateRefused(t *testing.T) {
 	body = []byte(`{"id":"a2","raft":"127.0.0.1:9","http":"127.0.0.1:9","cluster":"not hex"}`)
 	if code, msg := send(t, http.MethodPost, b1.url+"/join", "", body); code != http.StatusBadRequest {
 		t.Fatalf("join naming a malformed cluster ID: %d %s; want 400", code, msg)
+	}
+}
+
+// TestJoinWithPreS13StateOfAnotherClusterRefused caught a hole in S13
+// (a review's reproduction): a state older than cluster IDs has applied
+// entries but names no cluster, and passed every check, so a2, a member of
+// cluster A, joined cluster B as in TestJoinWithAnotherClustersStateRefused
+// and served A's x as B's; it never learnt B's ID either, as its state
+// machine skipped B's commands up to its own applied index, the one naming
+// B among them. The join now carries the joiner's applied index, and B's
+// leader refuses a state that names no cluster yet has applied entries
+// past the one that named B.
+func TestJoinWithPreS13StateOfAnotherClusterRefused(t *testing.T) {
+	a1 := serveNode(t, Config{ID: "a1", RaftAddr: "127.0.0.1:0"})
+	a1.waitLeader(t)
+	dirA2 := t.TempDir()
+	a2 := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: "127.0.0.1:0", Join: a1.url})
+	for i := range 5 {
+		if err := a1.apply(command{op: opSet, key: []byte("x"), value: fmt.Appendf(nil, "A%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "a2 to apply x", 10*time.Second, func() bool {
+		v, err := a2.staleRead([]byte("x"))
+		return err == nil && string(v) == "A4"
+	})
+	if err := a2.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	// What a state written before S13 holds: no cluster record.
+	sm, err := openStateMachine(filepath.Join(dirA2, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.db.Delete(clusterKey, kv.Sync); err != nil {
+		t.Fatal(err)
+	}
+	sm.close()
+
+	b1 := serveNode(t, Config{ID: "b1", RaftAddr: "127.0.0.1:0"})
+	b1.waitLeader(t)
+	if err := b1.apply(command{op: opSet, key: []byte("x"), value: []byte("B")}); err != nil {
+		t.Fatal(err)
+	}
+	waitClusterID(t, b1.Node)
+	stale := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: "127.0.0.1:0", Join: b1.url})
+	select {
+	case err := <-stale.Failed():
+		if !errors.Is(err, ErrClusterMismatch) {
+			t.Fatalf("the node with cluster A's unnamed state gave up joining B with %v; want ErrClusterMismatch", err)
+		}
+	case <-time.After(15 * time.Second):
+		v, _ := stale.staleRead([]byte("x"))
+		t.Fatalf("the node with cluster A's unnamed state is still joining B (configuration of b1: %+v; its x = %q, cluster %q)",
+			b1.configServers(), v, stale.fsm.clusterID())
+	}
+	if servers := b1.configServers(); len(servers) != 1 {
+		t.Fatalf("b1's configuration after the refused join: %+v; want b1 alone", servers)
+	}
+}
+
+// TestJoinableState: a joiner whose state names no cluster but has applied
+// entries is taken only as a server of the leader's cluster that is
+// behind the entry naming it.
+func TestJoinableState(t *testing.T) {
+	a, b, none := newClusterID(), newClusterID(), clusterID{}
+	named := clusterRecord{a, 10}
+	for _, tc := range []struct {
+		ours    clusterRecord
+		theirs  clusterID
+		applied uint64
+		member  bool
+		want    error
+	}{
+		{named, a, 50, false, nil},                  // its own cluster's, named
+		{named, none, 0, false, nil},                // a new node
+		{named, none, 9, true, nil},                 // a member behind the naming entry
+		{named, none, 10, true, ErrClusterMismatch}, // applied the naming entry, yet names none
+		{named, none, 9, false, ErrClusterMismatch}, // no server of this cluster
+		{clusterRecord{a, 0}, none, 50, true, nil},  // index unknown (the first record form): membership alone
+		{clusterRecord{a, 0}, none, 50, false, ErrClusterMismatch},
+		{clusterRecord{}, none, 5, true, errClusterIDPending}, // the leader cannot judge yet
+		{clusterRecord{}, none, 0, false, nil},
+		{named, b, 3, true, ErrClusterMismatch},
+	} {
+		err := joinableState(tc.ours, tc.theirs, tc.applied, tc.member)
+		if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+			t.Errorf("leader %+v, joiner %q applied %d member %v: %v; want %v", tc.ours, tc.theirs, tc.applied, tc.member, err, tc.want)
+		}
+	}
+	if r, err := clusterRecordFrom(a.bytes()); err != nil || r != (clusterRecord{a, 0}) {
+		t.Errorf("a record of the ID alone reads as %+v, %v", r, err)
+	}
+	if r, err := clusterRecordFrom(named.encode()); err != nil || r != named {
+		t.Errorf("%+v reads back as %+v, %v", named, r, err)
 	}
 }
 

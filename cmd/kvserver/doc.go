@@ -185,15 +185,21 @@
 //	   before raft sends a byte when the two differ, so a node started
 //	   from an old directory at an address another cluster's member now
 //	   has neither takes nor answers that cluster's entries. A node that
-//	   holds no ID passes every check. For a new node that is right; a
-//	   state older than S13 (applied entries, no ID) is NOT protected: it
-//	   can join another cluster, and will skip that cluster's opCluster
-//	   (at or below its applied index). Nor is the hello re-checked on a
-//	   connection raft keeps open: one opened while this node held no ID
-//	   (a fresh joiner's listener, up before raft starts) still carries
-//	   the other cluster's RPCs after this node learns its own ID. Both
-//	   are known gaps (docs/reliability.md). A start removes a snapshot
-//	   Restore refused (catchUpFromSnapshot): raft saves an installed
+//	   holds no ID passes these checks, which is right for a new node;
+//	   three more close the cases where an ID is missing. A joiner's state
+//	   older than S13 (applied entries, no ID) is taken only if it is a
+//	   server of the leader's configuration behind the entry that named
+//	   the cluster, whose index the state keeps with the ID
+//	   (clusterRecord, joinableState): one that applied it would hold the
+//	   ID. A join's answer names the leader's cluster, and the joiner
+//	   hellos with that until its state holds it (helloCluster); a fresh
+//	   joiner, listening before raft starts, refuses every hello until its
+//	   join is answered (clusterStreamLayer.hold), since an RPC read then
+//	   would wait for raft and be served. And a connection whose hello
+//	   compared nothing (this node knew no ID) is closed once it learns
+//	   one (clusterStreamLayer.learnt), so raft dials again and the new
+//	   hello compares. A start removes a snapshot Restore refused
+//	   (catchUpFromSnapshot): raft saves an installed
 //	   snapshot before it restores it. The in-memory transport of tests
 //	   has no hello.
 //	S14 (a leader stopping hands over): Shutdown on a leader with another

@@ -24,8 +24,9 @@ const (
 	memberPrefix byte = 'h' // server ID -> HTTP address
 )
 
-// clusterKey holds the cluster's ID (S13), a clusterID's 16 bytes; it
-// is a record of snapshot streams, so an installed snapshot brings it.
+// clusterKey holds the cluster's ID (S13) and the index of the entry that
+// named it (clusterRecord); it is a record of snapshot streams, so an
+// installed snapshot brings it.
 var clusterKey = []byte{'c'}
 
 // appliedKey holds the index of the last command applied (S2); it is not a
@@ -57,9 +58,13 @@ type stateMachine struct {
 
 	applied atomic.Uint64 // index of the last command applied (S2)
 	dbOpts  *kv.Options
-	// cluster is the ID at clusterKey, zero until the state holds one
+	// cluster is the record at clusterKey, zero until the state holds one
 	// (S13). The raft transport's handshake reads it on its goroutines.
-	cluster atomic.Pointer[clusterID]
+	cluster atomic.Pointer[clusterRecord]
+	// onNamed, if set, is called (on raft's FSM goroutine) once the state
+	// comes to hold a cluster ID it did not hold: the raft handshake then
+	// closes the connections it could not check (clusterStreamLayer).
+	onNamed func()
 
 	// failed is the first write failure of the DB (owned by the FSM
 	// goroutine; read by status through failure). After it the state is
@@ -118,7 +123,7 @@ func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
 		return nil, err
 	}
 	sm.applied.Store(applied)
-	cluster, err := readClusterID(db)
+	cluster, err := readClusterRecord(db)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -127,25 +132,37 @@ func openStateMachine(dir string, opts *kv.Options) (*stateMachine, error) {
 	return sm, nil
 }
 
-// readClusterID is the ID db holds (S13), zero if none.
-func readClusterID(db *kv.DB) (clusterID, error) {
+// readClusterRecord is the cluster record db holds (S13), zero if none.
+func readClusterRecord(db *kv.DB) (clusterRecord, error) {
 	v, err := db.Get(clusterKey)
 	if errors.Is(err, kv.ErrNotFound) {
-		return clusterID{}, nil
+		return clusterRecord{}, nil
 	}
 	if err != nil {
-		return clusterID{}, fmt.Errorf("kvserver: read cluster ID: %w", err)
+		return clusterRecord{}, fmt.Errorf("kvserver: read cluster ID: %w", err)
 	}
-	id, err := clusterIDFrom(v)
+	r, err := clusterRecordFrom(v)
 	if err != nil {
-		return clusterID{}, fmt.Errorf("kvserver: %w: stored %w", kv.ErrCorruption, err)
+		return clusterRecord{}, fmt.Errorf("kvserver: %w: stored %w", kv.ErrCorruption, err)
 	}
-	return id, nil
+	return r, nil
 }
 
 // clusterID is the ID of the cluster whose state this is (S13), zero when
 // the state has none yet.
-func (sm *stateMachine) clusterID() clusterID { return *sm.cluster.Load() }
+func (sm *stateMachine) clusterID() clusterID { return sm.cluster.Load().id }
+
+// clusterRecord is the ID with the index of the entry that named it.
+func (sm *stateMachine) clusterRecord() clusterRecord { return *sm.cluster.Load() }
+
+// named records that the state now holds r, and tells onNamed if it held
+// no ID before.
+func (sm *stateMachine) named(r clusterRecord) {
+	was := sm.cluster.Swap(&r)
+	if !was.id.known() && r.id.known() && sm.onNamed != nil {
+		sm.onNamed()
+	}
+}
 
 func (sm *stateMachine) genDir(gen uint64) string {
 	return filepath.Join(sm.dir, fmt.Sprintf("%06d", gen))
@@ -224,7 +241,7 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		return fmt.Errorf("kvserver: log entry %d: %w", l.Index, err)
 	}
 	b := sm.db.NewBatch()
-	var named *clusterID
+	var named *clusterRecord
 	switch c.op {
 	case opSet:
 		b.Set(prefixed(userPrefix, c.key), c.value)
@@ -237,8 +254,8 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		// proposed one before applying the other's.
 		if !sm.clusterID().known() {
 			id, _ := clusterIDFrom(c.value) // checked by decodeCommand
-			b.Set(clusterKey, id[:])
-			named = &id
+			named = &clusterRecord{id: id, index: l.Index}
+			b.Set(clusterKey, named.encode())
 		}
 	}
 	b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, l.Index))
@@ -249,7 +266,7 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 	}
 	sm.applied.Store(l.Index)
 	if named != nil {
-		sm.cluster.Store(named)
+		sm.named(*named)
 	}
 	return nil
 }
@@ -375,14 +392,14 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("kvserver: restore: open new state: %w", err)
 	}
 	applied, err := readSnapshotStream(rc, db)
-	var cluster clusterID
+	var cluster clusterRecord
 	if err == nil {
-		cluster, err = readClusterID(db)
+		cluster, err = readClusterRecord(db)
 	}
 	if err == nil {
 		// A snapshot names its cluster: one of another cluster would
 		// replace this node's state with a stranger's (S13).
-		err = sameCluster(sm.clusterID(), cluster, "the snapshot")
+		err = sameCluster(sm.clusterID(), cluster.id, "the snapshot")
 	}
 	if err == nil {
 		err = db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, applied), kv.Sync)
@@ -399,7 +416,7 @@ func (sm *stateMachine) Restore(rc io.ReadCloser) error {
 	old, oldDir := sm.db, sm.genDir(sm.gen)
 	sm.db, sm.gen = db, gen
 	sm.applied.Store(applied)
-	sm.cluster.Store(&cluster)
+	sm.named(cluster)
 	// The failed DB is gone: the new state is whole at applied (S6).
 	sm.failed.Store(nil)
 	p := sm.pins[old]

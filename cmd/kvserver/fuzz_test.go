@@ -113,7 +113,7 @@ func (f *fakeBackend) status() statusReply {
 	return statusReply{ID: "fake", State: raft.Leader.String(), Members: []member{}}
 }
 
-func (f *fakeBackend) addMember(req joinRequest) error {
+func (f *fakeBackend) join(req joinRequest) (joinReply, error) {
 	msg := ""
 	if req.validate() != nil {
 		msg = fmt.Sprintf("an invalid join %+v reached the backend", req)
@@ -122,7 +122,7 @@ func (f *fakeBackend) addMember(req joinRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.joins = append(f.joins, req)
-	return nil
+	return joinReply{Fresh: req.Fresh}, nil
 }
 
 func (f *fakeBackend) members() ([]member, error) {

@@ -95,8 +95,9 @@ type backend interface {
 	linearizableRead(key []byte) ([]byte, error)
 	staleRead(key []byte) ([]byte, error)
 	status() statusReply
-	// addMember makes a server a voter; REQUIRES: isLeader.
-	addMember(req joinRequest) error
+	// join makes a server a voter (Node.addMember) and returns the
+	// answer for it; REQUIRES: isLeader.
+	join(req joinRequest) (joinReply, error)
 	// members lists the configuration with reachability; REQUIRES: isLeader.
 	members() ([]member, error)
 	// removeMember removes a server once safe or forced; REQUIRES: isLeader.
@@ -422,7 +423,8 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 	if h.forwardToLeader(w, r, body) {
 		return
 	}
-	if err := h.b.addMember(req); err != nil {
+	reply, err := h.b.join(req)
+	if err != nil {
 		if errors.Is(err, ErrBadCommand) {
 			// The leader's own checks of the request (its transport's
 			// address form).
@@ -433,5 +435,5 @@ func (h *handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(joinReply{Fresh: req.Fresh})
+	json.NewEncoder(w).Encode(reply)
 }

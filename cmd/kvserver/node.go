@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ type Node struct {
 	store *raftstore.Store
 	trans raft.Transport
 	sec   *security
+	// handshake is trans's cluster handshake (S13), nil with a transport
+	// set in Config; joined is the cluster a join's answer named
+	// (helloCluster).
+	handshake *clusterStreamLayer
+	joined    atomic.Pointer[clusterID]
 	// beats is which members this node's heartbeats, as leader, fail to
 	// reach: a member they reach is not removed by a join (S10); and
 	// which they reach: a removal keeps a majority of those (S11).
@@ -141,9 +147,6 @@ func (n *Node) open(ctx context.Context) error {
 	if err := n.catchUpFromSnapshot(snaps); err != nil {
 		return err
 	}
-	if n.trans, err = newTransport(cfg, n.sec, n.fsm.clusterID); err != nil {
-		return err
-	}
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
 	if err != nil {
 		return fmt.Errorf("kvserver: inspect state: %w", err)
@@ -155,16 +158,26 @@ func (n *Node) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kvserver: inspect state: %w", err)
 	}
+	freshJoin := !logged && cfg.Join != ""
+	if n.trans, n.handshake, err = newTransport(cfg, n.sec, n.helloCluster, freshJoin); err != nil {
+		return err
+	}
+	n.fsm.onNamed = n.clusterLearnt
 	switch {
-	case !logged && cfg.Join != "":
+	case freshJoin:
 		// Before raft runs, so that nothing this node says in raft can
 		// count as what a member of the same ID or address said before
-		// it lost its state (S8).
+		// it lost its state (S8). Its transport, listening already,
+		// takes no peer until then: an RPC read now would wait for raft
+		// and be served, from whatever cluster it came (S13).
 		if err := n.requestJoin(ctx, n.joinRequest(true)); errors.Is(err, ErrClusterMismatch) {
 			return fmt.Errorf("kvserver: %s: %s holds the state of another cluster than %s's: %w; start it from an empty -dir to join that cluster", cfg.ID, cfg.Dir, cfg.Join, err)
 		} else if err != nil {
 			return fmt.Errorf("kvserver: %s stopped waiting for %s to remove any member of its ID or raft address (raft not started; %s still has no raft state, so started again with -join it asks again): %w",
 				cfg.ID, cfg.Join, cfg.Dir, err)
+		}
+		if n.handshake != nil {
+			n.handshake.hold(false)
 		}
 	case !logged && existing:
 		return fmt.Errorf("%w: %s holds snapshots but no raft term or log, so this node's vote and the entries it acknowledged after the last snapshot are lost; start it with -join to rejoin its cluster as a new member, or restore %s",
@@ -320,13 +333,51 @@ type joinRequest struct {
 	// Cluster is the ID of the cluster whose state the joiner holds, ""
 	// if none (S13): the leader of another cluster refuses the join.
 	Cluster string `json:"cluster,omitempty"`
+	// Applied is the index through which the joiner's state has applied
+	// entries: with no Cluster, a leader tells state older than S13 of
+	// another cluster from its own members' by it (joinableState).
+	Applied uint64 `json:"applied,omitempty"`
 }
 
 // joinReply is the body of a 200 answer to POST /join. Fresh tells a
 // fresh joiner that the leader knew the flag: one that did not (an older
-// kvserver) took the join as an ordinary one.
+// kvserver) took the join as an ordinary one. Cluster is the leader's
+// cluster ID, "" if it holds none yet: a joiner whose state names none
+// hellos with it from then on (S13), before its state learns it.
 type joinReply struct {
-	Fresh bool `json:"fresh"`
+	Fresh   bool   `json:"fresh"`
+	Cluster string `json:"cluster,omitempty"`
+}
+
+// helloCluster is the ID this node's raft handshake names: its state's,
+// or, until the state holds one, the one its join's answer named.
+func (n *Node) helloCluster() clusterID {
+	if id := n.fsm.clusterID(); id.known() {
+		return id
+	}
+	if id := n.joined.Load(); id != nil {
+		return *id
+	}
+	return clusterID{}
+}
+
+// joinedCluster records the cluster a join's answer named, if this
+// node's state names none and it knew none before.
+func (n *Node) joinedCluster(s string) {
+	id, err := parseClusterID(s)
+	if err != nil || !id.known() || n.helloCluster().known() {
+		return
+	}
+	n.joined.Store(&id)
+	n.clusterLearnt()
+}
+
+// clusterLearnt closes the raft connections whose hellos could not
+// compare IDs, now that this node has one (clusterStreamLayer).
+func (n *Node) clusterLearnt() {
+	if n.handshake != nil {
+		n.handshake.learnt()
+	}
 }
 
 func (r joinRequest) validate() error {
@@ -368,7 +419,7 @@ func (n *Node) validateRaftAddr(addr string) error {
 
 func (n *Node) joinRequest(fresh bool) joinRequest {
 	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh,
-		Cluster: n.fsm.clusterID().String()}
+		Cluster: n.fsm.clusterID().String(), Applied: n.fsm.applied.Load()}
 }
 
 // joinLoop asks cfg.Join to add this node until it is a member or the node
@@ -405,6 +456,9 @@ func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 		if err == nil && req.Fresh && !reply.Fresh {
 			err = fmt.Errorf("the leader took the join of a node without raft state as an ordinary one (a kvserver that predates fresh joins?); raft stays stopped, as a member of ID %s or address %s may still be counted with the state this node lost", req.ID, req.Raft)
 		}
+		if err == nil {
+			n.joinedCluster(reply.Cluster)
+		}
 		if err == nil || errors.Is(err, ErrClusterMismatch) {
 			return err
 		}
@@ -439,6 +493,15 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	// An empty body is an older leader's 200: Fresh stays false.
 	json.Unmarshal(msg, &reply)
 	return reply, nil
+}
+
+// join is addMember with the answer for the joiner: it names this
+// leader's cluster (S13).
+func (n *Node) join(req joinRequest) (joinReply, error) {
+	if err := n.addMember(req); err != nil {
+		return joinReply{}, err
+	}
+	return joinReply{Fresh: req.Fresh, Cluster: n.fsm.clusterID().String()}, nil
 }
 
 // ErrJoinerUnreachable is returned for a join whose server did not answer
@@ -486,6 +549,12 @@ func (n *Node) addMember(req joinRequest) error {
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return err
+	}
+	member := slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool {
+		return s.ID == raft.ServerID(req.ID) && s.Address == raft.ServerAddress(req.Raft)
+	})
+	if err := joinableState(n.fsm.clusterRecord(), theirs, req.Applied, member); err != nil {
+		return fmt.Errorf("join of %s at %s: %w", req.ID, req.Raft, err)
 	}
 	var stale []raft.ServerID
 	already := false

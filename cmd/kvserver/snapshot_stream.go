@@ -102,7 +102,7 @@ func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
 			return 0, err
 		}
 		if bytes.Equal(key, clusterKey) {
-			if _, err := clusterIDFrom(value); err != nil {
+			if _, err := clusterRecordFrom(value); err != nil {
 				return 0, fmt.Errorf("snapshot record %d: %w", n, err)
 			}
 		}

@@ -137,7 +137,7 @@ func TestMutualTLSCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	peer := func(sec *security) raft.Transport {
-		tr, err := newTransport(&Config{RaftAddr: "127.0.0.1:0", LogLevel: "OFF"}, sec, func() clusterID { return clusterID{} })
+		tr, _, err := newTransport(&Config{RaftAddr: "127.0.0.1:0", LogLevel: "OFF"}, sec, func() clusterID { return clusterID{} }, false)
 		if err != nil {
 			t.Fatal(err)
 		}

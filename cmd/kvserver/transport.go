@@ -18,26 +18,29 @@ const raftTimeout = 10 * time.Second
 // newTransport is raft's network transport over a stream layer on
 // cfg.RaftAddr: mutual TLS when sec has certificates (K4), plain TCP
 // otherwise (loopback only: K1); each connection opens with the cluster
-// handshake (S13), cluster giving this node's ID.
-func newTransport(cfg *Config, sec *security, cluster func() clusterID) (raft.Transport, error) {
+// handshake (S13), cluster giving this node's ID, refusing every peer
+// from the start if hold (a fresh joiner's). The handshake's layer is
+// returned too (nil with cfg.Transport, which has none).
+func newTransport(cfg *Config, sec *security, cluster func() clusterID, hold bool) (raft.Transport, *clusterStreamLayer, error) {
 	if cfg.Transport != nil {
-		return cfg.Transport, nil
+		return cfg.Transport, nil, nil
 	}
 	layer, err := listenTCP(cfg.RaftAddr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var stream raft.StreamLayer = layer
 	if sec.peerTLS != nil {
 		stream = &tlsStreamLayer{tcpStreamLayer: layer, server: sec.peerTLS, client: sec.dialTLS}
 	}
-	stream = &clusterStreamLayer{StreamLayer: stream, cluster: cluster}
+	handshake := &clusterStreamLayer{StreamLayer: stream, cluster: cluster}
+	handshake.hold(hold) // before the transport accepts
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  stream,
+		Stream:  handshake,
 		MaxPool: 3,
 		Timeout: raftTimeout,
 		Logger:  cfg.logger("raft-net"),
-	}), nil
+	}), handshake, nil
 }
 
 // tcpStreamLayer carries raft's RPCs over plain TCP connections.
