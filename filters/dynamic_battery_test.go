@@ -99,7 +99,7 @@ var dynCases = []dynCase{
 		// 1M operations in all; most on 8-bit fingerprints, which collide
 		// most. The soak's bigger tables take bigger batches: checking 250k
 		// members after every 10k operations would dominate the run.
-		churns: []dynChurnRun{{churnCuckoo(9, 8), 700_000, 10_000, 8}, {churnCuckoo(9, 12), 150_000, 10_000, 12}, {churnCuckoo(9, 16), 150_000, 10_000, 16}},
+		churns: []dynChurnRun{{churnCuckoo(9, 8), 350_000, 10_000, 8}, {churnCuckoo(9, 12), 75_000, 10_000, 12}, {churnCuckoo(9, 16), 75_000, 10_000, 16}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{churnCuckoo(16, 8), 10_000_000, 500_000, 0}, dynChurnRun{churnCuckoo(16, 12), 10_000_000, 500_000, 0}, dynChurnRun{churnCuckoo(16, 16), 10_000_000, 500_000, 0}),
 	},
 	{
@@ -112,7 +112,7 @@ var dynCases = []dynCase{
 		},
 		check: func(t testing.TB, f dynFilter) { t.Helper(); qfMustScan(t, f.(*Quotient)) },
 		// 1M operations in all; at load 0.95 each one moves long clusters.
-		churns: []dynChurnRun{{churnQuotient(12, 8, QuotientDefaultLoad), 900_000, 10_000, 1}, {churnQuotient(8, 6, QuotientMaxLoad), 100_000, 10_000, 2}},
+		churns: []dynChurnRun{{churnQuotient(12, 8, QuotientDefaultLoad), 450_000, 10_000, 1}, {churnQuotient(8, 6, QuotientMaxLoad), 50_000, 10_000, 2}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{churnQuotient(16, 8, QuotientDefaultLoad), 10_000_000, 500_000, 0}, dynChurnRun{churnQuotient(12, 4, QuotientMaxLoad), 2_000_000, 100_000, 0}),
 	},
 	{
@@ -127,7 +127,7 @@ var dynCases = []dynCase{
 		// Sized to keep the package's -race run short (each Add at the limit
 		// is also marshalled twice); the soak runs 14M operations on bigger
 		// tables.
-		churns: []dynChurnRun{{churnCountingQuotient(8, 16), 50_000, 5_000, 1}, {churnCountingQuotient(4, 8), 30_000, 5_000, 2}, {churnCountingQuotient(10, 96), 40_000, 10_000, 3}},
+		churns: []dynChurnRun{{churnCountingQuotient(8, 16), 25_000, 5_000, 1}, {churnCountingQuotient(4, 8), 15_000, 5_000, 2}, {churnCountingQuotient(10, 96), 20_000, 10_000, 3}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{churnCountingQuotient(8, 4096), 5_000_000, 500_000, 0}, dynChurnRun{churnCountingQuotient(4, 64), 2_000_000, 100_000, 0}),
 	},
 	{
@@ -145,7 +145,7 @@ var dynCases = []dynCase{
 		check: func(t testing.TB, f dynFilter) { t.Helper(); vqfCheck(t, f.(*VectorQuotient)) },
 		// Sized to keep the package's -race run short; the soak runs 30M
 		// operations.
-		churns: []dynChurnRun{{churnVectorQuotient(8, 61), 100_000, 5_000, 1}, {churnVectorQuotient(16, 37), 60_000, 5_000, 2}, {churnVectorQuotient(8, 500), 150_000, 25_000, 3}},
+		churns: []dynChurnRun{{churnVectorQuotient(8, 61), 50_000, 5_000, 1}, {churnVectorQuotient(16, 37), 30_000, 5_000, 2}, {churnVectorQuotient(8, 500), 75_000, 25_000, 3}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{churnVectorQuotient(8, 20000), 10_000_000, 500_000, 0}, dynChurnRun{churnVectorQuotient(16, 20000), 5_000_000, 500_000, 0}),
 	},
 	{
@@ -162,7 +162,7 @@ var dynCases = []dynCase{
 		},
 		// 400k operations on 37 blocks (not a power of two); narrow
 		// fingerprints collide most.
-		churns: []dynChurnRun{{mortonChurn(37, 5, 0.97), 100_000, 10_000, 5}, {mortonChurn(37, 8, 0.97), 200_000, 10_000, 8}, {mortonChurn(37, 13, 0.97), 100_000, 10_000, 13}},
+		churns: []dynChurnRun{{mortonChurn(37, 5, 0.97), 50_000, 10_000, 5}, {mortonChurn(37, 8, 0.97), 100_000, 10_000, 8}, {mortonChurn(37, 13, 0.97), 50_000, 10_000, 13}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{mortonChurn(3001, 8, 0.965), 5_000_000, 200_000, 0}),
 	},
 	{
@@ -176,7 +176,7 @@ var dynCases = []dynCase{
 		},
 		// 400k operations; 4- and 8-bit fingerprints collide most. The
 		// table (13 chunks of 64 buckets) is not a power of two.
-		churns: []dynChurnRun{{vacuumChurn(6, 13, 4, 0.96), 100_000, 10_000, 4}, {vacuumChurn(6, 13, 8, 0.96), 200_000, 10_000, 8}, {vacuumChurn(6, 13, 12, 0.96), 100_000, 10_000, 12}},
+		churns: []dynChurnRun{{vacuumChurn(6, 13, 4, 0.96), 50_000, 10_000, 4}, {vacuumChurn(6, 13, 8, 0.96), 100_000, 10_000, 8}, {vacuumChurn(6, 13, 12, 0.96), 50_000, 10_000, 12}},
 		soaks:  dynSoakSeeds(2, dynChurnRun{vacuumChurn(10, 37, 8, 0.955), 5_000_000, 200_000, 0}),
 	},
 }
