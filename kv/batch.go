@@ -25,6 +25,9 @@ type Batch struct {
 	data []byte // header + entries; the header is filled at commit
 	n    uint32 // number of entries
 	err  error  // the first invalid write recorded; Apply returns it
+	// keyBytes is the bytes of its keys and range deletions' ends, bound
+	// by maxBatchKeyBytes.
+	keyBytes int
 }
 
 const batchHeaderLen = 12
@@ -53,6 +56,22 @@ const maxEntrySize = maxBatchSize - 64<<10
 // of in practice (bbolt's limit is 32 KiB, Badger's 64 KB).
 const MaxKeySize = 1 << 20
 
+// maxBatchKeyBytes bounds the bytes of one batch's keys (and range
+// deletions' ends), and memTableKeyLimit rotates a memtable holding more:
+// a flush cannot end a table inside a range deletion that covers later
+// keys (rangeDelOutput), so only these bound the index and range-deletion
+// blocks of the tables a flush writes. One batch of a DeleteRange and
+// 1,000 keys of 1 MiB inside it, within every other limit, made a flush
+// fail on a 1 GiB index, and every reopen replayed the WAL into the same
+// failure. A memtable holds at most memTableKeyLimit + one batch + one
+// commit group of keys, and a flush merges memtables up to 256 MiB of keys
+// (flushPrefixLocked): their index and range deletions stay well below
+// the 1 GiB a reader accepts.
+const maxBatchKeyBytes = 64 << 20
+
+// memTableKeyLimit is a variable so that tests reach it with few keys.
+var memTableKeyLimit int64 = 64 << 20
+
 // NewBatch returns an empty batch.
 func (d *DB) NewBatch() *Batch { return newBatch() }
 
@@ -78,8 +97,9 @@ func putBatch(b *Batch) {
 
 // Set records key = value. The batch copies both. A key longer than
 // MaxKeySize, a key and value of more than 1 GiB - 64 KiB together
-// (maxEntrySize), or a batch growing past 1 GiB, make Apply fail with
-// ErrInvalidArgument, writing nothing.
+// (maxEntrySize), a batch growing past 1 GiB, or past 64 MiB of keys
+// (maxBatchKeyBytes), make Apply fail with ErrInvalidArgument, writing
+// nothing.
 func (b *Batch) Set(key, value []byte) {
 	b.add(base.KindSet, key, value)
 }
@@ -112,9 +132,16 @@ func (b *Batch) fail(err error) {
 func (b *Batch) add(kind base.Kind, key, value []byte) {
 	// Refused before copying: a batch over the limit must not first take
 	// the memory of the write it cannot apply.
+	keyBytes := len(key)
+	if kind == base.KindRangeDelete {
+		keyBytes += len(value)
+	}
 	switch n := len(key) + len(value); {
 	case len(key) > MaxKeySize || kind == base.KindRangeDelete && len(value) > MaxKeySize:
 		b.fail(fmt.Errorf("%w: a %d-byte key exceeds the %d-byte key limit", ErrInvalidArgument, max(len(key), len(value)), MaxKeySize))
+		return
+	case b.keyBytes+keyBytes > maxBatchKeyBytes:
+		b.fail(fmt.Errorf("%w: batch keys would exceed %d bytes (keys repeat in table indexes; split the batch)", ErrInvalidArgument, maxBatchKeyBytes))
 		return
 	case n > maxEntrySize:
 		b.fail(fmt.Errorf("%w: a write of a %d-byte key and %d-byte value exceeds the %d-byte entry limit", ErrInvalidArgument, len(key), len(value), maxEntrySize))
@@ -134,6 +161,7 @@ func (b *Batch) add(kind base.Kind, key, value []byte) {
 		b.data = append(b.data, value...)
 	}
 	b.n++
+	b.keyBytes += keyBytes
 }
 
 // Count returns the number of writes in the batch.
@@ -150,6 +178,7 @@ func (b *Batch) Reset() {
 	b.data = append(b.data[:0], zeroHeader[:]...)
 	b.n = 0
 	b.err = nil
+	b.keyBytes = 0
 }
 
 var zeroHeader [batchHeaderLen]byte

@@ -200,18 +200,28 @@ func (d *DB) writeGroup(mem *memTable, olderLogs *logSync, group []*pendingWrite
 
 // applyToMemTable inserts every entry of an encoded batch.
 func applyToMemTable(mem *memTable, data []byte) error {
+	keyBytes := 0
 	_, _, err := decodeBatch(data, func(seq base.SeqNum, e batchEntry) error {
+		keyBytes += len(e.Key)
 		switch e.Kind {
 		case base.KindSet:
 			mem.Set(e.Key, seq, e.Value)
 		case base.KindRangeDelete:
 			mem.rangeDels.add(e.Key, e.Value, seq)
+			keyBytes += len(e.Value)
 		default:
 			mem.Delete(e.Key, seq)
 		}
 		return nil
 	})
+	mem.keyBytes.Add(int64(keyBytes))
 	return err
+}
+
+// full reports whether m is due for rotation: its size reached
+// memTableSize, or its keys memTableKeyLimit.
+func (m *memTable) full(memTableSize int) bool {
+	return m.flushSize() >= int64(memTableSize) || m.keyBytes.Load() >= memTableKeyLimit
 }
 
 // writableLocked reports why the DB cannot take writes now, if it cannot.
@@ -263,7 +273,7 @@ func (d *DB) makeRoomForWriteLocked() error {
 			d.mu.Lock()
 			continue
 		}
-		if d.mem.flushSize() < int64(d.opts.MemTableSize) {
+		if !d.mem.full(d.opts.MemTableSize) {
 			return nil
 		}
 		if len(d.imm) >= maxImmutableMemTables {

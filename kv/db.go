@@ -129,6 +129,10 @@ type memTable struct {
 	// rangeDels are its range tombstones, kept out of the point entries
 	// (kv/rangedel.go).
 	rangeDels memRangeDels
+	// keyBytes is the bytes of the keys and range deletions' ends applied
+	// to it, what its flush's index and range deletions grow with
+	// (memTableKeyLimit).
+	keyBytes atomic.Int64
 	// refs counts its holders: the DB until a flush drops it from the
 	// queue, and each read state listing it; the last releases its arena
 	// (K12, kv/memtable_release.go).

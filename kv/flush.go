@@ -22,9 +22,10 @@ func (d *DB) maybeScheduleFlushLocked() {
 
 // flushLoop writes immutable memtables, oldest first, as L0 tables until
 // none is left, then exits. One runs at a time (d.flushing). Every
-// memtable waiting when a flush starts goes into the same table (or
-// tables, when long keys fill one's metadata: writeTables; K6 holds:
-// they are consecutive and the oldest of the queue), as Pebble's flush
+// memtable waiting when a flush starts (up to flushPrefixLocked's bound
+// on their keys) goes into the same table (or tables, when long keys fill
+// one's metadata: writeTables; K6 holds: they are consecutive and the
+// oldest of the queue), as Pebble's flush
 // does: when flushes fall behind the writers, L0 receives fewer, larger
 // tables instead of more small ones, and each compaction of L0 into the
 // base level then rewrites the base level for more new data
@@ -34,7 +35,7 @@ func (d *DB) flushLoop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for len(d.imm) > 0 && d.bgErr == nil {
-		ms := slices.Clone(d.imm)
+		ms := slices.Clone(d.imm[:flushPrefixLocked(d.imm)])
 		snaps := d.snapshots.seqs()
 		v := d.current
 		v.Ref()
@@ -108,6 +109,21 @@ func (d *DB) flushLoop() {
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()
+}
+
+// flushPrefixLocked is how many of the oldest memtables of imm the next
+// flush takes: all, unless their keys pass four times memTableKeyLimit
+// (at least one is taken). A flush's index and range deletions grow with
+// its keys, and it cannot always end a table (maxBatchKeyBytes).
+// REQUIRES: d.mu held.
+func flushPrefixLocked(imm []*memTable) int {
+	n, keys := 1, imm[0].keyBytes.Load()
+	for ; n < len(imm); n++ {
+		if keys += imm[n].keyBytes.Load(); keys > 4*memTableKeyLimit {
+			break
+		}
+	}
+	return n
 }
 
 // flushMemTables writes the memtables ms, consecutive and oldest first,

@@ -330,7 +330,7 @@ func (d *DB) replayWALsLocked(logs []fileNum) error {
 		if rec.count > 0 {
 			d.lastSeq = max(d.lastSeq, rec.first+base.SeqNum(rec.count)-1)
 		}
-		if !d.opts.ReadOnly && d.mem.flushSize() >= int64(d.opts.MemTableSize) {
+		if !d.opts.ReadOnly && d.mem.full(d.opts.MemTableSize) {
 			return d.flushRecoveredLocked()
 		}
 		return nil

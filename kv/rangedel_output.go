@@ -31,20 +31,29 @@ func newRangeDelOutput(ts []rangedel.Tombstone) *rangeDelOutput {
 	return &rangeDelOutput{pending: ts}
 }
 
-// addStartingBy adds to w every pending tombstone starting at or before
-// userKey.
-func (o *rangeDelOutput) addStartingBy(w *sstable.Writer, userKey []byte) error {
-	return o.addWhile(w, func(t rangedel.Tombstone) bool { return bytes.Compare(t.Start, userKey) <= 0 })
+// addStartingBy adds every pending tombstone starting at or before
+// userKey, each to the writer into gives it.
+func (o *rangeDelOutput) addStartingBy(into tombstoneWriter, userKey []byte) error {
+	return o.addWhile(into, func(t rangedel.Tombstone) bool { return bytes.Compare(t.Start, userKey) <= 0 })
 }
 
-// addRest adds every pending tombstone to w: those past the last point.
-func (o *rangeDelOutput) addRest(w *sstable.Writer) error {
-	return o.addWhile(w, func(rangedel.Tombstone) bool { return true })
+// addRest adds every pending tombstone: those past the last point.
+func (o *rangeDelOutput) addRest(into tombstoneWriter) error {
+	return o.addWhile(into, func(rangedel.Tombstone) bool { return true })
 }
 
-func (o *rangeDelOutput) addWhile(w *sstable.Writer, ok func(rangedel.Tombstone) bool) error {
+// tombstoneWriter returns the writer tombstone t goes into: the table
+// being written, or a new one (writeTables may end a table between two
+// tombstones, which calls finishTable).
+type tombstoneWriter func(t rangedel.Tombstone) (*sstable.Writer, error)
+
+func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombstone) bool) error {
 	for len(o.pending) > 0 && ok(o.pending[0]) {
 		t := o.pending[0]
+		w, err := into(t)
+		if err != nil {
+			return err
+		}
 		if err := w.AddRangeDel(t); err != nil {
 			return err
 		}

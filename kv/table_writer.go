@@ -104,11 +104,29 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		w = sstable.NewWriter(f, d.tableWriterOptions(target, num))
 		return nil
 	}
+	// tombstoneInto gives a range tombstone t the table being written,
+	// or ends it first if its metadata reached the cut and none of its
+	// tombstones reaches t: disjoint range deletions of long keys, as many
+	// as a batch holds, would otherwise all go into one block, and with
+	// no point between them no point's turn would end the table.
+	tombstoneInto := func(t rangedel.Tombstone) (*sstable.Writer, error) {
+		if w != nil && w.MetadataSize() >= metadataCut && rd.canSplitBefore(t.Start) {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+		}
+		if w == nil {
+			if err := create(); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
+	}
 	for src.Next() {
 		k := src.Key()
 		newUserKey := !started || !bytes.Equal(k.UserKey, lastKey)
 		if w != nil && newUserKey {
-			if err := rd.addStartingBy(w, k.UserKey); err != nil {
+			if err := rd.addStartingBy(tombstoneInto, k.UserKey); err != nil {
 				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 			}
 			cut := spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) || w.MetadataSize() >= metadataCut
@@ -122,7 +140,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 			if err := create(); err != nil {
 				return fail(err)
 			}
-			if err := rd.addStartingBy(w, k.UserKey); err != nil {
+			if err := rd.addStartingBy(tombstoneInto, k.UserKey); err != nil {
 				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 			}
 		}
@@ -141,13 +159,9 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		return fail(err)
 	}
 	if len(rd.pending) > 0 {
-		// Tombstones past the last point go into the last table.
-		if w == nil {
-			if err := create(); err != nil {
-				return fail(err)
-			}
-		}
-		if err := rd.addRest(w); err != nil {
+		// Tombstones past the last point go into the last table, or
+		// tables after it (tombstoneInto).
+		if err := rd.addRest(tombstoneInto); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 		}
 	}

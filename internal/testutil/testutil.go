@@ -16,10 +16,14 @@ import (
 // out of `make test` and run under `make soak`.
 func SkipUnlessSoak(t testing.TB) {
 	t.Helper()
-	if os.Getenv("SIEVEKV_SOAK") == "" {
+	if !Soak() {
 		t.Skip("set SIEVEKV_SOAK=1 (make soak)")
 	}
 }
+
+// Soak reports whether SIEVEKV_SOAK is set (make soak): a test with a
+// short form in `make test` runs its long form.
+func Soak() bool { return os.Getenv("SIEVEKV_SOAK") != "" }
 
 // CheckCharts fails t unless each named file in dir is a PNG image of at
 // least 200x200 pixels (a chart a tool wrote, not an empty placeholder).
