@@ -418,8 +418,12 @@ func (n *Node) validateRaftAddr(addr string) error {
 }
 
 func (n *Node) joinRequest(fresh bool) joinRequest {
+	// The cluster a fresh join's answer named counts as the state's: that
+	// leader judged the state (joinableState) before it removed this
+	// node's old server, and the join after, of a server no longer in
+	// the configuration, would be judged again and refused.
 	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh,
-		Cluster: n.fsm.clusterID().String(), Applied: n.fsm.applied.Load()}
+		Cluster: n.helloCluster().String(), Applied: n.fsm.applied.Load()}
 }
 
 // joinLoop asks cfg.Join to add this node until it is a member or the node

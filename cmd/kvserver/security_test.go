@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,15 @@ type servedNode struct {
 // its API until the test ends. A nil cfg.Transport with an empty RaftAddr
 // means raft's in-memory transport.
 func serveNode(t *testing.T, cfg Config) *servedNode {
+	t.Helper()
+	n, _ := serveStoppableNode(t, cfg)
+	return n
+}
+
+// serveStoppableNode is serveNode with a stop that also closes the HTTP
+// server (serveNode's stays up until the test ends, and its /status then
+// makes a stopped node look alive to memberAlive).
+func serveStoppableNode(t *testing.T, cfg Config) (*servedNode, func()) {
 	t.Helper()
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
@@ -58,11 +68,10 @@ func serveNode(t *testing.T, cfg Config) *servedNode {
 	}
 	srv := NewServer(n)
 	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		n.Shutdown()
-	})
-	return &servedNode{Node: n, url: sec.scheme() + "://" + cfg.HTTPAddr, client: sec.httpClient(cfg.Token)}
+	var once sync.Once
+	stop := func() { once.Do(func() { srv.Close(); n.Shutdown() }) }
+	t.Cleanup(stop)
+	return &servedNode{Node: n, url: sec.scheme() + "://" + cfg.HTTPAddr, client: sec.httpClient(cfg.Token)}, stop
 }
 
 func (s *servedNode) waitLeader(t *testing.T) {
