@@ -31,6 +31,21 @@ func TestEachTableSpanningMatchesScan(t *testing.T) {
 				}
 			}
 		}
+		// What the compactions made of it depends on the machine's load
+		// (all still in L0, or all compacted into one level): let them
+		// finish, then flush two more tables into L0 (below its
+		// compaction threshold), so there are L0 tables over deeper levels.
+		waitIdle(t, d)
+		for i := range 1400 {
+			if err := d.Set(delKey(rng.IntN(20000)*2), val, NoSync); err != nil {
+				t.Fatal(err)
+			}
+			if i%700 == 699 {
+				if err := d.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		v := refCurrent(d)
 		levels := 0
 		for l := range NumLevels {
