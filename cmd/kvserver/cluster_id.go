@@ -134,7 +134,10 @@ func clusterRecordFrom(b []byte) (clusterRecord, error) {
 // good, as another cluster's state would go on serving that cluster's
 // values: its state machine skips this cluster's commands up to its own
 // applied index, the entry naming this cluster among them. A leader that
-// holds no ID yet cannot judge: errClusterIDPending.
+// holds no ID yet cannot judge: errClusterIDPending. ("A state that
+// applied the naming entry holds the ID" assumes every member that
+// applied it ran S13: the raft hello keeps older kvservers, which would
+// skip the entry as an unknown op, out of a cluster that has one.)
 func joinableState(ours clusterRecord, theirs clusterID, applied uint64, member bool) error {
 	if err := joinableCluster(ours.id, theirs); err != nil || theirs.known() || applied == 0 {
 		return err
