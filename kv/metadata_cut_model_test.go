@@ -2,7 +2,6 @@ package kv
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -11,60 +10,6 @@ import (
 	"github.com/sievekv/sievekv/internal/testutil"
 	"github.com/sievekv/sievekv/vfs"
 )
-
-type cutModelState map[string]string
-
-func (m cutModelState) clone() cutModelState {
-	c := make(cutModelState, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
-type cutModelReader interface {
-	Get([]byte) ([]byte, error)
-	NewIter(*IterOptions) *Iterator
-}
-
-func cutModelCheck(t *testing.T, what string, r cutModelReader, m cutModelState, keys []string) {
-	t.Helper()
-	for _, k := range keys {
-		v, err := r.Get([]byte(k))
-		want, ok := m[k]
-		if ok && (err != nil || string(v) != want) || !ok && !errors.Is(err, ErrNotFound) {
-			t.Fatalf("%s: Get(%.12q..len %d) = %.20q, %v; want %.20q (present %v)", what, k, len(k), v, err, want, ok)
-		}
-	}
-	var want []string
-	for k := range m {
-		want = append(want, k)
-	}
-	sort.Strings(want)
-	it := r.NewIter(nil)
-	i := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		if i >= len(want) || string(it.Key()) != want[i] || string(it.Value()) != m[want[i]] {
-			t.Fatalf("%s: scan entry %d is %.12q (len %d), want %d entries", what, i, it.Key(), len(it.Key()), len(want))
-		}
-		i++
-	}
-	if err := it.Close(); err != nil || i != len(want) {
-		t.Fatalf("%s: scan saw %d of %d, %v", what, i, len(want), err)
-	}
-	// Backwards too.
-	it = r.NewIter(nil)
-	i = len(want) - 1
-	for ok := it.Last(); ok; ok = it.Prev() {
-		if i < 0 || string(it.Key()) != want[i] {
-			t.Fatalf("%s: reverse scan entry at %d wrong", what, i)
-		}
-		i--
-	}
-	if err := it.Close(); err != nil || i != -1 {
-		t.Fatalf("%s: reverse scan ended at %d, %v", what, i, err)
-	}
-}
 
 // TestMetadataCutMatchesModel: with the cut at 4 KiB, flushes and
 // compactions of keys up to 1.5 KB long end tables at points and between
@@ -100,10 +45,10 @@ func cutModelRun(t *testing.T, seed int64) {
 		keys[i] = string(append(k, bytes.Repeat([]byte{0xff}, rng.Intn(1500))...))
 	}
 	sort.Strings(keys)
-	m := cutModelState{}
+	m := rdModel{}
 	type snap struct {
 		s *Snapshot
-		m cutModelState
+		m rdModel
 	}
 	var snaps []snap
 	for step := range 400 {
@@ -134,16 +79,12 @@ func cutModelRun(t *testing.T, seed int64) {
 			if err := d.DeleteRange([]byte(s), []byte(e), nil); err != nil {
 				t.Fatal(err)
 			}
-			for k := range m {
-				if k >= s && k < e {
-					delete(m, k)
-				}
-			}
+			m.deleteRange(s, e)
 		case r < 75:
 			snaps = append(snaps, snap{d.NewSnapshot(), m.clone()})
 		case r < 79 && len(snaps) > 0:
 			i := rng.Intn(len(snaps))
-			cutModelCheck(t, fmt.Sprintf("step %d snapshot", step), snaps[i].s, snaps[i].m, keys)
+			checkAgainst(t, fmt.Sprintf("step %d snapshot", step), snaps[i].s, snaps[i].m, keys, "", "")
 			snaps[i].s.Close()
 			snaps = append(snaps[:i], snaps[i+1:]...)
 		case r < 88:
@@ -164,19 +105,19 @@ func cutModelRun(t *testing.T, seed int64) {
 			}
 			d = openMem(t, fs, opts())
 		default:
-			cutModelCheck(t, fmt.Sprintf("step %d", step), d, m, keys)
+			checkAgainst(t, fmt.Sprintf("step %d", step), d, m, keys, "", "")
 		}
 	}
-	cutModelCheck(t, "end", d, m, keys)
+	checkAgainst(t, "end", d, m, keys, "", "")
 	for i, s := range snaps {
-		cutModelCheck(t, fmt.Sprintf("end snapshot %d", i), s.s, s.m, keys)
+		checkAgainst(t, fmt.Sprintf("end snapshot %d", i), s.s, s.m, keys, "", "")
 		s.s.Close()
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	d = openMem(t, fs, opts())
-	cutModelCheck(t, "reopened", d, m, keys)
+	checkAgainst(t, "reopened", d, m, keys, "", "")
 	t.Logf("tables at the end: %d", tableCount(d))
 	d.Close()
 	if _, err := Check("db", &Options{FS: fs}); err != nil {
