@@ -57,13 +57,16 @@ const maxEntrySize = maxBatchSize - 64<<10
 const MaxKeySize = 1 << 20
 
 // maxBatchKeyBytes bounds the bytes of one batch's keys (and range
-// deletions' ends), and memTableKeyLimit rotates a memtable holding more:
-// a flush cannot end a table inside a range deletion that covers later
-// keys (rangeDelOutput), so only these bound the index and range-deletion
-// blocks of the tables a flush writes. One batch of a DeleteRange and
-// 1,000 keys of 1 MiB inside it, within every other limit, made a flush
+// deletions' ends), and memTableKeyLimit rotates a memtable holding more.
+// A table ends only between user keys, and between range deletions only
+// where their starts differ (rangeDelOutput), so the metadata cut cannot
+// end a table among the versions of one key that snapshots keep, or among
+// range deletions sharing a start; bounding a flush's keys bounds those
+// tables' index and range-deletion blocks all the same. (These limits came
+// first, when a table could not end inside a range deletion either: one
+// batch of a DeleteRange and 1,000 keys of 1 MiB inside it made a flush
 // fail on a 1 GiB index, and every reopen replayed the WAL into the same
-// failure. A memtable holds at most memTableKeyLimit + one batch + one
+// failure.) A memtable holds at most memTableKeyLimit + one batch + one
 // commit group of keys, and a flush merges memtables up to 256 MiB of keys
 // (flushPrefixLocked): their index and range deletions stay well below
 // the 1 GiB a reader accepts.

@@ -238,7 +238,7 @@ func (d *DB) checkTable(level int, t *manifest.TableMetadata, rep *CheckReport) 
 	}
 	for _, rd := range r.RangeDels() {
 		// K8 needs every tombstone inside its table's bounds.
-		if base.CompareUserKeys(rd.Start, t.Smallest.UserKey) < 0 || base.CompareUserKeys(rd.End, t.Largest.UserKey) > 0 ||
+		if base.CompareUserKeys(rd.Start, t.Smallest.UserKey) < 0 || base.CompareUserKeys(tombstoneLargest(rd).UserKey, t.Largest.UserKey) > 0 ||
 			rd.Seq < t.SmallestSeq || rd.Seq > t.LargestSeq {
 			bad("range tombstone %v is outside the manifest's bounds [%s, %s], seqnums [%d, %d]", rd, t.Smallest, t.Largest, t.SmallestSeq, t.LargestSeq)
 		}

@@ -78,10 +78,12 @@
 //	   than the tombstone, or "not found". For any key k and tombstone
 //	   covering k in some source, no older source holds a version of k
 //	   newer than that tombstone: tables are widened to their tombstones'
-//	   ranges, a tombstone is never split across tables, an output table
-//	   is not cut inside a range one of its tombstones covers, and
-//	   compactions pick by those widened bounds (docs/design.md, "Range
-//	   tombstones sit beside the filters, not behind them").
+//	   ranges, a tombstone an output table ends inside is split at the
+//	   bound, just above every key the table holds, and the rest begins
+//	   the next table, so each key a tombstone covers lies in the table
+//	   holding that part of it, and compactions pick by those widened
+//	   bounds (docs/design.md, "Range tombstones sit beside the filters,
+//	   not behind them").
 //	K9 (published read state): after Open, every change of the memtables
 //	   or the current version is followed, under DB.mu, by publishing a new
 //	   readState; a read pins the published one lock-free, and a retired

@@ -17,20 +17,31 @@ import (
 // flushes, compactions and reopens must read as a map model, forwards and
 // backwards, and the DB must pass Check. (A break-it review's model, 400
 // seeds clean; 20 here, 400 under SIEVEKV_SOAK.)
-func TestMetadataCutMatchesModel(t *testing.T) {
-	saved := metadataCut
-	metadataCut = 4 << 10
-	defer func() { metadataCut = saved }()
+func TestMetadataCutMatchesModel(t *testing.T) { runCutModel(t, 10) }
+
+// TestTablesEndInsideRangeDeletionsMatchModel: the same model with range
+// deletions spanning up to every key, so that flushes and compactions
+// end tables inside them (rangeDelOutput splits a tombstone at the
+// bound): reads must still match the map, and every table its bounds
+// (Check).
+func TestTablesEndInsideRangeDeletionsMatchModel(t *testing.T) { runCutModel(t, 60) }
+
+// runCutModel runs the model with the cut at 4 KiB over 20 seeds (400
+// under SIEVEKV_SOAK), each range deletion spanning up to rangeKeys keys.
+func runCutModel(t *testing.T, rangeKeys int) {
+	lowerMetadataCut(t, 4<<10)
 	seeds := 20
 	if testutil.Soak() {
 		seeds = 400
 	}
 	for seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { cutModelRun(t, int64(seed)) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { cutModelRun(t, int64(seed), rangeKeys) })
 	}
 }
 
-func cutModelRun(t *testing.T, seed int64) {
+// cutModelRun runs one seed of the model; a range deletion spans up to
+// rangeKeys keys.
+func cutModelRun(t *testing.T, seed int64, rangeKeys int) {
 	rng := rand.New(rand.NewSource(seed))
 	fs := vfs.NewMem()
 	opts := func() *Options {
@@ -68,7 +79,7 @@ func cutModelRun(t *testing.T, seed int64) {
 			delete(m, k)
 		case r < 70:
 			i := rng.Intn(nkeys)
-			j := min(nkeys-1, i+rng.Intn(10))
+			j := min(nkeys-1, i+rng.Intn(rangeKeys))
 			s, e := keys[i], keys[j]
 			if rng.Intn(2) == 0 {
 				e = s + "\x00"
@@ -123,6 +134,14 @@ func cutModelRun(t *testing.T, seed int64) {
 	if _, err := Check("db", &Options{FS: fs}); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
+}
+
+// lowerMetadataCut sets metadataCut to n for the rest of the test, so that
+// keys of a few KB reach it.
+func lowerMetadataCut(t *testing.T, n uint64) {
+	saved := metadataCut
+	metadataCut = n
+	t.Cleanup(func() { metadataCut = saved })
 }
 
 // tableCount is the number of tables in d's current version.

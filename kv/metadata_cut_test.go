@@ -21,9 +21,7 @@ import (
 // and one key's entries, and every key must read back, before and after
 // a reopen.
 func TestLongKeysCutTablesBeforeTheirMetadataOutgrowsAReader(t *testing.T) {
-	saved := metadataCut
-	metadataCut = 16 << 10
-	defer func() { metadataCut = saved }()
+	lowerMetadataCut(t, 16<<10)
 	fs := vfs.NewMem()
 	opts := &Options{MemTableSize: 4 << 20, BlockSize: 256, DisableAutomaticCompactions: true}
 	d := openMem(t, fs, opts)
@@ -136,9 +134,7 @@ func TestKeyLimit(t *testing.T) {
 // tables, and hide exactly the keys they cover, before and after a
 // compaction and a reopen.
 func TestDisjointRangeDeletionsCutTables(t *testing.T) {
-	saved := metadataCut
-	metadataCut = 16 << 10
-	defer func() { metadataCut = saved }()
+	lowerMetadataCut(t, 16<<10)
 	fs := vfs.NewMem()
 	opts := &Options{MemTableSize: 4 << 20, DisableAutomaticCompactions: true}
 	d := openMem(t, fs, opts)
@@ -196,16 +192,18 @@ func TestDisjointRangeDeletionsCutTables(t *testing.T) {
 }
 
 // TestLongKeysUnderARangeDeletionBoundedByTheMemTable caught a flush that
-// could not end a table (a review): a range deletion covering the keys
-// written after it keeps every key of a flush in one table
-// (rangeDelOutput), so one batch of a DeleteRange and 1,000 keys of
-// 1 MiB inside it, within every per-write limit, made a 1 GiB index: the
-// flush failed, and every reopen replayed the WAL into the same failure.
-// A memtable now rotates once its keys reach memTableKeyLimit, a batch's
-// keys are bounded (maxBatchKeyBytes), and a flush merges memtables only
-// up to four times the limit of keys. With the limit at 16 KiB, 2 KB keys
-// under one range deletion must spread over flushes whose indexes stay
-// within that bound, and read back after a reopen.
+// could not end a table (a review): a table could not end inside a range
+// deletion covering the keys written after it, so one batch of a
+// DeleteRange and 1,000 keys of 1 MiB inside it, within every per-write
+// limit, made a 1 GiB index: the flush failed, and every reopen replayed
+// the WAL into the same failure. Tables now end inside range deletions
+// (rangeDelOutput), and the keys of a flush are bounded besides, for what
+// still cannot be cut (one key's versions, range deletions sharing a
+// start): a memtable rotates once its keys reach memTableKeyLimit, a
+// batch's keys are bounded (maxBatchKeyBytes), and a flush merges
+// memtables only up to four times the limit of keys. With the limit at
+// 16 KiB, 2 KB keys under one range deletion must spread over flushes
+// whose indexes stay within that bound, and read back after a reopen.
 func TestLongKeysUnderARangeDeletionBoundedByTheMemTable(t *testing.T) {
 	saved := memTableKeyLimit
 	memTableKeyLimit = 16 << 10

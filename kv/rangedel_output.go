@@ -11,18 +11,25 @@ import (
 )
 
 // rangeDelOutput places range tombstones into the tables writeTables cuts.
-// A tombstone is never split: it goes, whole, into the table being written
-// when the point stream reaches its start (or into the last table), and a
-// table is not cut before a key while a tombstone it holds reaches that
-// key. So a table's bounds, widened to its tombstones, cover every point
-// of every tombstone's range the output holds, tables of a sorted level
-// stay disjoint, and K8 holds for the outputs.
+// A tombstone goes into the table being written when the point stream
+// reaches its start (or into the last table). A table may end inside a
+// tombstone: the table ends at a bound b, the successor of the largest key
+// it holds or a tombstone of it starts at, the tombstone is split at b
+// (rangedel.SplitAt), and its part from b on is carried into the next
+// table. A tombstone [s, u+"\x00") covers no key above u, so the table
+// claims only u (tombstoneLargest) and the next one, starting at b or
+// later, shares no user key with it: tables of a sorted level stay
+// disjoint, every key a tombstone covers lies within the bounds of the
+// table holding it (K8), and no tombstone, however wide, keeps a
+// compaction's output from ending at its target size or its metadata cut.
 type rangeDelOutput struct {
 	pending []rangedel.Tombstone // sorted by Start; not yet in a table
+	// carry holds the parts of the last table's tombstones at or past the
+	// bound it ended at; they go first into the next table.
+	carry []rangedel.Tombstone
 	// Of the table being written:
 	added    []rangedel.Tombstone
-	maxEnd   []byte
-	hasAdded bool
+	maxStart []byte
 }
 
 func newRangeDelOutput(ts []rangedel.Tombstone) *rangeDelOutput {
@@ -31,25 +38,35 @@ func newRangeDelOutput(ts []rangedel.Tombstone) *rangeDelOutput {
 	return &rangeDelOutput{pending: ts}
 }
 
-// addStartingBy adds every pending tombstone starting at or before
-// userKey, each to the writer into gives it.
+// addStartingBy adds every carried tombstone and every pending one
+// starting at or before userKey, each to the writer into gives it.
 func (o *rangeDelOutput) addStartingBy(into tombstoneWriter, userKey []byte) error {
 	return o.addWhile(into, func(t rangedel.Tombstone) bool { return bytes.Compare(t.Start, userKey) <= 0 })
 }
 
-// addRest adds every pending tombstone: those past the last point.
+// addRest adds every tombstone left: those past the last point.
 func (o *rangeDelOutput) addRest(into tombstoneWriter) error {
 	return o.addWhile(into, func(rangedel.Tombstone) bool { return true })
 }
 
 // tombstoneWriter returns the writer tombstone t goes into: the table
-// being written, or a new one (writeTables may end a table between two
-// tombstones, which calls finishTable).
+// being written, or a new one (writeTables may end a table before t,
+// which calls endAt and finishTable).
 type tombstoneWriter func(t rangedel.Tombstone) (*sstable.Writer, error)
 
 func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombstone) bool) error {
-	for len(o.pending) > 0 && ok(o.pending[0]) {
-		t := o.pending[0]
+	for {
+		var t rangedel.Tombstone
+		// Taken off its list before into runs, which may end the table
+		// and fill carry anew.
+		switch {
+		case len(o.carry) > 0:
+			t, o.carry = o.carry[0], o.carry[1:]
+		case len(o.pending) > 0 && ok(o.pending[0]):
+			t, o.pending = o.pending[0], o.pending[1:]
+		default:
+			return nil
+		}
 		w, err := into(t)
 		if err != nil {
 			return err
@@ -57,33 +74,46 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 		if err := w.AddRangeDel(t); err != nil {
 			return err
 		}
-		o.pending = o.pending[1:]
 		o.added = append(o.added, t)
-		if !o.hasAdded || bytes.Compare(t.End, o.maxEnd) > 0 {
-			o.maxEnd = t.End
+		if len(o.added) == 1 || bytes.Compare(t.Start, o.maxStart) > 0 {
+			o.maxStart = t.Start
 		}
-		o.hasAdded = true
 	}
-	return nil
 }
 
-// canSplitBefore reports whether the table being written may end before
-// userKey: none of its tombstones reaches userKey, so the table's widened
-// largest key stays below the next table's smallest.
-func (o *rangeDelOutput) canSplitBefore(userKey []byte) bool {
-	return !o.hasAdded || bytes.Compare(o.maxEnd, userKey) < 0
+// cutBound returns where the table being written may end so that the next
+// one can begin at next: the successor of the largest key the table holds
+// or a tombstone of it starts at, lastPoint being its last point's user
+// key (nil if it has none). ok is false when that key is not below next,
+// or the table holds nothing.
+func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool) {
+	high := lastPoint
+	if len(o.added) > 0 && (high == nil || bytes.Compare(o.maxStart, high) > 0) {
+		high = o.maxStart
+	}
+	if high == nil && len(o.added) == 0 || bytes.Compare(high, next) >= 0 {
+		return nil, false
+	}
+	return append(bytes.Clone(high), 0), true
+}
+
+// endAt ends the table's tombstones at bound, which cutBound gave: their
+// parts below it stay in the table (w), the rest is carried into the next.
+func (o *rangeDelOutput) endAt(w *sstable.Writer, bound []byte) {
+	o.carry = w.SplitRangeDels(bound)
+	o.added, _ = rangedel.SplitAt(o.added, bound)
 }
 
 // finishTable widens the finished table's bounds to its tombstones and
-// starts the next table. A tombstone [s, e)#t makes the smallest key at
-// most (s, t, KindRangeDelete) and the largest at least (e, TrailerMax),
-// the smallest internal key of e: bounds are inclusive, so the table
-// claims e too, which costs a Get of e one wasted probe and nothing more.
+// starts the next table: each tombstone t makes the smallest key at most
+// (t.Start, t.Seq, KindRangeDelete) and the largest at least
+// tombstoneLargest(t).
 func (o *rangeDelOutput) finishTable(m *manifest.TableMetadata) {
 	points := m.Entries() > 0
 	for i, t := range o.added {
 		lo := base.MakeInternalKey(bytes.Clone(t.Start), t.Seq, base.KindRangeDelete)
-		hi := base.InternalKey{UserKey: bytes.Clone(t.End), Trailer: base.TrailerMax}
+		hi := tombstoneLargest(t)
+		hi.UserKey = bytes.Clone(hi.UserKey)
 		if (!points && i == 0) || base.Compare(lo, m.Smallest) < 0 {
 			m.Smallest = lo
 		}
@@ -91,5 +121,19 @@ func (o *rangeDelOutput) finishTable(m *manifest.TableMetadata) {
 			m.Largest = hi
 		}
 	}
-	o.added, o.maxEnd, o.hasAdded = o.added[:0], nil, false
+	o.added, o.maxStart = o.added[:0], nil
+}
+
+// tombstoneLargest is the largest internal key a table holding t must
+// claim. Bounds are inclusive, so for [s, e) it is (e, TrailerMax), the
+// smallest internal key of e: the table claims e too, which costs a Get of
+// e one wasted probe and nothing more. But when e is u+"\x00", the
+// successor of u, t covers no key above u, and the table claims only u,
+// up to u's largest internal key (sequence number 0): that is what lets a
+// table end inside a tombstone (rangeDelOutput) and the next begin at e.
+func tombstoneLargest(t rangedel.Tombstone) base.InternalKey {
+	if n := len(t.End); n > 0 && t.End[n-1] == 0 {
+		return base.InternalKey{UserKey: t.End[:n-1], Trailer: 0}
+	}
+	return base.InternalKey{UserKey: t.End, Trailer: base.TrailerMax}
 }

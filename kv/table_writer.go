@@ -104,14 +104,33 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		w = sstable.NewWriter(f, d.tableWriterOptions(target, num))
 		return nil
 	}
+	// cutBefore ends the table being written, if it may end so that the
+	// next one begins at next (rangeDelOutput.cutBound), splitting its
+	// range tombstones there; lastPoint is its last point's user key, nil
+	// if it has none.
+	cutBefore := func(lastPoint, next []byte) error {
+		bound, ok := rd.cutBound(lastPoint, next)
+		if !ok {
+			return nil
+		}
+		rd.endAt(w, bound)
+		return finish()
+	}
+	tablePoints := false // the table being written has a point
+	lastPoint := func() []byte {
+		if tablePoints {
+			return lastKey
+		}
+		return nil
+	}
 	// tombstoneInto gives a range tombstone t the table being written,
-	// or ends it first if its metadata reached the cut and none of its
-	// tombstones reaches t: disjoint range deletions of long keys, as many
-	// as a batch holds, would otherwise all go into one block, and with
-	// no point between them no point's turn would end the table.
+	// or ends it first if its metadata reached the cut: range deletions
+	// of long keys, as many as a batch holds, would otherwise all go into
+	// one block, and with no point between them no point's turn would end
+	// the table.
 	tombstoneInto := func(t rangedel.Tombstone) (*sstable.Writer, error) {
-		if w != nil && w.MetadataSize() >= metadataCut && rd.canSplitBefore(t.Start) {
-			if err := finish(); err != nil {
+		if w != nil && w.MetadataSize() >= metadataCut {
+			if err := cutBefore(lastPoint(), t.Start); err != nil {
 				return nil, err
 			}
 		}
@@ -119,27 +138,27 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 			if err := create(); err != nil {
 				return nil, err
 			}
+			tablePoints = false
 		}
 		return w, nil
 	}
 	for src.Next() {
 		k := src.Key()
 		newUserKey := !started || !bytes.Equal(k.UserKey, lastKey)
-		if w != nil && newUserKey {
-			if err := rd.addStartingBy(tombstoneInto, k.UserKey); err != nil {
-				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
-			}
-			cut := spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) || w.MetadataSize() >= metadataCut
-			if cut && rd.canSplitBefore(k.UserKey) {
-				if err := finish(); err != nil {
+		if newUserKey {
+			if w != nil && (spec.split != nil && spec.split(k.UserKey, w.EstimatedSize()) || w.MetadataSize() >= metadataCut) {
+				if err := cutBefore(lastPoint(), k.UserKey); err != nil {
 					return fail(err)
 				}
 			}
-		}
-		if w == nil {
-			if err := create(); err != nil {
-				return fail(err)
+			if w == nil {
+				if err := create(); err != nil {
+					return fail(err)
+				}
+				tablePoints = false
 			}
+			// After the cut, so that the tombstones starting between
+			// the last point and this one go with this one.
 			if err := rd.addStartingBy(tombstoneInto, k.UserKey); err != nil {
 				return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 			}
@@ -147,6 +166,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 		if err := w.Add(k, src.Value()); err != nil {
 			return fail(fmt.Errorf("kv: write table %06d: %w", num, err))
 		}
+		tablePoints = true
 		if k.Kind() == base.KindDelete && spec.tombstones != nil {
 			spec.tombstones.add(k.UserKey, w)
 		}
@@ -158,7 +178,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	if err := src.Error(); err != nil {
 		return fail(err)
 	}
-	if len(rd.pending) > 0 {
+	if len(rd.pending) > 0 || len(rd.carry) > 0 {
 		// Tombstones past the last point go into the last table, or
 		// tables after it (tombstoneInto).
 		if err := rd.addRest(tombstoneInto); err != nil {

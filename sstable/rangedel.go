@@ -25,8 +25,30 @@ func (w *Writer) AddRangeDel(t rangedel.Tombstone) error {
 		return fmt.Errorf("sstable: AddRangeDel %v: empty range or invalid seqnum", t)
 	}
 	w.rangeDels = append(w.rangeDels, t.Clone())
-	w.rangeDelBytes += uint64(len(t.Start)+len(t.End)) + 3*binary.MaxVarintLen64
+	w.rangeDelBytes += rangeDelSize(t)
 	return nil
+}
+
+// SplitRangeDels keeps, of the range tombstones added so far, only their
+// parts below k (rangedel.SplitAt) and returns the parts at or above k,
+// for a caller that ends the table before k to carry into the next one.
+func (w *Writer) SplitRangeDels(k []byte) []rangedel.Tombstone {
+	var after []rangedel.Tombstone
+	// The writer owns its tombstones' keys (AddRangeDel clones them).
+	w.rangeDels, after = rangedel.SplitAt(w.rangeDels, bytes.Clone(k))
+	w.rangeDelBytes = 0
+	for _, t := range w.rangeDels {
+		w.rangeDelBytes += rangeDelSize(t)
+	}
+	for i := range after {
+		after[i] = after[i].Clone()
+	}
+	return after
+}
+
+// rangeDelSize bounds t's bytes in the range-deletion block (MetadataSize).
+func rangeDelSize(t rangedel.Tombstone) uint64 {
+	return uint64(len(t.Start)+len(t.End)) + 3*binary.MaxVarintLen64
 }
 
 // writeRangeDels writes the range-deletion block, if the table has

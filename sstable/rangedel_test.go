@@ -112,3 +112,47 @@ func TestRangeDelsCorruption(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitRangeDels: a writer ending its table at a key keeps only the
+// parts of its tombstones below it, returns the rest with keys of their
+// own, and counts only what it keeps in MetadataSize.
+func TestSplitRangeDels(t *testing.T) {
+	fs := vfs.NewMem()
+	f, err := fs.Create("/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, WriterOptions{})
+	for _, rd := range goldenRangeDels() {
+		if err := w.AddRangeDel(rd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range goldenEntries()[:7] {
+		if err := w.Add(e.key, e.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := w.rangeDelBytes
+	bound := []byte("golden-06\x00")
+	rest := w.SplitRangeDels(bound)
+	bound[0] = 'X' // the writer must not alias the caller's key
+	if got, want := fmt.Sprint(rest), `[["golden-06\x00", "golden-09")#120 ["zz", "zzz")#130]`; got != want {
+		t.Fatalf("SplitRangeDels = %s, want %s", got, want)
+	}
+	if w.rangeDelBytes >= full {
+		t.Fatalf("range-deletion bytes %d after the split, %d before: the parts returned are still counted", w.rangeDelBytes, full)
+	}
+	md, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openTable(t, fs, "/s", ReaderOptions{})
+	defer r.Close()
+	if got, want := fmt.Sprint(r.RangeDels()), `[["golden-00", "golden-03")#110 ["golden-05", "golden-06\x00")#120]`; got != want {
+		t.Fatalf("table's RangeDels = %s, want %s", got, want)
+	}
+	if md.Properties.NumRangeDeletions != 2 {
+		t.Fatalf("properties count %d range deletions, want 2", md.Properties.NumRangeDeletions)
+	}
+}

@@ -1,0 +1,174 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// TestCompactionEndsTablesInsideARangeDeletion: a break-it review held a
+// snapshot, deleted the range ["0", "9"), wrote 1,200 keys of 1 MiB
+// inside it, and compacted: a table could not end inside a tombstone that
+// covered keys after its end, so the compaction put every key into one
+// table and failed on its 1.13 GB index (sstable.ErrBlockTooLarge),
+// leaving that data uncompactable. Tables now end inside tombstones,
+// which are split at the bound. With the metadata cut at 16 KiB, 2 KB
+// keys under a range deletion a snapshot holds must spread over several
+// tables, none with an index past the cut and one key, and read as
+// before at the snapshot and after it, across a reopen.
+func TestCompactionEndsTablesInsideARangeDeletion(t *testing.T) {
+	lowerMetadataCut(t, 16<<10)
+	fs := vfs.NewMem()
+	opts := &Options{MemTableSize: 4 << 20, BlockSize: 256, DisableAutomaticCompactions: true}
+	d := openMem(t, fs, opts)
+	const n, klen = 120, 2000
+	key := func(i int) []byte {
+		return append(fmt.Appendf(nil, "5%06d", i), bytes.Repeat([]byte{0xff}, klen-7)...)
+	}
+	// Older keys the range deletes, then the deletion under a snapshot,
+	// then the keys written after it.
+	for i := 0; i < n; i += 2 {
+		if err := d.Set(key(i), []byte("old"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := d.NewSnapshot()
+	defer before.Close()
+	if err := d.DeleteRange([]byte("0"), []byte("9"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < n; i += 2 {
+		if err := d.Set(key(i), []byte{byte(i)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(stage string) {
+		t.Helper()
+		for i := range n {
+			v, err := d.Get(key(i))
+			if i%2 == 0 && !errors.Is(err, ErrNotFound) || i%2 == 1 && (err != nil || !bytes.Equal(v, []byte{byte(i)})) {
+				t.Fatalf("%s: Get(key %d) = %q, %v", stage, i, v, err)
+			}
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	v := refCurrent(d)
+	tables := 0
+	for _, ts := range v.Levels {
+		for _, tm := range ts {
+			tables++
+			if tm.Props != nil && tm.Props.IndexSize > metadataCut+4<<10 {
+				t.Errorf("table %06d has a %d-byte index, past the %d-byte cut and one key", tm.FileNum, tm.Props.IndexSize, metadataCut)
+			}
+		}
+	}
+	v.Unref()
+	if tables < 4 {
+		t.Errorf("%d tables for %d bytes of keys; the cut at %d should have made at least 4", tables, n*klen, metadataCut)
+	}
+	check("after Compact")
+	for i := range n {
+		v, err := before.Get(key(i))
+		if i%2 == 0 && (err != nil || string(v) != "old") || i%2 == 1 && !errors.Is(err, ErrNotFound) {
+			t.Fatalf("snapshot Get(key %d) = %q, %v", i, v, err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openMem(t, fs, opts)
+	check("after a reopen")
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check("db", &Options{FS: fs}); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+}
+
+// TestWideRangeDeletionKeepsOutputsAtTargetSize: a range deletion that a
+// snapshot holds and that covers keys written after it no longer keeps a
+// compaction's output in one table (a table could not end inside it):
+// outputs end at TargetFileSize, every table's bounds hold its
+// tombstones' keys (Check), and reads at the snapshot and after it
+// answer as before.
+func TestWideRangeDeletionKeepsOutputsAtTargetSize(t *testing.T) {
+	fs := vfs.NewMem()
+	const target = 32 << 10
+	opts := &Options{MemTableSize: 1 << 20, TargetFileSize: target, DisableAutomaticCompactions: true}
+	d := openMem(t, fs, opts)
+	const n = 600
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%06d", i) }
+	value := func(i int, gen string) []byte {
+		// Incompressible, so that table sizes are the bytes written.
+		v := make([]byte, 1000)
+		rand.New(rand.NewSource(int64(i))).Read(v)
+		return append([]byte(gen), v...)
+	}
+	for i := range n {
+		if err := d.Set(key(i), value(i, "old"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := d.NewSnapshot()
+	if err := d.DeleteRange([]byte(""), []byte("z"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 3 {
+		if err := d.Set(key(i), value(i, "new"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := refCurrent(d)
+	var tables int
+	var total uint64
+	for _, ts := range v.Levels {
+		for _, tm := range ts {
+			tables++
+			total += tm.Size
+			if tm.Size > 2*target {
+				t.Errorf("table %06d is %d bytes, past twice the %d-byte target", tm.FileNum, tm.Size, target)
+			}
+		}
+	}
+	v.Unref()
+	if min := int(total / (2 * target)); tables < min || tables < 2 {
+		t.Errorf("%d tables for %d bytes at a %d-byte target", tables, total, target)
+	}
+	check := func(stage string) {
+		t.Helper()
+		for i := range n {
+			got, err := d.Get(key(i))
+			if i%3 == 0 && (err != nil || !bytes.Equal(got, value(i, "new"))) || i%3 != 0 && !errors.Is(err, ErrNotFound) {
+				t.Fatalf("%s: Get(%s) = %.8q, %v", stage, key(i), got, err)
+			}
+			got, err = before.Get(key(i))
+			if err != nil || !bytes.Equal(got, value(i, "old")) {
+				t.Fatalf("%s: snapshot Get(%s) = %.8q, %v", stage, key(i), got, err)
+			}
+		}
+	}
+	check("after Compact")
+	before.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check("db", &Options{FS: fs}); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+}
