@@ -19,7 +19,9 @@ import (
 func TestEachTableSpanningMatchesScan(t *testing.T) {
 	for seed := range uint64(4) {
 		rng := rand.New(rand.NewPCG(seed, 19))
-		d := openMem(t, vfs.NewMem(), &Options{DisableWAL: true, MemTableSize: 16 << 10, TargetFileSize: 16 << 10, LBaseMaxBytes: 64 << 10})
+		fs := vfs.NewMem()
+		opts := &Options{DisableWAL: true, MemTableSize: 16 << 10, TargetFileSize: 16 << 10, LBaseMaxBytes: 64 << 10}
+		d := openMem(t, fs, opts)
 		val := make([]byte, 64)
 		for i := range 6000 {
 			if err := d.Set(delKey(rng.IntN(20000)*2), val, NoSync); err != nil {
@@ -33,9 +35,15 @@ func TestEachTableSpanningMatchesScan(t *testing.T) {
 		}
 		// What the compactions made of it depends on the machine's load
 		// (all still in L0, or all compacted into one level): let them
-		// finish, then flush two more tables into L0 (below its
-		// compaction threshold), so there are L0 tables over deeper levels.
+		// finish, then reopen with them off and flush two more tables
+		// into L0, so there are L0 tables over deeper levels however long
+		// this goroutine stalls.
 		waitIdle(t, d)
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		opts.DisableAutomaticCompactions = true
+		d = openMem(t, fs, opts)
 		for i := range 1400 {
 			if err := d.Set(delKey(rng.IntN(20000)*2), val, NoSync); err != nil {
 				t.Fatal(err)
