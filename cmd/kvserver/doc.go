@@ -192,7 +192,10 @@
 //	   the cluster, whose index the state keeps with the ID
 //	   (clusterRecord, joinableState): one that applied it would hold the
 //	   ID. A join's answer names the leader's cluster, and the joiner
-//	   hellos with that until its state holds it (helloCluster); a fresh
+//	   hellos and joins with that until its state holds it
+//	   (helloCluster), keeping it in the raft stable store first, so that
+//	   a restart before the state learns it names it too
+//	   (joinedClusterKey); a fresh
 //	   joiner, listening before raft starts, refuses every hello until its
 //	   join is answered (clusterStreamLayer.hold), since an RPC read then
 //	   would wait for raft and be served. And a connection whose hello

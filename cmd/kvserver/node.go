@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/raftstore"
 )
 
@@ -140,6 +141,9 @@ func (n *Node) open(ctx context.Context) error {
 	if n.fsm, err = openStateMachine(filepath.Join(cfg.Dir, "state"), cfg.DB); err != nil {
 		return err
 	}
+	if err := n.loadJoinedCluster(); err != nil {
+		return err
+	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, cfg.logger("snapshot"))
 	if err != nil {
 		return fmt.Errorf("kvserver: snapshot store: %w", err)
@@ -172,9 +176,16 @@ func (n *Node) open(ctx context.Context) error {
 		// and be served, from whatever cluster it came (S13).
 		if err := n.requestJoin(ctx, n.joinRequest(true)); errors.Is(err, ErrClusterMismatch) {
 			return fmt.Errorf("kvserver: %s: %s holds the state of another cluster than %s's: %w; start it from an empty -dir to join that cluster", cfg.ID, cfg.Dir, cfg.Join, err)
+		} else if errors.Is(err, errKeepJoined) {
+			return err
 		} else if err != nil {
 			return fmt.Errorf("kvserver: %s stopped waiting for %s to remove any member of its ID or raft address (raft not started; %s still has no raft state, so started again with -join it asks again): %w",
 				cfg.ID, cfg.Join, cfg.Dir, err)
+		}
+		if testAfterFreshJoin != nil {
+			if err := testAfterFreshJoin(); err != nil {
+				return err
+			}
 		}
 		if n.handshake != nil {
 			n.handshake.hold(false)
@@ -362,14 +373,55 @@ func (n *Node) helloCluster() clusterID {
 }
 
 // joinedCluster records the cluster a join's answer named, if this
-// node's state names none and it knew none before.
-func (n *Node) joinedCluster(s string) {
+// node's state names none and it knew none before. It is kept in the
+// raft stable store too (joinedClusterKey), before the node acts on the
+// answer: a node with state older than cluster IDs whose fresh join was
+// taken, and that restarts before its state learns the ID, must name the
+// cluster in its next join, since the fresh join removed the server its
+// state was judged by (joinableState).
+func (n *Node) joinedCluster(s string) error {
 	id, err := parseClusterID(s)
 	if err != nil || !id.known() || n.helloCluster().known() {
-		return
+		return nil
+	}
+	if err := n.store.Set(joinedClusterKey, []byte(id.String())); err != nil {
+		return fmt.Errorf("%w %s: %w", errKeepJoined, id, err)
 	}
 	n.joined.Store(&id)
 	n.clusterLearnt()
+	return nil
+}
+
+// testAfterFreshJoin, if set, runs once a fresh join is taken, before raft
+// starts; an error ends the start there, as a crash would.
+var testAfterFreshJoin func() error
+
+// errKeepJoined is a failure to keep the cluster a join's answer named:
+// the raft stable store failed, and the node stops.
+var errKeepJoined = errors.New("kvserver: keep the cluster ID a join named")
+
+// joinedClusterKey is the raft stable store's key for the cluster a join's
+// answer named (joinedCluster). It lives beside raft's term and vote: if
+// the raft directory is lost, so is the join it records, and the node
+// joins afresh.
+var joinedClusterKey = []byte("kvserver.JoinedCluster")
+
+// loadJoinedCluster reads the cluster a join's answer named before a
+// restart, if any.
+func (n *Node) loadJoinedCluster() error {
+	v, err := n.store.Get(joinedClusterKey)
+	if errors.Is(err, raftstore.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	id, err := parseClusterID(string(v))
+	if err != nil || !id.known() {
+		return fmt.Errorf("kvserver: %s: the cluster ID a join named, %q: %w", filepath.Join(n.cfg.Dir, "raft"), v, kv.ErrCorruption)
+	}
+	n.joined.Store(&id)
+	return nil
 }
 
 // clusterLearnt closes the raft connections whose hellos could not
@@ -445,6 +497,9 @@ func (n *Node) joinLoop() {
 		// to join another) nor, with a stranger's state, this one.
 		fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: %s holds the state of another cluster than %s's: %v; stopping (start it from an empty -dir to join that cluster)\n", n.cfg.ID, n.cfg.Dir, n.cfg.Join, err)
 		n.failed <- err
+	} else if errors.Is(err, errKeepJoined) {
+		fmt.Fprintf(n.cfg.LogOutput, "kvserver: %s: %v; stopping\n", n.cfg.ID, err)
+		n.failed <- err
 	}
 }
 
@@ -461,9 +516,9 @@ func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 			err = fmt.Errorf("the leader took the join of a node without raft state as an ordinary one (a kvserver that predates fresh joins?); raft stays stopped, as a member of ID %s or address %s may still be counted with the state this node lost", req.ID, req.Raft)
 		}
 		if err == nil {
-			n.joinedCluster(reply.Cluster)
+			return n.joinedCluster(reply.Cluster)
 		}
-		if err == nil || errors.Is(err, ErrClusterMismatch) {
+		if errors.Is(err, ErrClusterMismatch) {
 			return err
 		}
 		fmt.Fprintf(n.cfg.LogOutput, "kvserver: join through %s: %v (retrying)\n", n.cfg.Join, err)

@@ -38,6 +38,24 @@ func serveNode(t *testing.T, cfg Config) *servedNode {
 // makes a stopped node look alive to memberAlive).
 func serveStoppableNode(t *testing.T, cfg Config) (*servedNode, func()) {
 	t.Helper()
+	cfg, sec, ln := testNodeConfig(t, cfg)
+	n, err := startNode(context.Background(), cfg, sec)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	srv := NewServer(n)
+	go srv.Serve(ln)
+	var once sync.Once
+	stop := func() { once.Do(func() { srv.Close(); n.Shutdown() }) }
+	t.Cleanup(stop)
+	return &servedNode{Node: n, url: sec.scheme() + "://" + cfg.HTTPAddr, client: sec.httpClient(cfg.Token)}, stop
+}
+
+// testNodeConfig completes cfg as serveNode starts it, with its security
+// and the listener its HTTP address names.
+func testNodeConfig(t *testing.T, cfg Config) (Config, *security, net.Listener) {
+	t.Helper()
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
 	}
@@ -61,17 +79,7 @@ func serveStoppableNode(t *testing.T, cfg Config) (*servedNode, func()) {
 		t.Fatal(err)
 	}
 	cfg.HTTPAddr = ln.Addr().String()
-	n, err := startNode(context.Background(), cfg, sec)
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	srv := NewServer(n)
-	go srv.Serve(ln)
-	var once sync.Once
-	stop := func() { once.Do(func() { srv.Close(); n.Shutdown() }) }
-	t.Cleanup(stop)
-	return &servedNode{Node: n, url: sec.scheme() + "://" + cfg.HTTPAddr, client: sec.httpClient(cfg.Token)}, stop
+	return cfg, sec, ln
 }
 
 func (s *servedNode) waitLeader(t *testing.T) {
