@@ -58,11 +58,15 @@ const MaxKeySize = 1 << 20
 
 // maxBatchKeyBytes bounds the bytes of one batch's keys (and range
 // deletions' ends), and memTableKeyLimit rotates a memtable holding more.
-// A table ends only between user keys, and between range deletions only
-// where their starts differ (rangeDelOutput), so the metadata cut cannot
-// end a table among the versions of one key that snapshots keep, or among
-// range deletions sharing a start; bounding a flush's keys bounds those
-// tables' index and range-deletion blocks all the same. (These limits came
+// A table ends only between user keys, between range deletions only
+// where their starts differ, and never where the tombstones it would carry
+// into the next table come to half the metadata cut (rangeDelOutput), so
+// the metadata cut cannot end a table among the versions of one key that
+// snapshots keep, or among range deletions sharing a start or reaching
+// far past it together; bounding a flush's keys bounds those tables'
+// index and range-deletion blocks all the same. (A compaction has no such
+// bound: it can merge many flushes' worth of such keys, which the
+// writer's ErrBlockTooLarge then refuses rather than write.) (These limits came
 // first, when a table could not end inside a range deletion either: one
 // batch of a DeleteRange and 1,000 keys of 1 MiB inside it made a flush
 // fail on a 1 GiB index, and every reopen replayed the WAL into the same

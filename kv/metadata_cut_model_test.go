@@ -49,13 +49,18 @@ func cutModelRun(t *testing.T, seed int64, rangeKeys int) {
 	}
 	d := openMem(t, fs, opts())
 	defer func() { d.Close() }()
-	const nkeys = 60
-	keys := make([]string, nkeys)
-	for i := range keys {
-		k := fmt.Appendf(nil, "k%03d", i)
-		keys[i] = string(append(k, bytes.Repeat([]byte{0xff}, rng.Intn(1500))...))
+	// Long keys, some followed by their successors (k+"\x00", the bounds
+	// a split table ends at), and the empty key, where ranges may start.
+	keys := []string{""}
+	for i := range 60 {
+		k := string(append(fmt.Appendf(nil, "k%03d", i), bytes.Repeat([]byte{0xff}, rng.Intn(1500))...))
+		keys = append(keys, k)
+		if rng.Intn(4) == 0 {
+			keys = append(keys, k+"\x00", k+"\x00\x00")
+		}
 	}
 	sort.Strings(keys)
+	nkeys := len(keys)
 	m := rdModel{}
 	type snap struct {
 		s *Snapshot

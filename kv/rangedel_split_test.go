@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 )
 
@@ -170,5 +171,95 @@ func TestWideRangeDeletionKeepsOutputsAtTargetSize(t *testing.T) {
 	}
 	if _, err := Check("db", &Options{FS: fs}); err != nil {
 		t.Fatalf("Check: %v", err)
+	}
+}
+
+// rangeDelFragments counts d's tables and the range tombstones they hold.
+func rangeDelFragments(t *testing.T, d *DB) (tables, fragments int) {
+	t.Helper()
+	v := refCurrent(d)
+	defer v.Unref()
+	for _, l := range v.Levels {
+		for _, tm := range l {
+			tables++
+			err := d.tables.withReader(tm, func(r *sstable.Reader) error {
+				fragments += len(r.RangeDels())
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return tables, fragments
+}
+
+// TestSplitTombstonesRejoinInCompactions caught fragments piling up (a
+// review of the split): a compaction took both pieces of a tombstone that
+// an earlier output had split and wrote them as two, so every cut stayed
+// a fragment boundary for good; 40 wide range deletions a snapshot kept
+// grew to 157 tombstones a table over eight compactions. Pieces of one
+// sequence number that meet are joined again (rangedel.Coalesce): no
+// table may hold more tombstones than there are range deletions.
+func TestSplitTombstonesRejoinInCompactions(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true, TargetFileSize: 16 << 10})
+	defer d.Close()
+	rng := rand.New(rand.NewSource(1))
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	const ranges = 40
+	for i := range ranges {
+		if err := d.DeleteRange(fmt.Appendf(nil, "a%03d", i), []byte("z"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 8 {
+		for range 100 {
+			v := make([]byte, 1000)
+			rng.Read(v)
+			if err := d.Set(fmt.Appendf(nil, "k%06d", rng.Intn(1000000)), v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Compact(nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if tables, fragments := rangeDelFragments(t, d); fragments > ranges*tables {
+			t.Fatalf("round %d: %d tombstones in %d tables for %d range deletions: pieces were not joined again", round, fragments, tables, ranges)
+		}
+	}
+}
+
+// TestNestedRangeDeletionsAreNotCutQuadratically caught the metadata cut
+// writing tombstones quadratically often (the same review): range
+// deletions with nested starts and one far end, kept by a snapshot, are
+// all carried into whatever table a cut starts, so once they passed the
+// cut every further start ended a table carrying all the earlier ones:
+// 200 became 19,635 fragments in 170 tables at the flush, and each
+// compaction added 15,000 more. A cut whose carried part is half the cut
+// or more is now refused: it would shrink no block.
+func TestNestedRangeDeletionsAreNotCutQuadratically(t *testing.T) {
+	lowerMetadataCut(t, 4<<10)
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	const ranges = 200
+	end := append([]byte("z"), bytes.Repeat([]byte{'e'}, 100)...)
+	for i := range ranges {
+		if err := d.DeleteRange(fmt.Appendf(nil, "k%04d", i), end, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for stage := range 4 {
+		if _, fragments := rangeDelFragments(t, d); fragments > 2*ranges {
+			t.Fatalf("after %d compactions: %d tombstones written for %d range deletions", stage, fragments, ranges)
+		}
+		if err := d.Compact(nil, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -51,13 +51,18 @@ func checkAgainst(t *testing.T, what string, db reader, m rdModel, keys []string
 			t.Fatalf("%s: Get(%s) = %q, %v; want not found", what, k, v, err)
 		}
 	}
-	var want []string
-	for k, v := range m {
+	var inRange []string
+	for k := range m {
 		if (lower == "" || k >= lower) && (upper == "" || k < upper) {
-			want = append(want, k+"="+v)
+			inRange = append(inRange, k)
 		}
 	}
-	slices.Sort(want)
+	// Sorted by key, not as "k=v": "k\x00=…" sorts before "k=…".
+	slices.Sort(inRange)
+	want := make([]string, len(inRange))
+	for i, k := range inRange {
+		want[i] = k + "=" + m[k]
+	}
 	o := &IterOptions{}
 	if lower != "" {
 		o.LowerBound = []byte(lower)

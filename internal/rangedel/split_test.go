@@ -3,6 +3,7 @@ package rangedel
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -41,6 +42,47 @@ func TestSplitAtMatchesDefinition(t *testing.T) {
 			for seq := base.SeqNum(0); seq <= 41; seq++ {
 				if got, want := naiveCoverAbove(parts, key, seq), naiveCoverAbove(orig, key, seq); got != want {
 					t.Fatalf("round %d: split %v at %q: key %q seq %d covered above by %d, want %d", round, orig, k, key, seq, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCoalesceMatchesDefinition: for random tombstones, split at random
+// keys as tables would split them, Coalesce deletes what they did at
+// every key and sequence number, leaves no two tombstones of one sequence
+// number touching, and sorts its result.
+func TestCoalesceMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	keys := [][]byte{{}}
+	for c := byte('a'); c < 'a'+14; c++ {
+		keys = append(keys, []byte{c}, []byte{c, 0}, []byte{c, 'a'})
+	}
+	for round := range 500 {
+		orig := randomTombstones(r, r.IntN(12))
+		var parts []Tombstone
+		for _, tm := range orig {
+			parts = append(parts, tm.Clone())
+		}
+		for range r.IntN(4) {
+			before, after := SplitAt(parts, keys[r.IntN(len(keys))])
+			parts = append(slices.Clone(before), after...)
+		}
+		got := Coalesce(slices.Clone(parts))
+		for i := range got {
+			if i > 0 && Compare(got[i-1], got[i]) >= 0 {
+				t.Fatalf("round %d: %v not sorted", round, got)
+			}
+			for j := range got {
+				if i != j && got[i].Seq == got[j].Seq && bytes.Compare(got[i].Start, got[j].End) <= 0 && bytes.Compare(got[j].Start, got[i].End) <= 0 {
+					t.Fatalf("round %d: %v and %v touch and share a sequence number", round, got[i], got[j])
+				}
+			}
+		}
+		for _, key := range keys {
+			for seq := base.SeqNum(0); seq <= 41; seq++ {
+				if g, w := naiveCoverAbove(got, key, seq), naiveCoverAbove(orig, key, seq); g != w {
+					t.Fatalf("round %d: %v coalesced to %v: key %q seq %d covered above by %d, want %d", round, parts, got, key, seq, g, w)
 				}
 			}
 		}
