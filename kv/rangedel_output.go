@@ -30,6 +30,11 @@ type rangeDelOutput struct {
 	// Of the table being written:
 	added    []rangedel.Tombstone
 	maxStart []byte
+	// addedBytes is the bytes of added's keys; after a cut refused for
+	// what it would carry, none is tried again until they reach
+	// retryCutAt, so that a table of many tombstones is not scanned at
+	// every key.
+	addedBytes, retryCutAt uint64
 }
 
 // newRangeDelOutput coalesces ts first: the pieces of a tombstone that
@@ -78,6 +83,7 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 			return err
 		}
 		o.added = append(o.added, t)
+		o.addedBytes += uint64(len(t.Start) + len(t.End))
 		if len(o.added) == 1 || bytes.Compare(t.Start, o.maxStart) > 0 {
 			o.maxStart = t.Start
 		}
@@ -95,8 +101,12 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 // would write their bytes quadratically often and shrink no block (a
 // review: 200 such range deletions became 19,635 fragments in 170
 // tables). Refusing such cuts keeps each table's new tombstone bytes at
-// least what it carries.
+// least what it carries. After such a refusal no cut is tried until the
+// table's tombstones grow by another half of the cut.
 func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool) {
+	if o.addedBytes < o.retryCutAt {
+		return nil, false
+	}
 	high := lastPoint
 	if len(o.added) > 0 && (high == nil || bytes.Compare(o.maxStart, high) > 0) {
 		high = o.maxStart
@@ -108,10 +118,13 @@ func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool
 	var carried uint64
 	for _, t := range o.added {
 		if bytes.Compare(t.End, bound) > 0 {
-			carried += uint64(len(bound) + len(t.End))
+			// As MetadataSize counts it, so that the next table holds
+			// at least as much new as carried before the cut ends it.
+			carried += sstable.RangeDelSize(rangedel.Tombstone{Start: bound, End: t.End})
 		}
 	}
 	if 2*carried >= metadataCut {
+		o.retryCutAt = o.addedBytes + metadataCut/2
 		return nil, false
 	}
 	return bound, true
@@ -141,7 +154,7 @@ func (o *rangeDelOutput) finishTable(m *manifest.TableMetadata) {
 			m.Largest = hi
 		}
 	}
-	o.added, o.maxStart = o.added[:0], nil
+	o.added, o.maxStart, o.addedBytes, o.retryCutAt = o.added[:0], nil, 0, 0
 }
 
 // tombstoneLargest is the largest internal key a table holding t must

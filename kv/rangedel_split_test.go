@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/sstable"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -260,6 +263,76 @@ func TestNestedRangeDeletionsAreNotCutQuadratically(t *testing.T) {
 		}
 		if err := d.Compact(nil, nil); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestRangeDelOutputWritesTombstonesLinearly: for random range deletions,
+// nested, overlapping and disjoint, with keys of a few bytes or up to 300 and
+// the metadata cut at 4 KiB, writeTables' outputs delete exactly what the
+// input did (their pieces coalesce to the input's tombstones), and the
+// range-deletion bytes they hold, as MetadataSize counts them, are at most
+// twice the input's and one cut: a cut carries less than half the cut, so
+// each table holds at least as much new as carried.
+func TestRangeDelOutputWritesTombstonesLinearly(t *testing.T) {
+	lowerMetadataCut(t, 4<<10)
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	defer d.Close()
+	rng := rand.New(rand.NewSource(7))
+	pad := 0
+	key := func() []byte {
+		return append(fmt.Appendf(nil, "%03d", rng.Intn(1000)), bytes.Repeat([]byte{'x'}, rng.Intn(pad+1))...)
+	}
+	for round := range 40 {
+		pad = []int{0, 300}[round%2] // short keys: the varints weigh most
+		var in []rangedel.Tombstone
+		var inBytes uint64
+		for i := range 50 + rng.Intn(400) {
+			s, e := key(), key()
+			switch rng.Intn(3) {
+			case 0:
+				e = []byte("zzz") // nested: one far end
+			case 1:
+				e = append(bytes.Clone(s), 0)
+			}
+			if bytes.Compare(s, e) >= 0 {
+				continue
+			}
+			tm := rangedel.Tombstone{Start: s, End: e, Seq: base.SeqNum(i + 1)}
+			in = append(in, tm)
+			inBytes += sstable.RangeDelSize(tm)
+		}
+		out, err := d.writeTables(emptySource{}, outputSpec{rangeDels: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []rangedel.Tombstone
+		var outBytes uint64
+		for _, m := range out {
+			err := d.tables.withReader(m, func(r *sstable.Reader) error {
+				for _, tm := range r.RangeDels() {
+					got = append(got, tm.Clone())
+					outBytes += sstable.RangeDelSize(tm)
+					if base.CompareUserKeys(tm.Start, m.Smallest.UserKey) < 0 || base.CompareUserKeys(tombstoneLargest(tm).UserKey, m.Largest.UserKey) > 0 {
+						t.Fatalf("round %d: table %06d [%s, %s] holds %v outside its bounds", round, m.FileNum, m.Smallest, m.Largest, tm)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 1; i < len(out); i++ {
+			if base.CompareUserKeys(out[i-1].Largest.UserKey, out[i].Smallest.UserKey) >= 0 {
+				t.Fatalf("round %d: tables %06d and %06d share a user key", round, out[i-1].FileNum, out[i].FileNum)
+			}
+		}
+		if want, have := fmt.Sprint(rangedel.Coalesce(slices.Clone(in))), fmt.Sprint(rangedel.Coalesce(got)); have != want {
+			t.Fatalf("round %d: %d tables hold tombstones that coalesce to\n%s\nwant\n%s", round, len(out), have, want)
+		}
+		if outBytes > 2*inBytes+metadataCut {
+			t.Fatalf("round %d: %d tables hold %d bytes of tombstones for %d bytes of input", round, len(out), outBytes, inBytes)
 		}
 	}
 }

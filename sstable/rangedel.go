@@ -25,7 +25,7 @@ func (w *Writer) AddRangeDel(t rangedel.Tombstone) error {
 		return fmt.Errorf("sstable: AddRangeDel %v: empty range or invalid seqnum", t)
 	}
 	w.rangeDels = append(w.rangeDels, t.Clone())
-	w.rangeDelBytes += rangeDelSize(t)
+	w.rangeDelBytes += RangeDelSize(t)
 	return nil
 }
 
@@ -38,7 +38,7 @@ func (w *Writer) SplitRangeDels(k []byte) []rangedel.Tombstone {
 	w.rangeDels, after = rangedel.SplitAt(w.rangeDels, bytes.Clone(k))
 	w.rangeDelBytes = 0
 	for _, t := range w.rangeDels {
-		w.rangeDelBytes += rangeDelSize(t)
+		w.rangeDelBytes += RangeDelSize(t)
 	}
 	for i := range after {
 		after[i] = after[i].Clone()
@@ -46,8 +46,9 @@ func (w *Writer) SplitRangeDels(k []byte) []rangedel.Tombstone {
 	return after
 }
 
-// rangeDelSize bounds t's bytes in the range-deletion block (MetadataSize).
-func rangeDelSize(t rangedel.Tombstone) uint64 {
+// RangeDelSize is what t adds to MetadataSize's bound on the range-deletion
+// block: its keys and their varints at the most.
+func RangeDelSize(t rangedel.Tombstone) uint64 {
 	return uint64(len(t.Start)+len(t.End)) + 3*binary.MaxVarintLen64
 }
 
