@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"container/heap"
 	"slices"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -30,11 +31,27 @@ type rangeDelOutput struct {
 	// Of the table being written:
 	added    []rangedel.Tombstone
 	maxStart []byte
-	// addedBytes is the bytes of added's keys; after a cut refused for
-	// what it would carry, none is tried again until they reach
-	// retryCutAt, so that a table of many tombstones is not scanned at
-	// every key.
-	addedBytes, retryCutAt uint64
+	// reaching holds the ends of added's tombstones that may still reach
+	// past a cut bound, as a min-heap, and reachingEndBytes sums their
+	// lengths: what a cut would carry, kept up as the bounds rise (they
+	// only rise within a table), so that cutBound costs O(log n)
+	// amortized, not a scan of every tombstone at every key.
+	reaching         endHeap
+	reachingEndBytes uint64
+}
+
+// endHeap is a min-heap of tombstone ends (container/heap).
+type endHeap [][]byte
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return bytes.Compare(h[i], h[j]) < 0 }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.([]byte)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // newRangeDelOutput coalesces ts first: the pieces of a tombstone that
@@ -83,7 +100,8 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 			return err
 		}
 		o.added = append(o.added, t)
-		o.addedBytes += uint64(len(t.Start) + len(t.End))
+		heap.Push(&o.reaching, t.End)
+		o.reachingEndBytes += uint64(len(t.End))
 		if len(o.added) == 1 || bytes.Compare(t.Start, o.maxStart) > 0 {
 			o.maxStart = t.Start
 		}
@@ -101,12 +119,8 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 // would write their bytes quadratically often and shrink no block (a
 // review: 200 such range deletions became 19,635 fragments in 170
 // tables). Refusing such cuts keeps each table's new tombstone bytes at
-// least what it carries. After such a refusal no cut is tried until the
-// table's tombstones grow by another half of the cut.
+// least what it carries.
 func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool) {
-	if o.addedBytes < o.retryCutAt {
-		return nil, false
-	}
 	high := lastPoint
 	if len(o.added) > 0 && (high == nil || bytes.Compare(o.maxStart, high) > 0) {
 		high = o.maxStart
@@ -115,16 +129,14 @@ func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool
 		return nil, false
 	}
 	bound = append(bytes.Clone(high), 0)
-	var carried uint64
-	for _, t := range o.added {
-		if bytes.Compare(t.End, bound) > 0 {
-			// As MetadataSize counts it, so that the next table holds
-			// at least as much new as carried before the cut ends it.
-			carried += sstable.RangeDelSize(rangedel.Tombstone{Start: bound, End: t.End})
-		}
+	for o.reaching.Len() > 0 && bytes.Compare(o.reaching[0], bound) <= 0 {
+		o.reachingEndBytes -= uint64(len(heap.Pop(&o.reaching).([]byte)))
 	}
+	// Each piece [bound, end) carried, as MetadataSize counts it, so that
+	// the next table holds at least as much new as carried before the cut
+	// ends it.
+	carried := uint64(o.reaching.Len())*sstable.RangeDelSize(rangedel.Tombstone{Start: bound}) + o.reachingEndBytes
 	if 2*carried >= metadataCut {
-		o.retryCutAt = o.addedBytes + metadataCut/2
 		return nil, false
 	}
 	return bound, true
@@ -154,7 +166,8 @@ func (o *rangeDelOutput) finishTable(m *manifest.TableMetadata) {
 			m.Largest = hi
 		}
 	}
-	o.added, o.maxStart, o.addedBytes, o.retryCutAt = o.added[:0], nil, 0, 0
+	o.added, o.maxStart = o.added[:0], nil
+	o.reaching, o.reachingEndBytes = o.reaching[:0], 0
 }
 
 // tombstoneLargest is the largest internal key a table holding t must

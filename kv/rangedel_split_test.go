@@ -336,3 +336,45 @@ func TestRangeDelOutputWritesTombstonesLinearly(t *testing.T) {
 		}
 	}
 }
+
+// TestCutsResumePastNestedRangeDeletions: a cut refused because the
+// tombstones it would carry are too many must not stop later cuts once the
+// keys pass those tombstones' ends: 300 nested range deletions ending at
+// "m", kept by a snapshot, then 400 KB of keys after "m", compacted at a
+// 32 KiB target, must still make tables near the target.
+func TestCutsResumePastNestedRangeDeletions(t *testing.T) {
+	lowerMetadataCut(t, 4<<10)
+	const target = 32 << 10
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true, TargetFileSize: target})
+	defer d.Close()
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	for i := range 300 {
+		if err := d.DeleteRange(fmt.Appendf(nil, "a%04d", i), []byte("m"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Set(fmt.Appendf(nil, "a%04d", i), []byte("v"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewSource(3))
+	for i := range 400 {
+		v := make([]byte, 1000)
+		rng.Read(v)
+		if err := d.Set(fmt.Appendf(nil, "n%04d", i), v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := refCurrent(d)
+	defer v.Unref()
+	for _, ts := range v.Levels {
+		for _, tm := range ts {
+			if tm.Size > 3*target {
+				t.Errorf("table %06d [%s, %s] is %d bytes at a %d-byte target", tm.FileNum, tm.Smallest, tm.Largest, tm.Size, target)
+			}
+		}
+	}
+}
