@@ -38,6 +38,9 @@ type rangeDelOutput struct {
 	// amortized, not a scan of every tombstone at every key.
 	reaching         endHeap
 	reachingEndBytes uint64
+	// addedBytes is added's tombstones as MetadataSize counts them, and
+	// carriedInBytes the part of it carried in from the last table.
+	addedBytes, carriedInBytes uint64
 }
 
 // endHeap is a min-heap of tombstone ends (container/heap).
@@ -82,11 +85,12 @@ type tombstoneWriter func(t rangedel.Tombstone) (*sstable.Writer, error)
 func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombstone) bool) error {
 	for {
 		var t rangedel.Tombstone
+		carried := false
 		// Taken off its list before into runs, which may end the table
 		// and fill carry anew.
 		switch {
 		case len(o.carry) > 0:
-			t, o.carry = o.carry[0], o.carry[1:]
+			t, o.carry, carried = o.carry[0], o.carry[1:], true
 		case len(o.pending) > 0 && ok(o.pending[0]):
 			t, o.pending = o.pending[0], o.pending[1:]
 		default:
@@ -100,6 +104,10 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 			return err
 		}
 		o.added = append(o.added, t)
+		o.addedBytes += sstable.RangeDelSize(t)
+		if carried {
+			o.carriedInBytes += sstable.RangeDelSize(t)
+		}
 		heap.Push(&o.reaching, t.End)
 		o.reachingEndBytes += uint64(len(t.End))
 		if len(o.added) == 1 || bytes.Compare(t.Start, o.maxStart) > 0 {
@@ -113,14 +121,19 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 // or a tombstone of it starts at, lastPoint being its last point's user
 // key (nil if it has none). ok is false when that key is not below next,
 // when the table holds nothing, or when the parts of its tombstones the
-// next table would carry come to half the metadata cut: tombstones that
-// all reach far (nested starts, one end) would be carried whole into
-// every table a cut starts, so cutting among them, table after table,
-// would write their bytes quadratically often and shrink no block (a
-// review: 200 such range deletions became 19,635 fragments in 170
-// tables). Refusing such cuts keeps each table's new tombstone bytes at
-// least what it carries.
-func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool) {
+// next table would carry come to more than the table wrote of its own
+// (written, its data blocks and index, plus the tombstones it did not
+// carry in):
+// tombstones that all reach far (nested starts, one end) are carried
+// whole into every table a cut starts, so cutting among them, table after
+// table, would write their bytes quadratically often and shrink no block
+// (a review: 200 such range deletions became 19,635 fragments in 170
+// tables). Weighed against the table's own bytes, not a fixed share of
+// the metadata cut, the rule lets a table of long keys end at the cut
+// however few tombstones it carries (a second review: a fixed half-cut
+// refused it, and the index grew past the reader's limit again), and
+// bounds the tombstone bytes all tables carry by what they wrote besides.
+func (o *rangeDelOutput) cutBound(lastPoint, next []byte, written uint64) (bound []byte, ok bool) {
 	high := lastPoint
 	if len(o.added) > 0 && (high == nil || bytes.Compare(o.maxStart, high) > 0) {
 		high = o.maxStart
@@ -132,11 +145,9 @@ func (o *rangeDelOutput) cutBound(lastPoint, next []byte) (bound []byte, ok bool
 	for o.reaching.Len() > 0 && bytes.Compare(o.reaching[0], bound) <= 0 {
 		o.reachingEndBytes -= uint64(len(heap.Pop(&o.reaching).([]byte)))
 	}
-	// Each piece [bound, end) carried, as MetadataSize counts it, so that
-	// the next table holds at least as much new as carried before the cut
-	// ends it.
+	// Each piece [bound, end) carried, as MetadataSize counts it.
 	carried := uint64(o.reaching.Len())*sstable.RangeDelSize(rangedel.Tombstone{Start: bound}) + o.reachingEndBytes
-	if 2*carried >= metadataCut {
+	if own := written + o.addedBytes - o.carriedInBytes; carried > own {
 		return nil, false
 	}
 	return bound, true
@@ -168,6 +179,7 @@ func (o *rangeDelOutput) finishTable(m *manifest.TableMetadata) {
 	}
 	o.added, o.maxStart = o.added[:0], nil
 	o.reaching, o.reachingEndBytes = o.reaching[:0], 0
+	o.addedBytes, o.carriedInBytes = 0, 0
 }
 
 // tombstoneLargest is the largest internal key a table holding t must

@@ -109,7 +109,7 @@ func (d *DB) writeTables(src entrySource, spec outputSpec) ([]*manifest.TableMet
 	// range tombstones there; lastPoint is its last point's user key, nil
 	// if it has none.
 	cutBefore := func(lastPoint, next []byte) error {
-		bound, ok := rd.cutBound(lastPoint, next)
+		bound, ok := rd.cutBound(lastPoint, next, w.EstimatedSize()+w.IndexSize())
 		if !ok {
 			return nil
 		}

@@ -350,11 +350,16 @@ func (w *Writer) MetadataSize() uint64 {
 	// An index entry is an internal key of at most the last key's length
 	// (a separator or successor, T5) and a handle; the properties' fixed
 	// fields are a few hundred bytes.
-	const entryOverhead, fixedProps = 3*binary.MaxVarintLen32 + 2*binary.MaxVarintLen64 + 4, 1 << 10
-	last := uint64(len(w.lastKey))
-	index := uint64(w.index.estimatedSize()) + last + entryOverhead
-	props := uint64(len(w.props.SmallestKey.UserKey)) + last + fixedProps
-	return max(index, props, w.rangeDelBytes)
+	const fixedProps = 1 << 10
+	props := uint64(len(w.props.SmallestKey.UserKey)) + uint64(len(w.lastKey)) + fixedProps
+	return max(w.IndexSize(), props, w.rangeDelBytes)
+}
+
+// IndexSize bounds the index block Finish would write now (MetadataSize's
+// index term): its entries and the one it still owes the last data block.
+func (w *Writer) IndexSize() uint64 {
+	const entryOverhead = 3*binary.MaxVarintLen32 + 2*binary.MaxVarintLen64 + 4
+	return uint64(w.index.estimatedSize()) + uint64(len(w.lastKey)) + entryOverhead
 }
 
 // Finish writes the last data block, the filter, index, properties and
