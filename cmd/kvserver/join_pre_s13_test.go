@@ -95,7 +95,8 @@ func TestPreS13RejoinRestartAfterFreshJoin(t *testing.T) {
 }
 
 // TestJoinedClusterRecordCorrupt: a cluster ID the raft stable store
-// keeps for a join that cannot be parsed stops the start with a
+// keeps for a join, read for a state older than cluster IDs, that cannot
+// be parsed stops the start with a
 // corruption error naming it, rather than a hello naming no cluster.
 func TestJoinedClusterRecordCorrupt(t *testing.T) {
 	dir := t.TempDir()
@@ -109,7 +110,16 @@ func TestJoinedClusterRecordCorrupt(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cfg, sec, ln := testNodeConfig(t, Config{ID: "b1", Dir: dir})
+	// A state older than cluster IDs, which the record serves.
+	sm, err := openStateMachine(filepath.Join(dir, "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, 1), kv.Sync); err != nil {
+		t.Fatal(err)
+	}
+	sm.close()
+	cfg, sec, ln := testNodeConfig(t, Config{ID: "b1", Dir: dir, Join: "http://127.0.0.1:1"})
 	defer ln.Close()
 	if _, err := startNode(context.Background(), cfg, sec); !errors.Is(err, kv.ErrCorruption) || !strings.Contains(err.Error(), "not-an-id") {
 		t.Fatalf("start with a corrupt joined-cluster record = %v, want a corruption error naming it", err)

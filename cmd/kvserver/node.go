@@ -141,8 +141,15 @@ func (n *Node) open(ctx context.Context) error {
 	if n.fsm, err = openStateMachine(filepath.Join(cfg.Dir, "state"), cfg.DB); err != nil {
 		return err
 	}
-	if err := n.loadJoinedCluster(); err != nil {
-		return err
+	// The record serves a state older than cluster IDs (applied entries,
+	// no ID) between its fresh join and learning the ID; any other state
+	// ignores it, so a stale one (its raft directory kept, the state
+	// wiped, a bootstrap since) cannot make the node hello a cluster it
+	// no longer belongs to (a review).
+	if n.fsm.applied.Load() > 0 && !n.fsm.clusterID().known() {
+		if err := n.loadJoinedCluster(); err != nil {
+			return err
+		}
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, cfg.logger("snapshot"))
 	if err != nil {
