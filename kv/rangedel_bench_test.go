@@ -66,7 +66,7 @@ func BenchmarkWriteNestedRangeDeletions(b *testing.B) {
 	defer d.Close()
 	b.ResetTimer()
 	for range b.N {
-		out, err := d.writeTables(emptySource{}, outputSpec{rangeDels: ts})
+		out, err := d.writeTables(&entryListSource{}, outputSpec{rangeDels: ts})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,11 +75,3 @@ func BenchmarkWriteNestedRangeDeletions(b *testing.B) {
 		}
 	}
 }
-
-// emptySource is an entrySource with no entries.
-type emptySource struct{}
-
-func (emptySource) Next() bool            { return false }
-func (emptySource) Key() base.InternalKey { return base.InternalKey{} }
-func (emptySource) Value() []byte         { return nil }
-func (emptySource) Error() error          { return nil }

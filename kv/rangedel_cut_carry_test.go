@@ -3,66 +3,15 @@ package kv
 import (
 	"bytes"
 	"fmt"
+	"testing"
+
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/internal/rangedel"
 	"github.com/sievekv/sievekv/sstable"
-	"testing"
-
 	"github.com/sievekv/sievekv/vfs"
 )
 
-// TestFewCarriedTombstonesDoNotStopTheIndexCut: TestCompactionEndsTablesInsideARangeDeletion
-// with the range deleted 5 times instead of once. Each carried piece counts
-// len(bound) (a 2 KB point key) + 24 + len(End), so 5 tombstones carry
-// ~10 KB >= metadataCut/2 and cutBound refuses every cut, the metadata
-// (index) cut included: the compaction writes one table whose index is
-// many times the cut. At production scale (cut 256 MiB, reader limit
-// 1 GiB = 4x the cut, keys 1 MiB) 128 DeleteRanges do the same and the
-// compaction fails with ErrBlockTooLarge, as before 00f1146.
-func TestFewCarriedTombstonesDoNotStopTheIndexCut(t *testing.T) {
-	lowerMetadataCut(t, 16<<10)
-	fs := vfs.NewMem()
-	opts := &Options{MemTableSize: 4 << 20, BlockSize: 256, DisableAutomaticCompactions: true}
-	d := openMem(t, fs, opts)
-	defer d.Close()
-	const n, klen = 120, 2000
-	key := func(i int) []byte {
-		return append(fmt.Appendf(nil, "5%06d", i), bytes.Repeat([]byte{0xff}, klen-7)...)
-	}
-	for i := 0; i < n; i += 2 {
-		if err := d.Set(key(i), []byte("old"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before := d.NewSnapshot()
-	defer before.Close()
-	for range 5 {
-		if err := d.DeleteRange([]byte("0"), []byte("9"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 1; i < n; i += 2 {
-		if err := d.Set(key(i), []byte{byte(i)}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Compact(nil, nil); err != nil {
-		t.Fatalf("Compact: %v", err)
-	}
-	v := refCurrent(d)
-	defer v.Unref()
-	for _, ts := range v.Levels {
-		for _, tm := range ts {
-			if tm.Props != nil && tm.Props.IndexSize > metadataCut+4<<10 {
-				t.Errorf("table %06d (%d bytes) has a %d-byte index (%.1fx the %d-byte cut; the reader limit is 4x)", tm.FileNum, tm.Size, tm.Props.IndexSize, float64(tm.Props.IndexSize)/float64(metadataCut), metadataCut)
-			}
-		}
-	}
-}
-
+// entryListSource is an entrySource over keys, each with the value val.
 type entryListSource struct {
 	keys []base.InternalKey
 	val  []byte
@@ -74,12 +23,13 @@ func (s *entryListSource) Key() base.InternalKey { return s.keys[s.i-1] }
 func (s *entryListSource) Value() []byte         { return s.val }
 func (s *entryListSource) Error() error          { return nil }
 
-// TestCarriedTombstonesBoundedByWhatTablesWrite: the refusal bounds the carry at
-// metadataCut/2 per cut, not at anything related to TargetFileSize. With
-// the cut at 64 KiB and tables split at 4 KiB of points (production: 256
-// MiB vs a 2 MiB default target, the same 64x ratio), nested tombstones
-// carrying just under 32 KiB are written whole into every table: tombstone
-// bytes written grow with the number of tables (~8x the points' bytes).
+// TestCarriedTombstonesBoundedByWhatTablesWrite: a second review found
+// nested range deletions, each carrying less than the fixed share of the
+// metadata cut that refused a cut, written whole into every small table:
+// with the cut at 64 KiB and tables split at 4 KiB of points (the ratio of
+// 256 MiB to the 2 MiB default target), tombstone bytes grew with the
+// number of tables. With the carry weighed against what each table wrote
+// itself, the bytes written stay within twice the input and one cut.
 func TestCarriedTombstonesBoundedByWhatTablesWrite(t *testing.T) {
 	lowerMetadataCut(t, 64<<10)
 	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
@@ -100,19 +50,18 @@ func TestCarriedTombstonesBoundedByWhatTablesWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outBytes, pointBytes uint64
-	frags := 0
+	var outBytes uint64
 	for _, m := range out {
-		pointBytes += m.Size
-		d.tables.withReader(m, func(r *sstable.Reader) error {
+		err := d.tables.withReader(m, func(r *sstable.Reader) error {
 			for _, tm := range r.RangeDels() {
 				outBytes += sstable.RangeDelSize(tm)
-				frags++
 			}
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Logf("%d tables, %d fragments for 200 tombstones; tombstone bytes in %d, out %d; table bytes %d", len(out), frags, inBytes, outBytes, pointBytes)
 	if outBytes > 2*inBytes+metadataCut {
 		t.Errorf("%d tombstone bytes written for %d in (%d tables)", outBytes, inBytes, len(out))
 	}

@@ -15,7 +15,9 @@ import (
 // record is never cleared. Once C has members and this node's state dir
 // is lost (raft dir kept, no snapshot yet), the node hellos A (the state
 // names no cluster, so helloCluster falls back to the stale record), C's
-// peers refuse every hello, and the node never learns C again.
+// peers refuse every hello, and the node never learns C again (a review
+// found this). The record is now read only for a state with applied
+// entries and no ID, so the node relearns C, as the control does.
 func TestStaleJoinedClusterRecordIgnored(t *testing.T) { staleJoinedCluster(t, true) }
 
 // Control: the same without the interrupted join to A relearns C.
