@@ -110,6 +110,10 @@ type TombstoneIndexMetrics struct {
 	// RebuildTime is the time the rebuilds took, reading the tables'
 	// tombstones included.
 	RebuildTime time.Duration
+	// UpdateTime is the time flushes and compactions spent adding and
+	// removing tombstones (rebuilds not included): the index's own cost
+	// on the delete path.
+	UpdateTime time.Duration
 	// BytesPerTombstone is Bytes over Entries (0 with no entry): the
 	// index's memory per tombstone it counts.
 	BytesPerTombstone float64
@@ -400,6 +404,7 @@ func (d *DB) collectMetrics() Metrics {
 		Entries: uint64(entries), Bytes: tiBytes,
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
 		Rebuilds: d.tombstones.rebuilds.Load(), RebuildTime: time.Duration(d.tombstones.rebuildNanos.Load()),
+		UpdateTime: time.Duration(d.tombstones.updateNanos.Load()),
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)

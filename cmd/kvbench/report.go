@@ -328,6 +328,8 @@ func tombstoneLines(rs []result) []string {
 	if on := find(rs, "deleterandom", "sievekv"); on != nil && on.EngineTombstoneIndexPeak > 0 {
 		out = append(out, fmt.Sprintf("tombstone index memory: %.2f B per tombstone at its fullest (%d tombstones)",
 			on.EngineTombstoneIndexPeakBytesPerTombstone, on.EngineTombstoneIndexPeak))
+		out = append(out, fmt.Sprintf("tombstone index cost in deleterandom: %d growths reading the tables (%.1f ms), adds and removes %.1f ms",
+			on.EngineTombstoneIndexRebuilds, on.EngineTombstoneIndexRebuildMs, on.EngineTombstoneIndexUpdateMs))
 	}
 	on, off := find(rs, "deleterandom-getdeleted", "sievekv"), find(rs, "deleterandom-getdeleted", "sievekv-notsi")
 	if on != nil && off != nil && math.Abs(on.DataBlockReadsPerOp-off.DataBlockReadsPerOp) <= 0.02*max(off.DataBlockReadsPerOp, 0.001) {

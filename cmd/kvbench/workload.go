@@ -189,6 +189,13 @@ type result struct {
 	// keeps the memory it grew to.
 	EngineTombstoneIndexPeak                  uint64  `json:"engine_tombstone_index_peak,omitempty"`
 	EngineTombstoneIndexPeakBytesPerTombstone float64 `json:"engine_tombstone_index_peak_bytes_per_tombstone,omitempty"`
+	// EngineTombstoneIndexRebuilds, ...RebuildMs and ...UpdateMs are what
+	// sievekv's tombstone index cost during the phase: the growths that
+	// read the tables' tombstones, their time, and the time its adds and
+	// removes took (Metrics.TombstoneIndex).
+	EngineTombstoneIndexRebuilds  uint64  `json:"engine_tombstone_index_rebuilds,omitempty"`
+	EngineTombstoneIndexRebuildMs float64 `json:"engine_tombstone_index_rebuild_ms,omitempty"`
+	EngineTombstoneIndexUpdateMs  float64 `json:"engine_tombstone_index_update_ms,omitempty"`
 	// EngineShadowedDropped and EngineShadowedDroppedBytes are the values
 	// (and their key and value bytes) sievekv's compactions dropped early
 	// during the phase and its settle, because a newer entry of their key
@@ -433,6 +440,10 @@ func (m *phaseMeter) finish() (result, error) {
 		}
 		res.EngineTombstoneIndexPeak = m1.TombstoneIndex.PeakEntries
 		res.EngineTombstoneIndexPeakBytesPerTombstone = m1.TombstoneIndex.PeakBytesPerTombstone
+		t0, t1 := m0.TombstoneIndex, m1.TombstoneIndex
+		res.EngineTombstoneIndexRebuilds = t1.Rebuilds - t0.Rebuilds
+		res.EngineTombstoneIndexRebuildMs = float64(t1.RebuildTime-t0.RebuildTime) / 1e6
+		res.EngineTombstoneIndexUpdateMs = float64(t1.UpdateTime-t0.UpdateTime) / 1e6
 		c0, c1 := m0.Compaction, m1.Compaction
 		res.EngineShadowedDropped = c1.ShadowedDropped - c0.ShadowedDropped
 		res.EngineShadowedDroppedBytes = c1.ShadowedDroppedBytes - c0.ShadowedDroppedBytes
