@@ -181,7 +181,7 @@ func TestTombstoneIndexGrowsWhenFull(t *testing.T) {
 	// The growth runs in the background (tombstone_index.go).
 	waitFor(t, "the index's growth", func() bool { return !d.tombstones.isRebuilding() })
 	m := d.Metrics()
-	if m.TombstoneIndex.Entries != 6001 || m.TombstoneIndex.Rebuilds == before {
+	if m.TombstoneIndex.Entries != 6001 || m.TombstoneIndex.Rebuilds == before || m.TombstoneIndex.RebuildTime <= 0 || m.TombstoneIndex.UpdateTime <= 0 {
 		t.Fatalf("index after 6001 tombstones: %+v (rebuilds before %d)", m.TombstoneIndex, before)
 	}
 	for i := 0; i < 6000; i++ {
