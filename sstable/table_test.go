@@ -193,8 +193,8 @@ func TestSeparatorProperties(t *testing.T) {
 			t.Fatalf("successor(%v) = %v", a, su)
 		}
 	}
-	if got := shortestSeparator([]byte("abcdef"), []byte("abzz")); string(got) != "abd" {
-		t.Fatalf("shortestSeparator = %q", got)
+	if got := base.ShortSeparator([]byte("abcdef"), []byte("abzz")); string(got) != "abd" {
+		t.Fatalf("ShortSeparator = %q", got)
 	}
 }
 

@@ -461,7 +461,7 @@ func (w *Writer) Abort() error {
 // smallest internal key of that user key, hence > a and < b); otherwise a
 // itself.
 func separator(a, b base.InternalKey) base.InternalKey {
-	x := shortestSeparator(a.UserKey, b.UserKey)
+	x := base.ShortSeparator(a.UserKey, b.UserKey)
 	if base.CompareUserKeys(a.UserKey, x) < 0 && base.CompareUserKeys(x, b.UserKey) < 0 {
 		return base.InternalKey{UserKey: x, Trailer: base.TrailerMax}
 	}
@@ -474,29 +474,6 @@ func successor(a base.InternalKey) base.InternalKey {
 		if c != 0xff {
 			x := append(append([]byte(nil), a.UserKey[:i]...), c+1)
 			return base.InternalKey{UserKey: x, Trailer: base.TrailerMax}
-		}
-	}
-	return a
-}
-
-// shortestSeparator returns a short x with a <= x < b (a < b), or a when
-// no shorter key exists. It increments the first byte where a and b differ
-// when that stays below b, otherwise the first later byte of a that is not
-// 0xff.
-func shortestSeparator(a, b []byte) []byte {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	if n >= len(a) || n >= len(b) {
-		return a // one is a prefix of the other
-	}
-	if a[n] < 0xff && a[n]+1 < b[n] {
-		return append(append([]byte(nil), a[:n]...), a[n]+1)
-	}
-	for i := n + 1; i < len(a); i++ {
-		if a[i] != 0xff {
-			return append(append([]byte(nil), a[:i]...), a[i]+1)
 		}
 	}
 	return a
