@@ -79,8 +79,8 @@
 //	   covering k in some source, no older source holds a version of k
 //	   newer than that tombstone: tables are widened to their tombstones'
 //	   ranges, a tombstone an output table ends inside is split at the
-//	   bound, just above every key the table holds, and the rest begins
-//	   the next table, so each key a tombstone covers lies in the table
+//	   bound, above every key the table holds and at or below the next
+//	   table's first, and the rest begins the next table, so each key a tombstone covers lies in the table
 //	   holding that part of it, and compactions pick by those widened
 //	   bounds (docs/design.md, "Range tombstones sit beside the filters,
 //	   not behind them").

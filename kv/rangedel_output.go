@@ -14,12 +14,13 @@ import (
 // rangeDelOutput places range tombstones into the tables writeTables cuts.
 // A tombstone goes into the table being written when the point stream
 // reaches its start (or into the last table). A table may end inside a
-// tombstone: the table ends at a bound b, the successor of the largest key
-// it holds or a tombstone of it starts at, the tombstone is split at b
-// (rangedel.SplitAt), and its part from b on is carried into the next
-// table. A tombstone [s, u+"\x00") covers no key above u, so the table
-// claims only u (tombstoneLargest) and the next one, starting at b or
-// later, shares no user key with it: tables of a sorted level stay
+// tombstone: the table ends at a bound b = m+"\x00", the successor of a
+// short key m at or above the largest key it holds or a tombstone of it
+// starts at and below the next table's first (cutBound), the tombstone is
+// split at b (rangedel.SplitAt), and its part from b on is carried into
+// the next table. A tombstone [s, m+"\x00") covers no key above m, so the
+// table claims only up to m (tombstoneLargest) and the next one, starting
+// at b or later, shares no user key with it: tables of a sorted level stay
 // disjoint, every key a tombstone covers lies within the bounds of the
 // table holding it (K8), and no tombstone, however wide, keeps a
 // compaction's output from ending at its target size or its metadata cut.
@@ -117,37 +118,59 @@ func (o *rangeDelOutput) addWhile(into tombstoneWriter, ok func(rangedel.Tombsto
 }
 
 // cutBound returns where the table being written may end so that the next
-// one can begin at next: the successor of the largest key the table holds
-// or a tombstone of it starts at, lastPoint being its last point's user
-// key (nil if it has none). ok is false when that key is not below next,
-// when the table holds nothing, or when the parts of its tombstones the
-// next table would carry come to more than the table wrote of its own
+// one can begin at next: the successor m+"\x00" of a key m the table may
+// claim, lastPoint being its last point's user key (nil if it has none).
+// m lies at or above the largest key the table holds or a tombstone of it
+// starts at, and below next and every tombstone not yet placed (they go
+// into the next table), and is as short as that allows
+// (base.ShortSeparator): both pieces of every tombstone split there hold
+// the bound, so a bound as long as the keys (u+"\x00", u the table's
+// last key) made each of n split tombstones cost two keys' bytes in every
+// table a cut started (a third review: 40 short range deletions over
+// 2000-byte keys became 160 KB of range deletions a table, 10x the
+// metadata cut; with 1 MiB keys, a block past what a reader accepts).
+//
+// ok is false when no such m exists, when the table holds nothing, or when
+// what the cut would add to the tombstones (the pieces carried into the
+// next table, and the bound the pieces left behind end at) comes to more
+// than the table wrote of its own
 // (written, its data blocks and index, plus the tombstones it did not
-// carry in):
-// tombstones that all reach far (nested starts, one end) are carried
-// whole into every table a cut starts, so cutting among them, table after
-// table, would write their bytes quadratically often and shrink no block
-// (a review: 200 such range deletions became 19,635 fragments in 170
-// tables). Weighed against the table's own bytes, not a fixed share of
-// the metadata cut, the rule lets a table of long keys end at the cut
-// however few tombstones it carries (a second review: a fixed half-cut
-// refused it, and the index grew past the reader's limit again), and
-// bounds the tombstone bytes all tables carry by what they wrote besides.
+// carry in): tombstones that all reach far (nested starts, one end) are
+// carried whole into every table a cut starts, so cutting among them,
+// table after table, would write their bytes quadratically often and
+// shrink no block (a review: 200 such range deletions became 19,635
+// fragments in 170 tables). Weighed against the table's own bytes, not a
+// fixed share of the metadata cut, the rule lets a table of long keys end
+// at the cut however few tombstones it carries (a second review: a fixed
+// half-cut refused it, and the index grew past the reader's limit again),
+// and bounds the tombstone bytes all tables carry by what they wrote
+// besides.
 func (o *rangeDelOutput) cutBound(lastPoint, next []byte, written uint64) (bound []byte, ok bool) {
 	high := lastPoint
 	if len(o.added) > 0 && (high == nil || bytes.Compare(o.maxStart, high) > 0) {
 		high = o.maxStart
 	}
-	if high == nil && len(o.added) == 0 || bytes.Compare(high, next) >= 0 {
+	if high == nil && len(o.added) == 0 {
 		return nil, false
 	}
-	bound = append(bytes.Clone(high), 0)
+	limit := next
+	for _, ts := range [][]rangedel.Tombstone{o.carry, o.pending} {
+		if len(ts) > 0 && bytes.Compare(ts[0].Start, limit) < 0 {
+			limit = ts[0].Start
+		}
+	}
+	if bytes.Compare(high, limit) >= 0 {
+		return nil, false
+	}
+	bound = append(base.ShortSeparator(high, limit), 0)
 	for o.reaching.Len() > 0 && bytes.Compare(o.reaching[0], bound) <= 0 {
 		o.reachingEndBytes -= uint64(len(heap.Pop(&o.reaching).([]byte)))
 	}
-	// Each piece [bound, end) carried, as MetadataSize counts it.
-	carried := uint64(o.reaching.Len())*sstable.RangeDelSize(rangedel.Tombstone{Start: bound}) + o.reachingEndBytes
-	if own := written + o.addedBytes - o.carriedInBytes; carried > own {
+	// The carried pieces [bound, end), as MetadataSize counts them, and
+	// the bound the pieces left behind end at.
+	n := uint64(o.reaching.Len())
+	added := n*sstable.RangeDelSize(rangedel.Tombstone{Start: bound}) + o.reachingEndBytes + n*uint64(len(bound))
+	if own := written + o.addedBytes - o.carriedInBytes; added > own {
 		return nil, false
 	}
 	return bound, true

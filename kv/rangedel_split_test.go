@@ -48,7 +48,8 @@ func compactUnderRangeDeletions(t *testing.T, deletions int) {
 	d := openMem(t, fs, opts)
 	const n, klen = 120, 2000
 	key := func(i int) []byte {
-		return append(fmt.Appendf(nil, "5%06d", i), bytes.Repeat([]byte{0xff}, klen-7)...)
+		// A long shared prefix: separators as long as the keys.
+		return fmt.Appendf(append([]byte("5"), bytes.Repeat([]byte{'k'}, klen-7)...), "%06d", i)
 	}
 	// Older keys the range deletes, then the deletion under a snapshot,
 	// then the keys written after it.
