@@ -21,6 +21,11 @@ const (
 	// opCluster names the cluster (S13): no key, value = a clusterID.
 	// Applied only to a state without one: the first committed wins.
 	opCluster op = 4
+	// opFreshJoin records that this cluster took the fresh join of a
+	// server whose state is older than cluster IDs (S13): key = its ID,
+	// value = its raft address. Applied as a freshJoinPrefix key, which
+	// the server's next join of that ID (opMember) deletes.
+	opFreshJoin op = 5
 )
 
 // command is one state-machine write, the Data of a raft log entry:
@@ -46,7 +51,7 @@ func decodeCommand(b []byte) (command, error) {
 		return command{}, fmt.Errorf("%w: empty command", ErrBadCommand)
 	}
 	c := command{op: op(b[0])}
-	if c.op < opSet || c.op > opCluster {
+	if c.op < opSet || c.op > opFreshJoin {
 		return command{}, fmt.Errorf("%w: unknown command op %d", ErrBadCommand, b[0])
 	}
 	n, w := binary.Uvarint(b[1:])
@@ -63,6 +68,9 @@ func decodeCommand(b []byte) (command, error) {
 	}
 	if c.op == opDelete && len(c.value) != 0 {
 		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
+	}
+	if c.op == opFreshJoin && (len(c.key) == 0 || len(c.value) == 0) {
+		return command{}, fmt.Errorf("%w: fresh-join command without a server ID or raft address", ErrBadCommand)
 	}
 	if c.op == opCluster {
 		if len(c.key) != 0 {

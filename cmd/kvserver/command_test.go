@@ -13,6 +13,7 @@ func TestCommandRoundTrip(t *testing.T) {
 		{op: opDelete, key: []byte("a/b")},
 		{op: opMember, key: []byte("n1"), value: []byte("127.0.0.1:8001")},
 		{op: opCluster, value: bytes.Repeat([]byte{7}, 16)},
+		{op: opFreshJoin, key: []byte("n2"), value: []byte("127.0.0.1:7002")},
 	} {
 		got, err := decodeCommand(c.encode())
 		if err != nil || got.op != c.op || !bytes.Equal(got.key, c.key) || !bytes.Equal(got.value, c.value) {
@@ -22,7 +23,8 @@ func TestCommandRoundTrip(t *testing.T) {
 	for _, b := range [][]byte{nil, {0}, {9, 0}, {1}, {1, 5, 'a'}, {2, 1, 'a', 'v'}, {1, 0xff}, {1, 0x80, 0x00},
 		// A cluster command needs exactly a non-zero 16-byte ID and no key.
 		{4, 0}, {4, 0, 1, 2, 3}, append([]byte{4, 0}, make([]byte, 16)...), append([]byte{4, 1, 'k'}, bytes.Repeat([]byte{1}, 16)...),
-		{5, 0}} {
+		// A fresh-join command names a server and its raft address.
+		{5, 0}, {5, 0, 'a'}, {5, 1, 'n'}, {6, 0}} {
 		if _, err := decodeCommand(b); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("decodeCommand(%x) = %v; want ErrBadCommand", b, err)
 		}

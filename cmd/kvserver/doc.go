@@ -191,7 +191,12 @@
 //	   server of the leader's configuration behind the entry that named
 //	   the cluster, whose index the state keeps with the ID
 //	   (clusterRecord, joinableState): one that applied it would hold the
-//	   ID. A join's answer names the leader's cluster, and the joiner
+//	   ID. Taking such a joiner's fresh join, which removes its old
+//	   server, the leader first records its ID and raft address
+//	   (opFreshJoin), and counts a server so recorded as its own: the
+//	   answer may never reach the joiner, whose next join names no
+//	   cluster again; its first join naming one (opMember) ends the
+//	   record. A join's answer names the leader's cluster, and the joiner
 //	   hellos and joins with that until its state holds it
 //	   (helloCluster), keeping it in the raft stable store first, so that
 //	   a restart before the state learns it names it too

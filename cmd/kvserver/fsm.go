@@ -22,6 +22,10 @@ import (
 const (
 	userPrefix   byte = 'u' // user key -> value
 	memberPrefix byte = 'h' // server ID -> HTTP address
+	// freshJoinPrefix: server ID -> raft address of a server whose state
+	// is older than cluster IDs and whose fresh join this cluster took
+	// (opFreshJoin, S13).
+	freshJoinPrefix byte = 'f'
 )
 
 // clusterKey holds the cluster's ID (S13) and the index of the entry that
@@ -249,6 +253,9 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		b.Delete(prefixed(userPrefix, c.key))
 	case opMember:
 		b.Set(prefixed(memberPrefix, c.key), c.value)
+		b.Delete(prefixed(freshJoinPrefix, c.key))
+	case opFreshJoin:
+		b.Set(prefixed(freshJoinPrefix, c.key), c.value)
 	case opCluster:
 		// The first committed wins: two leaders in a row may each have
 		// proposed one before applying the other's.
@@ -288,6 +295,19 @@ func (sm *stateMachine) memberHTTP(id string) string {
 	sm.mu.RLock()
 	defer sm.mu.RUnlock()
 	v, err := sm.db.Get(prefixed(memberPrefix, []byte(id)))
+	if err != nil {
+		return ""
+	}
+	return string(v)
+}
+
+// freshJoined is the raft address recorded for server id by opFreshJoin,
+// "" if none: the server's state is older than cluster IDs, and this
+// cluster took its fresh join, which removed it from the configuration.
+func (sm *stateMachine) freshJoined(id string) string {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	v, err := sm.db.Get(prefixed(freshJoinPrefix, []byte(id)))
 	if err != nil {
 		return ""
 	}

@@ -616,11 +616,22 @@ func (n *Node) addMember(req joinRequest) error {
 	if err := cf.Error(); err != nil {
 		return err
 	}
+	// A server of the configuration, or one whose fresh join with state
+	// older than cluster IDs this cluster took (its answer may never have
+	// reached it: the joiner, asking again, names no cluster yet).
 	member := slices.ContainsFunc(cf.Configuration().Servers, func(s raft.Server) bool {
 		return s.ID == raft.ServerID(req.ID) && s.Address == raft.ServerAddress(req.Raft)
-	})
+	}) || n.fsm.freshJoined(req.ID) == req.Raft
 	if err := joinableState(n.fsm.clusterRecord(), theirs, req.Applied, member); err != nil {
 		return fmt.Errorf("join of %s at %s: %w", req.ID, req.Raft, err)
+	}
+	if req.Fresh && !theirs.known() && req.Applied > 0 {
+		// The removal below takes the joiner out of the configuration,
+		// which made its state this cluster's: record that first.
+		c := command{op: opFreshJoin, key: []byte(req.ID), value: []byte(req.Raft)}
+		if err := n.apply(c); err != nil {
+			return err
+		}
 	}
 	var stale []raft.ServerID
 	already := false

@@ -18,7 +18,8 @@ import (
 //	records: 0x01 | uvarint len(key) | key | uvarint len(value) | value
 //	end:     0x00 | crc32c of every byte before it (the 0x00 included), 4 bytes LE
 //
-// key is a state DB key (user or member prefix included), or clusterKey.
+// key is a state DB key (user, member or fresh-join prefix included), or
+// clusterKey.
 const snapshotMagic = "SKVSNAP1"
 
 const (
@@ -40,7 +41,7 @@ func writeSnapshotStream(w io.Writer, snap *kv.Snapshot, applied uint64) error {
 	bw.WriteString(snapshotMagic)
 	var tmp [binary.MaxVarintLen64]byte
 	bw.Write(binary.AppendUvarint(tmp[:0], applied))
-	for _, p := range []byte{clusterKey[0], memberPrefix, userPrefix} {
+	for _, p := range []byte{clusterKey[0], freshJoinPrefix, memberPrefix, userPrefix} {
 		// One pass over the whole state: leave the block cache to the
 		// server's reads.
 		it := snap.NewIter(&kv.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}, SkipCacheFill: true})
@@ -94,7 +95,7 @@ func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if len(key) == 0 || (key[0] != userPrefix && key[0] != memberPrefix && !bytes.Equal(key, clusterKey)) {
+		if len(key) == 0 || (key[0] != userPrefix && key[0] != memberPrefix && key[0] != freshJoinPrefix && !bytes.Equal(key, clusterKey)) {
 			return 0, fmt.Errorf("%w: snapshot record %d has key %q outside the state", ErrBadCommand, n, key)
 		}
 		value, err := readField(br, "value", n)

@@ -19,8 +19,8 @@ func openTestDB(t testing.TB) *kv.DB {
 	return db
 }
 
-// streamOf writes a DB of n user keys, one member and a cluster ID to a
-// stream.
+// streamOf writes a DB of n user keys, one member, one fresh-join record
+// and a cluster ID to a stream.
 func streamOf(t testing.TB, n int) []byte {
 	t.Helper()
 	db := openTestDB(t)
@@ -30,6 +30,7 @@ func streamOf(t testing.TB, n int) []byte {
 		}
 	}
 	db.Set(prefixed(memberPrefix, []byte("n1")), []byte("127.0.0.1:8001"), kv.NoSync)
+	db.Set(prefixed(freshJoinPrefix, []byte("n2")), []byte("127.0.0.1:7002"), kv.NoSync)
 	db.Set(clusterKey, bytes.Repeat([]byte{0xc1}, len(clusterID{})), kv.NoSync)
 	db.Set(appliedKey, []byte("not streamed"), kv.NoSync)
 	snap := db.NewSnapshot()
@@ -58,6 +59,9 @@ func TestSnapshotStreamRoundTrip(t *testing.T) {
 	}
 	if v, _ := db.Get(prefixed(memberPrefix, []byte("n1"))); string(v) != "127.0.0.1:8001" {
 		t.Fatalf("member after restore: %q", v)
+	}
+	if v, _ := db.Get(prefixed(freshJoinPrefix, []byte("n2"))); string(v) != "127.0.0.1:7002" {
+		t.Fatalf("fresh-join record after restore: %q", v)
 	}
 	for _, k := range [][]byte{appliedKey, prefixed(userPrefix, []byte("later"))} {
 		if _, err := db.Get(k); !errors.Is(err, kv.ErrNotFound) {
