@@ -291,23 +291,19 @@ func (sm *stateMachine) get(key []byte) ([]byte, error) {
 }
 
 // memberHTTP is the HTTP address a member registered, "" if none.
-func (sm *stateMachine) memberHTTP(id string) string {
-	sm.mu.RLock()
-	defer sm.mu.RUnlock()
-	v, err := sm.db.Get(prefixed(memberPrefix, []byte(id)))
-	if err != nil {
-		return ""
-	}
-	return string(v)
-}
+func (sm *stateMachine) memberHTTP(id string) string { return sm.serverRecord(memberPrefix, id) }
 
 // freshJoined is the raft address recorded for server id by opFreshJoin,
 // "" if none: the server's state is older than cluster IDs, and this
 // cluster took its fresh join, which removed it from the configuration.
-func (sm *stateMachine) freshJoined(id string) string {
+func (sm *stateMachine) freshJoined(id string) string { return sm.serverRecord(freshJoinPrefix, id) }
+
+// serverRecord is the value of server id's key under prefix p, "" if none
+// (or unreadable: callers treat both as no record).
+func (sm *stateMachine) serverRecord(p byte, id string) string {
 	sm.mu.RLock()
 	defer sm.mu.RUnlock()
-	v, err := sm.db.Get(prefixed(freshJoinPrefix, []byte(id)))
+	v, err := sm.db.Get(prefixed(p, []byte(id)))
 	if err != nil {
 		return ""
 	}
