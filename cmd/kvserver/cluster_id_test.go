@@ -41,6 +41,7 @@ func waitVoter(t *testing.T, leader *Node, id raft.ServerID) {
 // member learns the same ID through the log, /status shows it, and neither
 // a restart nor a new leader changes it (S13).
 func TestClusterIDNamedOnceAndShared(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	id := waitClusterID(t, c.nodes[0])
 	for _, n := range c.nodes {

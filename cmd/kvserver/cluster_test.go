@@ -302,6 +302,7 @@ func (a *ackedWriters) halt() map[string]string {
 // catches up by a snapshot install (its log fell behind the others'
 // compacted logs) and serves every write.
 func TestClusterLeaderFailover(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	waitFor(t, "a leader with three voters", 10*time.Second, func() bool {
 		l := c.leader()

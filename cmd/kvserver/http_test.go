@@ -19,6 +19,7 @@ func withToken(token string) func(*Config) { return func(c *Config) { c.Token = 
 // TestHTTPAPI runs a cluster with a token, so every request here, the
 // joins and forwarded joins included, is an authenticated one.
 func TestHTTPAPI(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, withToken(testToken))
 	noRedirect := &http.Client{
 		Timeout:       5 * time.Second,

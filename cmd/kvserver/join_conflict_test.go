@@ -20,6 +20,7 @@ import (
 // redirect clients. A live member is kept (409); once it is down, a join
 // with its ID replaces it.
 func TestJoinDoesNotReplaceALiveMember(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.waitSettled()
 	leader := c.waitLeader("a leader")

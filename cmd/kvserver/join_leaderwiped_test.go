@@ -15,6 +15,7 @@ import (
 // the old leader's ID (its heartbeats to it fail, S10) and add the node
 // back as a new voter, every acknowledged write on all three.
 func TestWipedLeaderRejoinsThroughAFollower(t *testing.T) {
+	t.Parallel()
 	// No automatic snapshots: the leader's log keeps the whole
 	// configuration history.
 	c := newTestCluster(t, func(cfg *Config) { cfg.SnapshotThreshold = 1 << 30 })

@@ -20,6 +20,7 @@ import (
 // it stays a voter. Once its raft stops too, a fresh join under its ID
 // removes it.
 func TestJoinKeepsAMemberRaftReaches(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.waitSettled()
 	leader := c.waitLeader("a leader")

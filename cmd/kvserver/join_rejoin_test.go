@@ -67,6 +67,7 @@ func (j *joinLog) seen() []bool {
 // the vote and the entries after the snapshot just the same: raft took
 // the snapshots for state, and the node back as the voter it was.
 func TestWipedMemberRejoinsAsNew(t *testing.T) {
+	t.Parallel()
 	t.Run("directory", func(t *testing.T) {
 		testWipedMemberRejoins(t, func(c *testCluster, i int) error { return os.RemoveAll(c.dirs[i]) })
 	})
@@ -212,6 +213,7 @@ func hasID(cf raft.Configuration, id raft.ServerID) bool {
 // configuration no longer held it, ignored it. It keeps its log and
 // vote, so it is added back as a voter and catches up.
 func TestRemovedMemberRejoinsWithItsState(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.waitSettled()
 	l := c.waitLeader("a leader")

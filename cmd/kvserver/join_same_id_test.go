@@ -46,6 +46,7 @@ func postJoinAsync(s *servedNode, body string) <-chan string {
 // answers go by address, and the promotion applies only to the
 // configuration its own addition made.
 func TestJoinSameIDElsewhereDoesNotPromote(t *testing.T) {
+	t.Parallel()
 	s := soloWithPeer(t)
 	dead := postJoinAsync(s, `{"id":"b","raft":"inmem-nobody","http":"127.0.0.1:9"}`)
 	waitFor(t, "b at inmem-nobody a nonvoter whose heartbeats fail", 5*time.Second, func() bool {
@@ -69,6 +70,7 @@ func TestJoinSameIDElsewhereDoesNotPromote(t *testing.T) {
 // and asked again has two joins of itself in flight; each is answered
 // 200 and the server ends a voter.
 func TestConcurrentDuplicateJoinsAllSucceed(t *testing.T) {
+	t.Parallel()
 	s := soloWithPeer(t)
 	var answers []<-chan string
 	for range 3 {

@@ -79,6 +79,7 @@ func (s *stalledLog) Consumer() <-chan raft.RPC { return s.out }
 // not be answered 200 until its removal is committed, however often it
 // is sent.
 func TestFreshJoinAnsweredOnlyOnceTheRemovalCommits(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.waitSettled()
 	slow := (c.waitLeader("a leader") + 1) % 3

@@ -143,6 +143,7 @@ func (c *testCluster) stopAFollower() (l, live, dead int, deadID string) {
 // follower (forwarded to the leader, one hop), and the two left commit
 // writes, as a majority of the two. Removing it again is 404.
 func TestRemoveDeadMember(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	l, via, _, deadID := c.stopAFollower()
 	waitFor(t, "the leader to see the stopped member unreached", 10*time.Second, func() bool {
@@ -188,6 +189,7 @@ func TestRemoveDeadMember(t *testing.T) {
 // proposed, the leader steps down (503), and the removal commits once the
 // stopped member is back.
 func TestRemoveRefusedWithoutReachedMajority(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	l, live, dead, deadID := c.stopAFollower()
 	liveID, leaderID := c.nodes[live].cfg.ID, c.nodes[l].cfg.ID
@@ -231,6 +233,7 @@ func TestRemoveRefusedWithoutReachedMajority(t *testing.T) {
 // term stand. Removals go on down to one voter; the last is refused, even
 // forced. Unknown IDs are 404.
 func TestRemovedMemberStaysOut(t *testing.T) {
+	t.Parallel()
 	c, logs, l := newWatchedCluster(t)
 	gone, other := followers(l)
 	goneID := c.nodes[gone].cfg.ID
@@ -277,6 +280,7 @@ func TestRemovedMemberStaysOut(t *testing.T) {
 // the removal commits, steps down, stays up outside the configuration
 // (reporting it, declining elections), and the two left elect a leader.
 func TestRemoveLeaderItself(t *testing.T) {
+	t.Parallel()
 	c, logs, l := newWatchedCluster(t)
 	id := c.nodes[l].cfg.ID
 	if code, msg := c.removeMember(l, id, ""); code != http.StatusNoContent {
@@ -305,6 +309,7 @@ func TestRemoveLeaderItself(t *testing.T) {
 // stand; and it learns of its removal from a member's GET /members, so
 // it reports it and answers 410 as any removed member does.
 func TestMemberRemovedWhileCutOff(t *testing.T) {
+	t.Parallel()
 	c, logs, l := newWatchedCluster(t)
 	cut, other := followers(l)
 	cutID := c.nodes[cut].cfg.ID
@@ -354,6 +359,7 @@ func TestMemberRemovedWhileCutOff(t *testing.T) {
 // TestMembersRoutesNeedAuth: GET /members and DELETE /members/ID without
 // the token are 401 and remove nothing (K2).
 func TestMembersRoutesNeedAuth(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, withToken(testToken))
 	c.waitSettled()
 	l := c.waitLeader("a leader")
@@ -389,6 +395,7 @@ func TestMembersRoutesNeedAuth(t *testing.T) {
 // member, a configuration that commits nothing. Only members that
 // answered count: refused.
 func TestRemoveAfterElectionCountsOnlyAnswers(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	old, next, _, deadID := c.stopAFollower()
 	if err := c.nodes[old].raft.LeadershipTransferToServer(raft.ServerID(c.nodes[next].cfg.ID), c.addrs[next]).Error(); err != nil {

@@ -14,6 +14,7 @@ import (
 // from the new leader and from every node's own state. make test runs two
 // kills; make soak (SIEVEKV_SOAK=1) runs forty.
 func TestClusterSoakLeaderKills(t *testing.T) {
+	t.Parallel()
 	rounds := 2
 	if os.Getenv("SIEVEKV_SOAK") != "" {
 		rounds = 40

@@ -50,6 +50,7 @@ func writeCA(t *testing.T, dir, name string) (*certAuthority, string) {
 // messages, and neither can a plain TCP peer, while a peer with a
 // certificate of the cluster's CA reaches raft over the same path.
 func TestMutualTLSCluster(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca, caFile := writeCA(t, dir, "cluster")
 	nodes := make([]*servedNode, 3)
