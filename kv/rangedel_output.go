@@ -162,7 +162,9 @@ func (o *rangeDelOutput) cutBound(lastPoint, next []byte, written uint64) (bound
 	if bytes.Compare(high, limit) >= 0 {
 		return nil, false
 	}
-	bound = append(base.ShortSeparator(high, limit), 0)
+	// Clipped: ShortSeparator returns high itself when nothing shorter
+	// lies below limit, and the 0x00 must not land in its caller's array.
+	bound = append(slices.Clip(base.ShortSeparator(high, limit)), 0)
 	for o.reaching.Len() > 0 && bytes.Compare(o.reaching[0], bound) <= 0 {
 		o.reachingEndBytes -= uint64(len(heap.Pop(&o.reaching).([]byte)))
 	}
