@@ -26,6 +26,14 @@ const (
 	// value = its raft address. Applied as a freshJoinPrefix key, which
 	// the server's next join of that ID (opMember) deletes.
 	opFreshJoin op = 5
+	// opFreshJoinEnd deletes server ID's fresh-join record (key = its ID,
+	// no value): the operator removed a server that left only that
+	// record (DELETE /members/ID), so no state may claim it any more.
+	opFreshJoinEnd op = 6
+	// lastOp is the highest op this kvserver applies; /status reports it
+	// (statusReply.Ops), so a leader can tell whether every member
+	// would take a state holding a fresh-join record.
+	lastOp = opFreshJoinEnd
 )
 
 // command is one state-machine write, the Data of a raft log entry:
@@ -51,7 +59,7 @@ func decodeCommand(b []byte) (command, error) {
 		return command{}, fmt.Errorf("%w: empty command", ErrBadCommand)
 	}
 	c := command{op: op(b[0])}
-	if c.op < opSet || c.op > opFreshJoin {
+	if c.op < opSet || c.op > lastOp {
 		return command{}, fmt.Errorf("%w: unknown command op %d", ErrBadCommand, b[0])
 	}
 	n, w := binary.Uvarint(b[1:])
@@ -66,8 +74,11 @@ func decodeCommand(b []byte) (command, error) {
 		// apply stops the node: skip it, as any bad command.
 		return command{}, fmt.Errorf("%w: a %d-byte key is longer than the %d the state DB takes", ErrBadCommand, len(c.key), maxStateKeyBytes)
 	}
-	if c.op == opDelete && len(c.value) != 0 {
+	if (c.op == opDelete || c.op == opFreshJoinEnd) && len(c.value) != 0 {
 		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
+	}
+	if c.op == opFreshJoinEnd && len(c.key) == 0 {
+		return command{}, fmt.Errorf("%w: fresh-join end without a server ID", ErrBadCommand)
 	}
 	if c.op == opFreshJoin && (len(c.key) == 0 || len(c.value) == 0) {
 		return command{}, fmt.Errorf("%w: fresh-join command without a server ID or raft address", ErrBadCommand)

@@ -14,6 +14,7 @@ func TestCommandRoundTrip(t *testing.T) {
 		{op: opMember, key: []byte("n1"), value: []byte("127.0.0.1:8001")},
 		{op: opCluster, value: bytes.Repeat([]byte{7}, 16)},
 		{op: opFreshJoin, key: []byte("n2"), value: []byte("127.0.0.1:7002")},
+		{op: opFreshJoinEnd, key: []byte("n2")},
 	} {
 		got, err := decodeCommand(c.encode())
 		if err != nil || got.op != c.op || !bytes.Equal(got.key, c.key) || !bytes.Equal(got.value, c.value) {
@@ -24,7 +25,9 @@ func TestCommandRoundTrip(t *testing.T) {
 		// A cluster command needs exactly a non-zero 16-byte ID and no key.
 		{4, 0}, {4, 0, 1, 2, 3}, append([]byte{4, 0}, make([]byte, 16)...), append([]byte{4, 1, 'k'}, bytes.Repeat([]byte{1}, 16)...),
 		// A fresh-join command names a server and its raft address.
-		{5, 0}, {5, 0, 'a'}, {5, 1, 'n'}, {6, 0}} {
+		{5, 0}, {5, 0, 'a'}, {5, 1, 'n'},
+		// Its end names a server and nothing else.
+		{6, 0}, {6, 1, 'n', 'a'}, {7, 0}} {
 		if _, err := decodeCommand(b); !errors.Is(err, ErrBadCommand) {
 			t.Errorf("decodeCommand(%x) = %v; want ErrBadCommand", b, err)
 		}
@@ -37,6 +40,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(command{op: opSet, key: []byte("key"), value: []byte("value")}.encode())
 	f.Add(command{op: opDelete, key: []byte("key")}.encode())
 	f.Add(command{op: opCluster, value: bytes.Repeat([]byte{7}, 16)}.encode())
+	f.Add(command{op: opFreshJoin, key: []byte("n2"), value: []byte("127.0.0.1:7002")}.encode())
+	f.Add(command{op: opFreshJoinEnd, key: []byte("n2")}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeCommand(b)
 		if err != nil {

@@ -196,7 +196,12 @@
 //	   (opFreshJoin), and counts a server so recorded as its own: the
 //	   answer may never reach the joiner, whose next join names no
 //	   cluster again; its first join naming one (opMember) ends the
-//	   record. A join's answer names the leader's cluster, and the joiner
+//	   record, and so does the operator's removal of that ID
+//	   (opFreshJoinEnd), should the joiner never come back. Only a join
+//	   that removes the joiner's own server, past the check that it is
+//	   not alive, is recorded, and only while every other member reports
+//	   at /status that it applies the record (statusReply.Ops): an older
+//	   kvserver refuses every snapshot that holds one. A join's answer names the leader's cluster, and the joiner
 //	   hellos and joins with that until its state holds it
 //	   (helloCluster), keeping it in the raft stable store first, so that
 //	   a restart before the state learns it names it too

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,8 +28,15 @@ func TestPreS13FreshJoinAnswerLost(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := postJoin(ctx, http.DefaultClient, a1.url, body); err != nil {
-		t.Fatalf("the fresh join a2 would send: %v", err)
+	// Refused as a live member's (409) until a1's heartbeats miss the
+	// stopped a2 for a timeout; a2 would retry likewise.
+	var lastErr error
+	waitFor(t, "a1 to take a2's fresh join", 15*time.Second, func() bool {
+		_, lastErr = postJoin(ctx, http.DefaultClient, a1.url, body)
+		return lastErr == nil || !strings.Contains(lastErr.Error(), "409")
+	})
+	if lastErr != nil {
+		t.Fatalf("the fresh join a2 would send: %v", lastErr)
 	}
 	// The answer is dropped; a2 restarts as it would, with -join.
 	again := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: raftA2, Join: a1.url})
@@ -64,5 +72,9 @@ func TestFreshJoinRecordEndsAtMember(t *testing.T) {
 	apply(3, command{op: opMember, key: []byte("n2"), value: []byte("10.0.0.2:8000")})
 	if got, other := sm.freshJoined("n2"), sm.freshJoined("n3"); got != "" || other != "10.0.0.3:7000" {
 		t.Fatalf("after n2's member command: freshJoined(n2) = %q, freshJoined(n3) = %q", got, other)
+	}
+	apply(4, command{op: opFreshJoinEnd, key: []byte("n3")})
+	if got := sm.freshJoined("n3"); got != "" {
+		t.Fatalf("after n3's fresh-join end: freshJoined(n3) = %q", got)
 	}
 }

@@ -256,6 +256,8 @@ func (sm *stateMachine) Apply(l *raft.Log) any {
 		b.Delete(prefixed(freshJoinPrefix, c.key))
 	case opFreshJoin:
 		b.Set(prefixed(freshJoinPrefix, c.key), c.value)
+	case opFreshJoinEnd:
+		b.Delete(prefixed(freshJoinPrefix, c.key))
 	case opCluster:
 		// The first committed wins: two leaders in a row may each have
 		// proposed one before applying the other's.

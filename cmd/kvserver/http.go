@@ -276,6 +276,10 @@ type statusReply struct {
 	// leader's as a member's /members listed it, with no leader in
 	// contact since (S11).
 	Removed bool `json:"removed,omitempty"`
+	// Ops is the highest command op this node applies (absent from
+	// kvservers older than op 6): a leader keeps a fresh-join record
+	// only if every member takes it (recordFreshJoin).
+	Ops int `json:"ops,omitempty"`
 }
 
 // member is one server of the configuration, in /status and /members.

@@ -85,6 +85,11 @@ func (n *Node) removeMember(id string, force bool) error {
 		}
 	}
 	switch {
+	case !found && n.fsm.freshJoined(id) != "":
+		// A server whose fresh join this cluster took and which never
+		// joined again: its record alone remains, and would vouch for
+		// any state older than cluster IDs at its ID and address.
+		return n.apply(command{op: opFreshJoinEnd, key: []byte(id)})
 	case !found:
 		return fmt.Errorf("%w %s (GET /members lists them)", ErrUnknownMember, id)
 	case voters == 0:

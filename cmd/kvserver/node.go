@@ -625,16 +625,8 @@ func (n *Node) addMember(req joinRequest) error {
 	if err := joinableState(n.fsm.clusterRecord(), theirs, req.Applied, member); err != nil {
 		return fmt.Errorf("join of %s at %s: %w", req.ID, req.Raft, err)
 	}
-	if req.Fresh && !theirs.known() && req.Applied > 0 {
-		// The removal below takes the joiner out of the configuration,
-		// which made its state this cluster's: record that first.
-		c := command{op: opFreshJoin, key: []byte(req.ID), value: []byte(req.Raft)}
-		if err := n.apply(c); err != nil {
-			return err
-		}
-	}
 	var stale []raft.ServerID
-	already := false
+	already, ownServer := false, false
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
 		switch {
@@ -648,6 +640,16 @@ func (n *Node) addMember(req joinRequest) error {
 				return fmt.Errorf("%w: %s at %s answers as itself (to raft's heartbeats or at /status); join asked for %s at %s", ErrMemberConflict, s.ID, s.Address, req.ID, req.Raft)
 			}
 			stale = append(stale, s.ID)
+			ownServer = ownServer || (sameID && sameAddr)
+		}
+	}
+	if req.Fresh && ownServer && !theirs.known() && req.Applied > 0 {
+		// The removal below takes the joiner's own server out of the
+		// configuration, which made its state this cluster's: record
+		// that first. Only then: a join refused above (its server alive)
+		// or one removing another server vouches for no state.
+		if err := n.recordFreshJoin(cf.Configuration(), stale, req); err != nil {
+			return err
 		}
 	}
 	if !req.Fresh {
@@ -669,6 +671,29 @@ func (n *Node) addMember(req joinRequest) error {
 		return n.await(n.raft.Barrier(applyTimeout))
 	}
 	return n.addVoterOnceAnswered(raft.ServerID(req.ID), raft.ServerAddress(req.Raft))
+}
+
+// recordFreshJoin applies opFreshJoin for req, a fresh join with state
+// older than cluster IDs whose own server the leader is about to remove
+// (S13), unless a server of cf that stays (not this leader, not one of
+// stale) does not report at /status that it applies that op: a member
+// older than op 5 refuses every snapshot that holds the record, and so
+// could never catch up again. Without the record the join still goes
+// ahead, as before op 5: only a lost answer then leaves the joiner
+// refused, which the log line says.
+func (n *Node) recordFreshJoin(cf raft.Configuration, stale []raft.ServerID, req joinRequest) error {
+	for _, s := range cf.Servers {
+		if string(s.ID) == n.cfg.ID || slices.Contains(stale, s.ID) {
+			continue
+		}
+		var st statusReply
+		if addr := n.fsm.memberHTTP(string(s.ID)); addr == "" || !n.askMember(addr, "/status", &st) || st.Ops < int(opFreshJoinEnd) {
+			n.cfg.logger("join").Warn("fresh join taken without a fresh-join record: a member does not report that it applies one (older kvserver, or not answering /status); should this answer be lost, the joiner's next join names no cluster and is refused",
+				"joiner", req.ID, "member", s.ID, "ops", st.Ops)
+			return nil
+		}
+	}
+	return n.apply(command{op: opFreshJoin, key: []byte(req.ID), value: []byte(req.Raft)})
 }
 
 // joinAnswerWait is how long a leader waits, in heartbeat timeouts, for a
@@ -859,6 +884,7 @@ func (n *Node) status() statusReply {
 		LastIndex:    n.raft.LastIndex(),
 		Members:      []member{},
 		Removed:      n.removed(),
+		Ops:          int(lastOp),
 	}
 	if err := n.fsm.failure(); err != nil {
 		s.StateError = err.Error()
