@@ -201,7 +201,9 @@
 //	   that removes the joiner's own server, past the check that it is
 //	   not alive, is recorded, and only while every other member reports
 //	   at /status that it applies the record (statusReply.Ops): an older
-//	   kvserver refuses every snapshot that holds one. A join's answer names the leader's cluster, and the joiner
+//	   kvserver refuses every snapshot that holds one; the leader ends
+//	   every record before it adds a joiner whose request does not
+//	   report that (joinRequest.Ops). A join's answer names the leader's cluster, and the joiner
 //	   hellos and joins with that until its state holds it
 //	   (helloCluster), keeping it in the raft stable store first, so that
 //	   a restart before the state learns it names it too

@@ -129,3 +129,32 @@ func TestFreshJoinRecordNeedsEveryMemberToTakeIt(t *testing.T) {
 		t.Fatalf("/status reports ops %d; want %d", got, lastOp)
 	}
 }
+
+// TestOlderJoinerEndsFreshJoinRecords: a server older than op 6 added
+// while a fresh-join record exists would refuse every snapshot holding
+// it, so its join (a request without "ops") ends every record first; a
+// current joiner's leaves them.
+func TestOlderJoinerEndsFreshJoinRecords(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t)
+	f, req := freshJoinMember(t, c)
+	takeFreshJoin(t, c, f, req)
+	l := c.waitLeader("a leader")
+	// n9 does not exist: each join gets as far as adding it and waiting
+	// for its answer (502), past the point where records end.
+	current := joinRequest{ID: "n9", Raft: "inmem-n9", Ops: int(lastOp)}
+	if code, msg := c.joinLeader(current); code != http.StatusBadGateway {
+		t.Fatalf("join of n9: %d %s; want 502", code, msg)
+	}
+	if got := c.nodes[l].fsm.freshJoined(req.ID); got != req.Raft {
+		t.Fatalf("a current joiner ended %s's record (now %q)", req.ID, got)
+	}
+	older := current
+	older.Ops = 0
+	if code, msg := c.joinLeader(older); code != http.StatusBadGateway {
+		t.Fatalf("join of n9 as an older kvserver: %d %s; want 502", code, msg)
+	}
+	if got := c.nodes[l].fsm.freshJoined(req.ID); got != "" {
+		t.Fatalf("an older joiner was added with %s's record still held (%q)", req.ID, got)
+	}
+}

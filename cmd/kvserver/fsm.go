@@ -300,6 +300,18 @@ func (sm *stateMachine) memberHTTP(id string) string { return sm.serverRecord(me
 // cluster took its fresh join, which removed it from the configuration.
 func (sm *stateMachine) freshJoined(id string) string { return sm.serverRecord(freshJoinPrefix, id) }
 
+// freshJoinedIDs lists the servers with a fresh-join record.
+func (sm *stateMachine) freshJoinedIDs() ([]string, error) {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	it := sm.db.NewIter(&kv.IterOptions{LowerBound: []byte{freshJoinPrefix}, UpperBound: []byte{freshJoinPrefix + 1}})
+	var ids []string
+	for ok := it.First(); ok; ok = it.Next() {
+		ids = append(ids, string(it.Key()[1:]))
+	}
+	return ids, it.Close()
+}
+
 // serverRecord is the value of server id's key under prefix p, "" if none
 // (or unreadable: callers treat both as no record).
 func (sm *stateMachine) serverRecord(p byte, id string) string {

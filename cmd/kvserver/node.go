@@ -355,6 +355,10 @@ type joinRequest struct {
 	// entries: with no Cluster, a leader tells state older than S13 of
 	// another cluster from its own members' by it (joinableState).
 	Applied uint64 `json:"applied,omitempty"`
+	// Ops is the highest command op the joiner applies, absent from
+	// kvservers older than op 6: a leader adding an older one ends every
+	// fresh-join record first (endFreshJoinRecords).
+	Ops int `json:"ops,omitempty"`
 }
 
 // joinReply is the body of a 200 answer to POST /join. Fresh tells a
@@ -482,7 +486,7 @@ func (n *Node) joinRequest(fresh bool) joinRequest {
 	// node's old server, and the join after, of a server no longer in
 	// the configuration, would be judged again and refused.
 	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh,
-		Cluster: n.helloCluster().String(), Applied: n.fsm.applied.Load()}
+		Cluster: n.helloCluster().String(), Applied: n.fsm.applied.Load(), Ops: int(lastOp)}
 }
 
 // joinLoop asks cfg.Join to add this node until it is a member or the node
@@ -653,6 +657,9 @@ func (n *Node) addMember(req joinRequest) error {
 		}
 	}
 	if !req.Fresh {
+		if err := n.endFreshJoinRecords(req); err != nil {
+			return err
+		}
 		c := command{op: opMember, key: []byte(req.ID), value: []byte(req.HTTP)}
 		if err := n.apply(c); err != nil || already {
 			return err
@@ -694,6 +701,32 @@ func (n *Node) recordFreshJoin(cf raft.Configuration, stale []raft.ServerID, req
 		}
 	}
 	return n.apply(command{op: opFreshJoin, key: []byte(req.ID), value: []byte(req.Raft)})
+}
+
+// endFreshJoinRecords ends every fresh-join record before req's server,
+// older than op 6 (req.Ops), is added: it would refuse every snapshot
+// holding one, and could never catch up by snapshot. A joiner whose
+// record ends so, should its answer have been lost, is refused as before
+// op 5 (recordFreshJoin's fallback).
+func (n *Node) endFreshJoinRecords(req joinRequest) error {
+	if req.Ops >= int(opFreshJoinEnd) {
+		return nil
+	}
+	ids, err := n.fsm.freshJoinedIDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if id == req.ID {
+			continue // its own member command ends it
+		}
+		n.cfg.logger("join").Warn("fresh-join record ended: a kvserver older than op 6 joins, and would refuse every snapshot holding it",
+			"joiner", req.ID, "record", id)
+		if err := n.apply(command{op: opFreshJoinEnd, key: []byte(id)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // joinAnswerWait is how long a leader waits, in heartbeat timeouts, for a
