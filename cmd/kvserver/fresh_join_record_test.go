@@ -34,6 +34,20 @@ func takeFreshJoin(t *testing.T, c *testCluster, f int, req joinRequest) {
 	})
 }
 
+// clusterWithFreshJoinRecord is a cluster whose leader l took the fresh
+// join req of a stopped follower and kept its record.
+func clusterWithFreshJoinRecord(t *testing.T) (c *testCluster, req joinRequest, l int) {
+	t.Helper()
+	c = newTestCluster(t)
+	f, req := freshJoinMember(t, c)
+	takeFreshJoin(t, c, f, req)
+	l = c.waitLeader("a leader")
+	if got := c.nodes[l].fsm.freshJoined(req.ID); got != req.Raft {
+		t.Fatalf("the taken fresh join left record %q; want %q", got, req.Raft)
+	}
+	return c, req, l
+}
+
 // TestRefusedFreshJoinKeepsNoRecord (a review): the leader applied
 // opFreshJoin as soon as the joiner's state passed, before it found the
 // member of that ID alive and refused the join (409). The record stayed,
@@ -66,13 +80,7 @@ func TestRefusedFreshJoinKeepsNoRecord(t *testing.T) {
 // address for good. The removal now ends the record.
 func TestFreshJoinRecordEndsAtRemoval(t *testing.T) {
 	t.Parallel()
-	c := newTestCluster(t)
-	f, req := freshJoinMember(t, c)
-	takeFreshJoin(t, c, f, req)
-	l := c.waitLeader("a leader")
-	if got := c.nodes[l].fsm.freshJoined(req.ID); got != req.Raft {
-		t.Fatalf("the taken fresh join left record %q; want %q", got, req.Raft)
-	}
+	c, req, l := clusterWithFreshJoinRecord(t)
 	if err := c.nodes[l].removeMember(req.ID, false); err != nil {
 		t.Fatalf("remove %s, which left only its fresh-join record: %v", req.ID, err)
 	}
@@ -136,10 +144,7 @@ func TestFreshJoinRecordNeedsEveryMemberToTakeIt(t *testing.T) {
 // current joiner's leaves them.
 func TestOlderJoinerEndsFreshJoinRecords(t *testing.T) {
 	t.Parallel()
-	c := newTestCluster(t)
-	f, req := freshJoinMember(t, c)
-	takeFreshJoin(t, c, f, req)
-	l := c.waitLeader("a leader")
+	c, req, l := clusterWithFreshJoinRecord(t)
 	// n9 does not exist: each join gets as far as adding it and waiting
 	// for its answer (502), past the point where records end.
 	current := joinRequest{ID: "n9", Raft: "inmem-n9", Ops: int(lastOp)}
