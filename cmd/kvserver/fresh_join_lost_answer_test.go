@@ -40,12 +40,7 @@ func TestPreS13FreshJoinAnswerLost(t *testing.T) {
 	}
 	// The answer is dropped; a2 restarts as it would, with -join.
 	again := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: raftA2, Join: a1.url})
-	select {
-	case err := <-again.Failed():
-		t.Fatalf("a2 restarted after a fresh join whose answer was lost: %v", err)
-	case <-time.After(3 * time.Second):
-	}
-	waitVoter(t, a1.Node, "a2")
+	waitRejoined(t, a1, again, "after a fresh join whose answer was lost")
 	// Its ordinary join, naming the cluster now, ends the record.
 	waitFor(t, "a2's fresh-join record to go", 10*time.Second, func() bool { return a1.fsm.freshJoined("a2") == "" })
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/raftstore"
 )
@@ -28,12 +29,24 @@ func TestPreS13StateRejoinsAfterLosingItsRaftState(t *testing.T) {
 	a1, dirA2, raftAddr := preS13Member(t)
 	t.Logf("cluster named at index %d; a2's state applied through 1", a1.fsm.clusterRecord().index)
 	again := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: raftAddr, Join: a1.url})
-	select {
-	case err := <-again.Failed():
-		t.Fatalf("a2 stopped after its fresh join was taken: %v; a1's configuration now %+v", err, a1.configServers())
-	case <-time.After(8 * time.Second):
-	}
-	waitVoter(t, a1.Node, "a2")
+	waitRejoined(t, a1, again, "after its fresh join was taken")
+}
+
+// waitRejoined waits until leader has taken n's ordinary join, which
+// registers n's new HTTP address (opMember): the point past which the
+// refusals these tests catch can no longer come. n stopping first fails
+// the test, why included. Then n must become a voter.
+func waitRejoined(t *testing.T, leader, n *servedNode, when string) {
+	t.Helper()
+	waitFor(t, n.cfg.ID+"'s ordinary join to be taken", 15*time.Second, func() bool {
+		select {
+		case err := <-n.Failed():
+			t.Fatalf("%s stopped %s: %v; %s's configuration now %+v", n.cfg.ID, when, err, leader.cfg.ID, leader.configServers())
+		default:
+		}
+		return leader.fsm.memberHTTP(n.cfg.ID) == n.cfg.HTTPAddr
+	})
+	waitVoter(t, leader.Node, raft.ServerID(n.cfg.ID))
 }
 
 // preS13Member starts a three-node cluster a1, a2, a3, then stops a2 and
@@ -86,12 +99,7 @@ func TestPreS13RejoinRestartAfterFreshJoin(t *testing.T) {
 		t.Fatalf("the interrupted start returned %v", err)
 	}
 	again := serveNode(t, Config{ID: "a2", Dir: dirA2, RaftAddr: raftA2, Join: a1.url})
-	select {
-	case err := <-again.Failed():
-		t.Fatalf("a2 stopped after restarting: %v; a1's configuration now %+v", err, a1.configServers())
-	case <-time.After(8 * time.Second):
-	}
-	waitVoter(t, a1.Node, "a2")
+	waitRejoined(t, a1, again, "after restarting")
 }
 
 // TestJoinedClusterRecordCorrupt: a cluster ID the raft stable store
