@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 )
@@ -81,6 +82,9 @@ func TestRefusedFreshJoinKeepsNoRecord(t *testing.T) {
 func TestFreshJoinRecordEndsAtRemoval(t *testing.T) {
 	t.Parallel()
 	c, req, l := clusterWithFreshJoinRecord(t)
+	if got := c.nodes[l].status().FreshJoins; !slices.Equal(got, []string{req.ID}) {
+		t.Fatalf("/status lists fresh joins %q; want [%s]", got, req.ID)
+	}
 	if err := c.nodes[l].removeMember(req.ID, false); err != nil {
 		t.Fatalf("remove %s, which left only its fresh-join record: %v", req.ID, err)
 	}
@@ -91,6 +95,9 @@ func TestFreshJoinRecordEndsAtRemoval(t *testing.T) {
 				t.Errorf("%s still holds %s's record %q", n.cfg.ID, req.ID, got)
 			}
 		}
+	}
+	if got := c.nodes[l].status().FreshJoins; len(got) != 0 {
+		t.Fatalf("/status lists fresh joins %q after the record's end", got)
 	}
 	if code, msg := c.joinLeader(req); code != http.StatusPreconditionFailed {
 		t.Fatalf("fresh join after the record's end: %d %s; want 412", code, msg)

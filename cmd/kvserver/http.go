@@ -28,7 +28,8 @@ import (
 //	GET    /members           JSON list of members, each with whether the leader's
 //	                          heartbeats reach it; forwarded to the leader
 //	DELETE /members/ID        204 once ID's removal is committed; forwarded to the
-//	                          leader; 404 for an ID not in the configuration, 409
+//	                          leader; also ends a fresh-join record (/status lists
+//	                          them, S13); 404 for an ID in neither, 409
 //	                          for a removal that leaves no reached majority
 //	                          (unless ?force=true) or no voter (removeMember, S11)
 //
@@ -280,6 +281,11 @@ type statusReply struct {
 	// kvservers older than op 6): a leader keeps a fresh-join record
 	// only if every member takes it (recordFreshJoin).
 	Ops int `json:"ops,omitempty"`
+	// FreshJoins lists the servers whose fresh join this cluster took
+	// and which have not joined since (S13): each record vouches for a
+	// state older than cluster IDs at its ID and raft address until the
+	// server joins again or DELETE /members/ID ends it.
+	FreshJoins []string `json:"fresh_joins,omitempty"`
 }
 
 // member is one server of the configuration, in /status and /members.

@@ -922,6 +922,9 @@ func (n *Node) status() statusReply {
 	if err := n.fsm.failure(); err != nil {
 		s.StateError = err.Error()
 	}
+	if ids, err := n.fsm.freshJoinedIDs(); err == nil {
+		s.FreshJoins = ids
+	}
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 		s.Members = n.membersOf(cf.Configuration(), leader)
 	}
