@@ -74,11 +74,11 @@ func decodeCommand(b []byte) (command, error) {
 		// apply stops the node: skip it, as any bad command.
 		return command{}, fmt.Errorf("%w: a %d-byte key is longer than the %d the state DB takes", ErrBadCommand, len(c.key), maxStateKeyBytes)
 	}
-	if (c.op == opDelete || c.op == opFreshJoinEnd) && len(c.value) != 0 {
+	if c.op == opDelete && len(c.value) != 0 {
 		return command{}, fmt.Errorf("%w: delete command with a value", ErrBadCommand)
 	}
-	if c.op == opFreshJoinEnd && len(c.key) == 0 {
-		return command{}, fmt.Errorf("%w: fresh-join end without a server ID", ErrBadCommand)
+	if c.op == opFreshJoinEnd && (len(c.key) == 0 || len(c.value) != 0) {
+		return command{}, fmt.Errorf("%w: fresh-join end without a server ID or with a value", ErrBadCommand)
 	}
 	if c.op == opFreshJoin && (len(c.key) == 0 || len(c.value) == 0) {
 		return command{}, fmt.Errorf("%w: fresh-join command without a server ID or raft address", ErrBadCommand)

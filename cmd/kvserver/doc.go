@@ -203,8 +203,9 @@
 //	   at /status that it applies the record (statusReply.Ops): an older
 //	   kvserver refuses every snapshot that holds one; the leader ends
 //	   every record before it adds a joiner whose request does not
-//	   report that (joinRequest.Ops). A join's answer names the leader's cluster, and the joiner
-//	   hellos and joins with that until its state holds it
+//	   report that (joinRequest.Ops). A join's answer names the leader's
+//	   cluster, and the joiner hellos and joins with that until its state
+//	   holds it
 //	   (helloCluster), keeping it in the raft stable store first, so that
 //	   a restart before the state learns it names it too
 //	   (joinedClusterKey); a fresh
