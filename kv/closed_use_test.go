@@ -113,10 +113,14 @@ func TestInvertedRangesAreInvalidArguments(t *testing.T) {
 	d := openMem(t, vfs.NewMem(), nil)
 	defer d.Close()
 	a, b := []byte("a"), []byte("b")
+	_, explainErr := d.ExplainScan(b, a)
+	_, estimateErr := d.EstimateDiskUsage(b, a)
 	for name, err := range map[string]error{
-		"DeleteRange(b, a)": d.DeleteRange(b, a, NoSync),
-		"DeleteRange(a, a)": d.DeleteRange(a, a, NoSync),
-		"Compact(b, a)":     d.Compact(b, a),
+		"DeleteRange(b, a)":       d.DeleteRange(b, a, NoSync),
+		"DeleteRange(a, a)":       d.DeleteRange(a, a, NoSync),
+		"Compact(b, a)":           d.Compact(b, a),
+		"ExplainScan(b, a)":       explainErr,
+		"EstimateDiskUsage(b, a)": estimateErr,
 	} {
 		if !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%s = %v, want ErrInvalidArgument", name, err)

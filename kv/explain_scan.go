@@ -42,8 +42,13 @@ type ScanTableStep struct {
 }
 
 // ExplainScan explains a scan of [lower, upper) (nil = unbounded) over the
-// DB's current state.
+// DB's current state. lower after upper is ErrInvalidArgument, as for
+// every call taking a key range; equal bounds make an empty range, which
+// no table meets.
 func (d *DB) ExplainScan(lower, upper []byte) (*ScanExplanation, error) {
+	if lower != nil && upper != nil && base.CompareUserKeys(lower, upper) > 0 {
+		return nil, fmt.Errorf("%w: ExplainScan lower bound %q is after upper bound %q", ErrInvalidArgument, lower, upper)
+	}
 	rs, err := d.loadReadState()
 	if err != nil {
 		return nil, err

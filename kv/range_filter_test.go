@@ -160,6 +160,26 @@ func TestRangeFilterOptionValidated(t *testing.T) {
 	}
 }
 
+// TestExplainScanOfAnEmptyRangeMeetsNoTable: [k, k) holds no key, so no
+// table is one a scan of it would read, even the table holding k (an
+// explanation listing it would claim a read the scan never makes).
+func TestExplainScanOfAnEmptyRangeMeetsNoTable(t *testing.T) {
+	d, err := Open("db", &Options{FS: vfs.NewMem(), RangeFilterBitsPerKey: 16, DisableAutomaticCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.Set(idKey(100), []byte("a"), nil)
+	d.Flush()
+	ex, err := d.ExplainScan(idKey(100), idKey(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Tables) != 0 {
+		t.Fatalf("an empty range meets %d tables:\n%s", len(ex.Tables), ex)
+	}
+}
+
 // TestExplainScanShowsRuledOutTables checks ExplainScan against the scan
 // it explains: the tables it says are ruled out are the ones the filter
 // skips, and a range holding a key is never ruled out in its table.
