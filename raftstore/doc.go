@@ -27,7 +27,12 @@
 //	   largest index present (both 0 when the log is empty; nonEmpty tells
 //	   that apart from a log of index 0 alone). Open recovers
 //	   them by one bounded seek to each end of the log range; every log
-//	   write updates them after its batch is committed, under writeMu.
+//	   write updates them after its batch is committed, under writeMu. A
+//	   DeleteRange whose seek of a moved bound fails after its deletion is
+//	   committed sets boundsLost instead, and succeeds: the next
+//	   FirstIndex, LastIndex or DeleteRange seeks both ends again before
+//	   it answers, and fails if that seek does, so no caller is ever
+//	   handed a bound naming a deleted entry.
 //	R3 (durable on return): StoreLog, StoreLogs, DeleteRange, Set and
 //	   SetUint64 commit one batch with kv.Sync: one WAL fsync per call, and
 //	   all of the call or none of it survives a crash (kv's K1, K2).

@@ -27,6 +27,11 @@ type Store struct {
 	// nonEmpty tells an empty log from one holding only index 0 (which
 	// raft never writes, but a LogStore must not lose).
 	nonEmpty atomic.Bool
+	// boundsLost is set when a committed DeleteRange could not seek the
+	// bound it moved (a failed table read): first and last are then not
+	// known, and the next FirstIndex, LastIndex or DeleteRange seeks both
+	// ends again, as Open does, before it answers (R2).
+	boundsLost atomic.Bool
 
 	reclaim reclaimer
 	// closed is set by Close: FirstIndex and LastIndex, which read only
@@ -118,12 +123,35 @@ func (s *Store) FirstIndex() (uint64, error) { return s.cachedBound("first", &s.
 // kv.ErrClosed after Close.
 func (s *Store) LastIndex() (uint64, error) { return s.cachedBound("last", &s.last) }
 
-// cachedBound reads bound, or fails once the store is closed.
+// cachedBound reads bound, or fails once the store is closed. Bounds a
+// DeleteRange lost are sought first; if that seek fails too, its error is
+// returned and the next call seeks again.
 func (s *Store) cachedBound(name string, bound *atomic.Uint64) (uint64, error) {
 	if s.closed.Load() {
 		return 0, fmt.Errorf("raftstore: %s index: %w", name, kv.ErrClosed)
 	}
+	if s.boundsLost.Load() {
+		s.writeMu.Lock()
+		err := s.findLostBoundsLocked()
+		s.writeMu.Unlock()
+		if err != nil {
+			return 0, fmt.Errorf("raftstore: %s index: %w", name, err)
+		}
+	}
 	return bound.Load(), nil
+}
+
+// findLostBoundsLocked seeks first and last again if a DeleteRange lost
+// them. REQUIRES: s.writeMu.
+func (s *Store) findLostBoundsLocked() error {
+	if !s.boundsLost.Load() {
+		return nil
+	}
+	if err := s.recoverBounds(); err != nil {
+		return err
+	}
+	s.boundsLost.Store(false)
+	return nil
 }
 
 // GetLog reads the entry at index into l, or returns raft.ErrLogNotFound.
@@ -172,6 +200,9 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if err := s.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("raftstore: store logs %d-%d: %w", lo, hi, err)
 	}
+	if s.boundsLost.Load() {
+		return nil // the seek that finds them will see these entries too
+	}
 	if !s.nonEmpty.Load() {
 		s.first.Store(lo)
 		s.last.Store(hi)
@@ -192,6 +223,9 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.findLostBoundsLocked(); err != nil {
+		return fmt.Errorf("raftstore: delete logs %d-%d: %w", lo, hi, err)
+	}
 	first, last := s.first.Load(), s.last.Load()
 	if !s.nonEmpty.Load() || hi < first || lo > last {
 		return nil
@@ -205,23 +239,29 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 	// This comes before the reclaimer's report, which may be an earlier
 	// compaction's failure: the deletion is committed either way, and
 	// bounds naming deleted entries would send raft to GetLog for them.
+	// A seek that fails leaves the bounds lost, for the next bound read to
+	// seek, and is not this call's failure: the deletion is committed,
+	// and raft, told it failed, keeps the deleted entries as its last
+	// ones and asks GetLog for them, which refuses every later append.
+	var err error
 	switch {
 	case lo == first && hi == last:
 		s.first.Store(0)
 		s.last.Store(0)
 		s.nonEmpty.Store(false)
 	case lo == first:
-		next, _, err := s.seekLogIndex(logKeyAfter(hi), logRangeEnd, false)
-		if err != nil {
-			return err
+		var next uint64
+		if next, _, err = s.seekLogIndex(logKeyAfter(hi), logRangeEnd, false); err == nil {
+			s.first.Store(next)
 		}
-		s.first.Store(next)
 	case hi == last:
-		prev, _, err := s.seekLogIndex(logRangeStart, logKey(lo), true)
-		if err != nil {
-			return err
+		var prev uint64
+		if prev, _, err = s.seekLogIndex(logRangeStart, logKey(lo), true); err == nil {
+			s.last.Store(prev)
 		}
-		s.last.Store(prev)
+	}
+	if err != nil {
+		s.boundsLost.Store(true)
 	}
 	if err := reclaimDeleted(&s.reclaim, lo, hi); err != nil {
 		return fmt.Errorf("raftstore: delete logs %d-%d: %w", lo, hi, err)
