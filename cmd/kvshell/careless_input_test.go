@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sievekv/sievekv/kv"
 	"github.com/sievekv/sievekv/vfs"
@@ -149,6 +151,117 @@ func TestExplainGetRangeDeletedKey(t *testing.T) {
 		in.json = false
 		if err != nil || !strings.Contains(got, `"range_deleted":true`) {
 			t.Fatalf("-json explain get b %s: %v\n%s", step, err, got)
+		}
+	}
+}
+
+// controlByte reports the first control byte (C0 or DEL) in s, if any.
+func controlByte(s string) (byte, bool) {
+	for _, c := range []byte(s) {
+		if c < 0x20 || c == 0x7f {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// TestErrorsCarryNoControlBytes: an error echoes what was typed (a bad
+// escape's characters, a checkpoint's directory name), and used to echo it
+// raw: a CR typed after "\x" overwrote the start of the error line, an ESC
+// sequence cleared the screen (S2: one line). Every error, from the lexer,
+// a command or the engine, now shows such bytes escaped, as the scripts'
+// and the session's error lines do.
+func TestErrorsCarryNoControlBytes(t *testing.T) {
+	_, exec := openMemInterp(t)
+	for _, line := range []string{
+		"put \"\\x\rzz\" v",
+		"put \"\\U\x1b[2J\x1b[H\" v",
+		"put \"\\u\v\f\x00\" v",
+		"put \"\\x\xc3\" v", // half a UTF-8 character after the escape
+		`checkpoint "cp\x1b[31m\x07"`, `checkpoint "cp\x1b[31m\x07"`,
+		`checkpoint "\x1b[2J/\x1b"`,
+		`delrange "\x1b[2J" "\x1b"`,
+	} {
+		_, err := exec(line)
+		if err == nil {
+			continue
+		}
+		if c, ok := controlByte(err.Error()); ok {
+			t.Errorf("%q: error %q carries control byte %#x", line, err, c)
+		}
+		if !utf8.ValidString(err.Error()) {
+			t.Errorf("%q: error %q is not valid UTF-8", line, err)
+		}
+	}
+	in, _ := openMemInterp(t)
+	var stderr strings.Builder
+	runScript(in, strings.NewReader("put \"\\x\rzz\" v\n"), "-c", &stderr)
+	if line := strings.TrimSuffix(stderr.String(), "\n"); !strings.Contains(line, `\x0d`) {
+		t.Errorf("script error %q does not show the CR it was given", line)
+	} else if c, ok := controlByte(line); ok {
+		t.Errorf("script error %q carries control byte %#x", line, c)
+	}
+}
+
+// TestOneLineKeepsPrintableText: oneLine changes only what a terminal
+// would act on.
+func TestOneLineKeepsPrintableText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain, ünïcode ✓":    "plain, ünïcode ✓",
+		"a\nb\r\nc":           "a; b; c",
+		"bell\x07 esc\x1b[2J": `bell\x07 esc\x1b[2J`,
+		"cut \xc3":            `cut \xc3`,
+		"c1 \u0085":           `c1 \u0085`,
+		"lone \r":             `lone \x0d`,
+	} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// cancelAfterChecks is a context whose Err turns to Canceled after n calls:
+// a Ctrl-C that lands in the middle of a load.
+type cancelAfterChecks struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfterChecks) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestInterruptedLoadKeepsWhatItReports: load syncs only its last batch,
+// and an interrupted load returned before any sync while saying the keys
+// so far "are written": a power loss then took every one of them, where
+// the shell's put and del are durable when they return. The interrupted
+// load now syncs its last batch too.
+func TestInterruptedLoadKeepsWhatItReports(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := kv.Open("db", &kv.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	in := NewInterp(db, &out, &out)
+	lerr := in.Exec(&cancelAfterChecks{Context: context.Background(), n: 5}, "load 10000")
+	var written int
+	if _, err := fmt.Sscanf(fmt.Sprint(lerr), "load: interrupted after %d of 10000 keys", &written); err != nil || written == 0 {
+		t.Fatalf("load = %v, want an interruption after some keys", lerr)
+	}
+	crashed := fs.CrashClone() // a power loss: only what was synced
+	db.Close()
+	db, err = kv.Open("db", &kv.Options{FS: crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range written {
+		if _, err := db.Get(loadKey(i)); err != nil {
+			t.Fatalf("key %d of the %d reported written: %v after a power loss", i, written, err)
 		}
 	}
 }

@@ -457,6 +457,9 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 			return err
 		}
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted after 0 of %d keys", n)
+	}
 	var bar *progressbar.ProgressBar
 	if in.progress {
 		bar = progressbar.NewOptions64(int64(n),
@@ -474,12 +477,6 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 	val := make([]byte, valueSize)
 	var bytes int64
 	for i := 0; i < n; {
-		if ctx.Err() != nil {
-			if bar != nil {
-				bar.Exit()
-			}
-			return fmt.Errorf("interrupted after %d of %d keys (those are written)", i, n)
-		}
 		b.Reset()
 		end := min(i+loadBatch, n)
 		for ; i < end; i++ {
@@ -488,10 +485,14 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 			b.Set(k, val)
 			bytes += int64(len(k) + len(val))
 		}
-		// Only the last batch syncs: one fsync makes the whole load
-		// durable, since every earlier record is before it in the WAL.
+		// Only the last batch syncs, the last of the whole load or of an
+		// interrupted one: one fsync makes every key written so far
+		// durable, since every earlier record is before it in the WAL,
+		// and the shell's writes are durable when it reports them
+		// written, as put's and del's are.
+		interrupted := ctx.Err() != nil
 		opts := kv.NoSync
-		if i == n {
+		if i == n || interrupted {
 			opts = kv.Sync
 		}
 		if err := in.db.Apply(b, opts); err != nil {
@@ -502,6 +503,12 @@ func (in *Interp) cmdLoad(ctx context.Context, args []token) error {
 		}
 		if bar != nil {
 			bar.Set64(int64(i))
+		}
+		if interrupted && i < n {
+			if bar != nil {
+				bar.Exit()
+			}
+			return fmt.Errorf("interrupted after %d of %d keys (those are written)", i, n)
 		}
 	}
 	if bar != nil {

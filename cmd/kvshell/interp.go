@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sievekv/sievekv/kv"
 )
@@ -124,9 +126,33 @@ func (in *Interp) explainError(err error) error {
 	return err
 }
 
-// oneLine keeps an error to one line, whatever a lower layer put in it.
+// oneLine keeps an error to one line of printable text, whatever a lower
+// layer put in it (S2): line breaks become "; ", and every other control
+// character and invalid UTF-8 byte is shown escaped, so that bytes typed
+// into a name or an escape (a CR, an ESC sequence) cannot overwrite the
+// line or drive the terminal when the error echoes them.
 func oneLine(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", "; ")
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case strings.HasPrefix(s[i:], "\r\n"):
+			b.WriteString("; ")
+			size = 2
+		case r == '\n':
+			b.WriteString("; ")
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) && r < utf8.RuneSelf:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r): // C1, U+0080 to U+009F
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // maxEchoedName bounds how much of an unknown command word its error

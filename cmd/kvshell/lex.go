@@ -27,7 +27,7 @@ type syntaxError struct {
 }
 
 func (e *syntaxError) Error() string {
-	return fmt.Sprintf("syntax error at column %d: %s", e.col, e.msg)
+	return fmt.Sprintf("syntax error at column %d: %s", e.col, oneLine(e.msg))
 }
 
 // splitStatements cuts a line into statements of tokens. Statements are

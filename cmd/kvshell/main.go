@@ -112,7 +112,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 		RangeFilterBitsPerKey: cfg.rangeFilterBits}
 	db, err := kv.Open(cfg.dir, &openOpts)
 	if err != nil {
-		fmt.Fprintf(stderr, "kvshell: %s\n", describeOpenError(cfg, err))
+		fmt.Fprintf(stderr, "kvshell: %s\n", oneLine(describeOpenError(cfg, err)))
 		return exitFailed
 	}
 	in := NewInterp(db, stdout, stderr)
@@ -142,7 +142,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 // describeOpenError turns an Open failure into the one line a person can
 // act on.
 func describeOpenError(cfg *config, err error) string {
-	msg := oneLine(err.Error())
+	msg := err.Error()
 	switch {
 	case errors.Is(err, kv.ErrLocked):
 		return fmt.Sprintf("%s is in use by another process (one process at a time can open a database; close the other kvshell or program first)", cfg.dir)
@@ -176,7 +176,7 @@ func runScript(in *Interp, r io.Reader, name string, stderr io.Writer) int {
 			if err == errQuit {
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "kvshell: %s line %d: %s\n", name, lineNo, err)
+			fmt.Fprintf(stderr, "kvshell: %s line %d: %s\n", name, lineNo, oneLine(err.Error()))
 			return exitFailed
 		}
 		if rerr == io.EOF {
@@ -268,7 +268,7 @@ func interactive(in *Interp, cfg *config, stdin *os.File, stdout, stderr io.Writ
 			return exitOK
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "error: %s\n", err)
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(err.Error()))
 		}
 	}
 }
