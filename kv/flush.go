@@ -231,7 +231,11 @@ func (d *DB) Flush() error {
 }
 
 // asLeader runs fn under d.mu as the head of the commit queue, so no
-// commit is writing the mutable memtable or its WAL meanwhile.
+// commit is writing the mutable memtable or its WAL meanwhile. It returns
+// ErrClosed without running fn once Close's barrier has run, also when
+// Close's turn came while this call waited in the queue: two Closes queued
+// together both passed the first check, and the second ran the whole
+// teardown again (closing closed channels, files and the lock).
 func (d *DB) asLeader(fn func() error) error {
 	w := &pendingWrite{}
 	w.cond.L = &d.mu
@@ -244,7 +248,10 @@ func (d *DB) asLeader(fn func() error) error {
 	for d.writers[0] != w {
 		w.cond.Wait()
 	}
-	err := fn()
+	err := ErrClosed
+	if !d.closed {
+		err = fn()
+	}
 	d.writers = d.writers[1:]
 	if len(d.writers) > 0 {
 		d.writers[0].cond.Signal()
