@@ -2,7 +2,6 @@ package kv
 
 import (
 	"bytes"
-	"errors"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
@@ -28,6 +27,8 @@ type Iterator struct {
 	upper  []byte
 	pinned *readState // nil once closed
 	alloc  *iterAlloc // the internal iterators' memory; nil once closed
+	// closeCalled: Close has run, and a second Close returns ErrClosed.
+	closeCalled bool
 	// rangeDels are the range tombstones the iterator sees (K8); nil when
 	// none of its sources has one.
 	rangeDels *rangeDelView
@@ -402,18 +403,16 @@ func (it *Iterator) Value() []byte {
 func (it *Iterator) Error() error { return it.err }
 
 // Close releases the iterator's pinned state. It returns the iterator's
-// error; closing twice returns ErrClosed.
+// error: ErrClosed if the DB closed before a positioning call, which then
+// stopped the scan short (a loop ending on a false Next would otherwise
+// take the keys so far for the whole range). Closing twice returns
+// ErrClosed.
 func (it *Iterator) Close() error {
-	if it.state == stateClosed && it.iter == nil {
-		if it.err != nil && !errors.Is(it.err, ErrClosed) {
-			return it.err
-		}
+	if it.closeCalled {
 		return ErrClosed
 	}
+	it.closeCalled = true
 	err := it.err
-	if errors.Is(err, ErrClosed) {
-		err = nil
-	}
 	if it.iter != nil {
 		if cerr := it.iter.Close(); cerr != nil && err == nil {
 			err = cerr

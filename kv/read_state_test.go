@@ -150,8 +150,10 @@ func TestIteratorOutlivesDBClose(t *testing.T) {
 	if it.Next() {
 		t.Fatal("iterator moved after the DB closed")
 	}
-	if err := it.Close(); !errors.Is(err, ErrClosed) && err != nil {
-		t.Fatalf("Close after DB.Close: %v", err)
+	// The scan stopped short of its range: Close says so, or a loop
+	// ending on a false Next would take the keys so far for all of them.
+	if err := it.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Close of an iterator the DB's Close stopped = %v, want ErrClosed", err)
 	}
 	if _, err := d.Get([]byte("k00001")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Get after Close: %v", err)
