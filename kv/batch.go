@@ -4,13 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sievekv/sievekv/internal/base"
 )
 
 // A Batch collects writes that Apply commits atomically: after a crash
 // either all of them are present or none is. A Batch is not safe for
-// concurrent use; it may be reused after Reset.
+// concurrent use (Apply refuses, with ErrInvalidArgument, a batch another
+// Apply is committing); it may be reused after Reset.
 //
 // Its encoding is also the payload of a WAL record (docs/format.md, "Batch"):
 //
@@ -28,6 +30,11 @@ type Batch struct {
 	// keyBytes is the bytes of its keys and range deletions' ends, bound
 	// by maxBatchKeyBytes.
 	keyBytes int
+	// applying is set while an Apply holds the batch: the commit stamps
+	// its sequence number into data, so a second Apply of it at the same
+	// time (on this DB or another) would write one of them under the
+	// other's numbers, and is refused.
+	applying atomic.Bool
 }
 
 const batchHeaderLen = 12

@@ -62,6 +62,10 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	if err := b.validate(); err != nil {
 		return err
 	}
+	if !b.applying.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Apply of a batch another Apply is committing (a Batch is for one goroutine at a time)", ErrInvalidArgument)
+	}
+	defer b.applying.Store(false)
 	w := pendingWrites.Get().(*pendingWrite)
 	w.batch, w.sync, w.done, w.err = b, opts.Sync, false, nil
 	w.cond.L = &d.mu
