@@ -165,12 +165,16 @@ func (d *DB) prepareCheckpointDir(dir string) (*checkpointOutput, error) {
 		// DB's directory changes under the user (a WAL made ahead).
 		return nil, fmt.Errorf("%w: %s is the database's own directory", ErrCheckpointDirNotEmpty, dir)
 	}
-	if samePath(filepath.Dir(filepath.Clean(dir)), d.dirname) {
-		if _, _, ok := parseFileName(filepath.Base(dir)); ok {
-			// Open and Check take an entry of that name for one of the
-			// DB's own files (a directory 000100.log for a WAL to
-			// replay), and the DB would no longer open.
-			return nil, fmt.Errorf("%w: Checkpoint: %s has the name of one of the database's own files (%s) in its directory", ErrInvalidArgument, dir, filepath.Base(dir))
+	// Open and Check take an entry of the DB's directory with one of its
+	// files' names for that file (a directory 000100.log for a WAL to
+	// replay), and the DB would no longer open: refused whether dir is
+	// that entry or lies below it (MkdirAll would make it).
+	for p := filepath.Clean(dir); filepath.Dir(p) != p; p = filepath.Dir(p) {
+		if !samePath(filepath.Dir(p), d.dirname) {
+			continue
+		}
+		if _, _, ok := parseFileName(filepath.Base(p)); ok {
+			return nil, fmt.Errorf("%w: Checkpoint: %s would put %s, the name of one of the database's own files, in its directory", ErrInvalidArgument, dir, filepath.Base(p))
 		}
 	}
 	out := &checkpointOutput{fs: d.fs, dir: dir}
@@ -178,14 +182,17 @@ func (d *DB) prepareCheckpointDir(dir string) (*checkpointOutput, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Only the last element is removed on failure: parents made here
-		// are left, as MkdirAll's are.
-		out.madeDir = true
+		// are left, as MkdirAll's are. If MkdirAll fails, dir is removed
+		// only if it is now an empty directory (made here, its parent's
+		// sync failing): the name may be a file, whatever List said, or
+		// someone else's, and neither is the checkpoint's to remove.
 		if err := vfs.MkdirAllDurable(d.fs, dir, 0o755); err != nil {
-			if uerr := out.undo(); uerr != nil {
-				return nil, fmt.Errorf("kv: checkpoint: create %s: %w (and removing it: %v)", dir, err, uerr)
+			if entries, lerr := d.fs.List(dir); lerr == nil && len(entries) == 0 {
+				d.fs.Remove(dir)
 			}
 			return nil, fmt.Errorf("kv: checkpoint: create %s: %w", dir, err)
 		}
+		out.madeDir = true
 	case err != nil:
 		return nil, fmt.Errorf("kv: checkpoint: list %s: %w", dir, err)
 	case len(names) > 0:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -320,14 +321,17 @@ func TestCheckpointRefusesADBFileNameInItsDirectory(t *testing.T) {
 	if err := d.Set([]byte("k"), []byte("v"), Sync); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"000100.log", "MANIFEST-000009", "000007.sst", "CURRENT"} {
+	// Below such a name too: Checkpoint(db/000999.log/cp) made the
+	// directory db/000999.log, and the next Open failed on it as a WAL.
+	for _, name := range []string{"000100.log", "MANIFEST-000009", "000007.sst", "CURRENT",
+		"000999.log/cp", "000998.sst/a/b", "MANIFEST-000997/cp"} {
 		cp := filepath.Join(dir, name)
 		if err := d.Checkpoint(cp); !errors.Is(err, ErrInvalidArgument) {
 			t.Fatalf("Checkpoint(%s): %v; want ErrInvalidArgument", cp, err)
 		}
-		if name != "CURRENT" {
-			if _, err := os.Stat(cp); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("the refused Checkpoint(%s) left %v", cp, err)
+		if top := filepath.Join(dir, strings.Split(name, "/")[0]); name != "CURRENT" {
+			if _, err := os.Stat(top); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the refused Checkpoint(%s) left %s: %v", cp, top, err)
 			}
 		}
 	}
@@ -347,5 +351,35 @@ func TestCheckpointRefusesADBFileNameInItsDirectory(t *testing.T) {
 	defer d.Close()
 	if v, err := d.Get([]byte("k")); err != nil || string(v) != "v" {
 		t.Fatalf("Get = %q, %v", v, err)
+	}
+}
+
+// TestCheckpointOntoAFileKeepsTheFile: a Checkpoint into a name that a
+// regular file holds fails, and leaves the file. On the in-memory FS, whose
+// List said "does not exist" for a file, the failed Checkpoint took the name
+// for a directory it had made and removed it: the user's file.
+func TestCheckpointOntoAFileKeepsTheFile(t *testing.T) {
+	for name, fsys := range map[string]vfs.FS{"mem": vfs.NewMem(), "os": vfs.Default} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			d, err := Open(filepath.Join(root, "db"), &Options{FS: fsys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			precious := filepath.Join(root, "precious")
+			f, err := fsys.Create(precious)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte("user data"))
+			f.Close()
+			if err := d.Checkpoint(precious); err == nil {
+				t.Fatal("Checkpoint onto a regular file succeeded")
+			}
+			if st, err := fsys.Stat(precious); err != nil || st.IsDir() || st.Size() != int64(len("user data")) {
+				t.Fatalf("after the failed Checkpoint the file is %v, %v", st, err)
+			}
+		})
 	}
 }

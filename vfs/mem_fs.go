@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -165,6 +166,10 @@ func (m *MemFS) List(dir string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.dirs[dir] {
+		if _, isFile := m.files[dir]; isFile {
+			// As the OS answers: a file is there, so the name exists.
+			return nil, pathErr("list", dir, syscall.ENOTDIR)
+		}
 		return nil, pathErr("list", dir, fs.ErrNotExist)
 	}
 	var names []string
