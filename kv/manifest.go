@@ -191,6 +191,9 @@ func (d *DB) replayManifest() (*manifest.Version, error) {
 	defer f.Close()
 	fold, records, err := manifest.Replay(wal.NewReader(io.NewSectionReader(f, 0, 1<<62), uint64(num)))
 	if err != nil {
+		if errors.Is(err, wal.ErrRead) {
+			return nil, fmt.Errorf("kv: %s: %w", current, err) // not damaged data
+		}
 		if !errors.Is(err, wal.ErrTornTail) || records == 0 {
 			return nil, base.CorruptionErrorf("kv: %s: %w", current, err)
 		}

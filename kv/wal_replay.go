@@ -109,6 +109,11 @@ func (d *DB) readChainLog(num fileNum, each func(rec walRecord, firstOfLog bool)
 				b.reason = fmt.Sprintf("WAL %s has a torn tail after offset %d (%v)", name, r.LastRecordEnd(), err)
 				return b, nil
 			}
+			if errors.Is(err, wal.ErrRead) {
+				// The file could not be read: a fault of the device or
+				// the file system, not damaged data.
+				return b, fmt.Errorf("kv: WAL %s: %w", name, err)
+			}
 			return b, base.CorruptionErrorf("kv: WAL %s: %w", name, err)
 		}
 		first, count, err := decodeBatch(data, nil)

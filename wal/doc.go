@@ -13,8 +13,10 @@
 // # How a log ends
 //
 // Reader.Next returns io.EOF at a clean end: the end of the input, or zeros
-// from a chunk boundary to the end of the input (W6). Otherwise it returns an *Error
-// wrapping one of two sentinels:
+// from a chunk boundary to the end of the input (W6). When reading the input
+// fails it returns an error wrapping ErrRead and the input's error: nothing
+// is then known of the bytes. Otherwise it returns an *Error wrapping one of
+// two sentinels:
 //
 //   - ErrTornTail: the bytes after the last good record cannot be read as a
 //     record, and nothing after them proves they had been synced. This is

@@ -84,6 +84,10 @@ var (
 	ErrTornTail = errors.New("wal: torn tail")
 	// ErrClosed is returned by a Writer used after Close.
 	ErrClosed = errors.New("wal: writer is closed")
+	// ErrRead is wrapped, beside the file's own error, by the error a
+	// Reader returns when reading the log failed: nothing is known about
+	// the bytes, so it is neither ErrCorruption nor ErrTornTail.
+	ErrRead = errors.New("wal: read failed")
 )
 
 // Error describes where and why a log stopped being readable. It wraps

@@ -74,7 +74,7 @@ func (r *Reader) readBlock() error {
 	case io.EOF, io.ErrUnexpectedEOF:
 		r.eof = true
 	default:
-		return fmt.Errorf("wal: read of block at offset %d: %w", r.blockOff, err)
+		return fmt.Errorf("%w: block at offset %d: %w", ErrRead, r.blockOff, err)
 	}
 	return nil
 }
