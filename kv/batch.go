@@ -151,8 +151,11 @@ func (b *Batch) add(kind base.Kind, key, value []byte) {
 		keyBytes += len(value)
 	}
 	switch n := len(key) + len(value); {
-	case len(key) > MaxKeySize || kind == base.KindRangeDelete && len(value) > MaxKeySize:
-		b.fail(fmt.Errorf("%w: a %d-byte key exceeds the %d-byte key limit", ErrInvalidArgument, max(len(key), len(value)), MaxKeySize))
+	case len(key) > MaxKeySize:
+		b.fail(fmt.Errorf("%w: a %d-byte key exceeds the %d-byte key limit", ErrInvalidArgument, len(key), MaxKeySize))
+		return
+	case kind == base.KindRangeDelete && len(value) > MaxKeySize:
+		b.fail(fmt.Errorf("%w: a range deletion's %d-byte end key exceeds the %d-byte key limit", ErrInvalidArgument, len(value), MaxKeySize))
 		return
 	case b.keyBytes+keyBytes > maxBatchKeyBytes:
 		b.fail(fmt.Errorf("%w: batch keys would exceed %d bytes (keys repeat in table indexes; split the batch)", ErrInvalidArgument, maxBatchKeyBytes))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -114,6 +115,12 @@ func TestKeyLimit(t *testing.T) {
 	}
 	if _, err := d.Get([]byte("first")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a refused batch wrote its first entry: %v", err)
+	}
+	// The error names the key's length, not the value's: it said "a
+	// 5242880-byte key" of a key one byte over the limit with a 5 MiB value.
+	err := d.Set(long, make([]byte, 5<<20), nil)
+	if want := fmt.Sprintf("a %d-byte key exceeds", len(long)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Set of a %d-byte key and a 5 MiB value = %v, want %q", len(long), err, want)
 	}
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)

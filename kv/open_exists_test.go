@@ -126,3 +126,26 @@ func TestOpenErrorIfNotExistsAndErrorIfExists(t *testing.T) {
 		t.Fatalf("interrupted creation with ErrorIfNotExists: %v", err)
 	}
 }
+
+// TestOpenRefusesFlagsNoDirectorySatisfies: ErrorIfExists with
+// ErrorIfNotExists, or with ReadOnly (which never creates), can open no
+// directory; Open said so only as ErrDBExists or ErrDBDoesNotExist,
+// whichever the directory gave, naming one flag of the two.
+func TestOpenRefusesFlagsNoDirectorySatisfies(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, nil)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"db", "none"} {
+		for name, o := range map[string]Options{
+			"ErrorIfExists+ErrorIfNotExists": {ErrorIfExists: true, ErrorIfNotExists: true},
+			"ErrorIfExists+ReadOnly":         {ErrorIfExists: true, ReadOnly: true},
+		} {
+			o.FS = fs
+			if _, err := Open(dir, &o); !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("Open(%s) with %s = %v, want ErrInvalidOptions", dir, name, err)
+			}
+		}
+	}
+}

@@ -228,6 +228,11 @@ type Options struct {
 	// error_if_exists, Pebble's ErrorIfExists).
 	ErrorIfExists bool
 	// Logger receives warnings such as a truncated WAL tail. Default: none.
+	// It is called on the engine's own goroutines, some while the DB holds
+	// its internal mutex, so it must return promptly and must not call
+	// the DB (not even Metrics), which would wait on that mutex for ever:
+	// a Logger that wants figures records the message and reads them
+	// after it returns.
 	Logger func(format string, args ...any)
 
 	// L0CompactionThreshold is the L0 table count that makes L0 due for
@@ -327,6 +332,14 @@ func (o *Options) withDefaults() (Options, error) {
 	var r Options
 	if o != nil {
 		r = *o
+	}
+	// Pairs no directory could satisfy: said as the caller's mistake, not
+	// as whichever "exists" error the directory happened to give.
+	switch {
+	case r.ErrorIfExists && r.ErrorIfNotExists:
+		return r, fmt.Errorf("%w: ErrorIfExists and ErrorIfNotExists together refuse every directory", ErrInvalidOptions)
+	case r.ErrorIfExists && r.ReadOnly:
+		return r, fmt.Errorf("%w: ErrorIfExists with ReadOnly refuses every directory (read-only creates nothing)", ErrInvalidOptions)
 	}
 	switch {
 	case r.MemTableSize == 0:
