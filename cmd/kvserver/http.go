@@ -215,8 +215,30 @@ func (h *handler) redirectToLeader(w http.ResponseWriter, r *http.Request) bool 
 		http.Error(w, ErrNoLeader.Error(), http.StatusServiceUnavailable)
 		return true
 	}
-	http.Redirect(w, r, h.scheme+"://"+leader+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	target := h.scheme + "://" + leader + r.URL.RequestURI()
+	if key, ok := strings.CutPrefix(r.URL.Path, keysPrefix); ok && hasDotSegment(key) {
+		// A client following a redirect resolves the Location as a URL
+		// reference, removing "." and ".." segments (RFC 3986 5.2.4; and
+		// WHATWG URLs, as browsers and fetch parse them, take %2E for a
+		// dot too): it would PUT, DELETE or read another key on the
+		// leader. Such a key is sent to the leader by the client itself.
+		w.Header().Set("Location", target)
+		http.Error(w, fmt.Sprintf("kvserver: this node is not the leader, and a key with a \".\" or \"..\" path segment is not redirected (a client following a redirect would resolve it to another key): send the request to the leader, %s, yourself", target), http.StatusMisdirectedRequest)
+		return true
+	}
+	http.Redirect(w, r, target, http.StatusTemporaryRedirect)
 	return true
+}
+
+// hasDotSegment reports whether the key, as a URL path, has a "." or ".."
+// segment.
+func hasDotSegment(key string) bool {
+	for seg := range strings.SplitSeq(key, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // refuseRemoved answers 410 when this node was removed from the cluster

@@ -62,3 +62,50 @@ func TestKeysAreNotPathCleaned(t *testing.T) {
 		t.Fatalf("POST on a key: %d; want 405", code)
 	}
 }
+
+// TestFollowerDoesNotRedirectDotSegmentKeys: a follower's 307 for a key
+// with a "." or ".." segment was followed by clients as a URL reference,
+// whose resolution removes dot segments: PUT x/../y through a follower
+// wrote y on the leader, and DELETE q/../z deleted z. The follower now
+// answers such a key 421, naming the leader, and redirects every other
+// key as before, its escapes intact.
+func TestFollowerDoesNotRedirectDotSegmentKeys(t *testing.T) {
+	fake := newFakeBackend(Limits{}, false)
+	srv := httptest.NewServer(newHandler(fake, &security{}, fake.limits, http.DefaultClient))
+	defer srv.Close()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodPut, "/kv/x/../y", http.StatusMisdirectedRequest},
+		{http.MethodDelete, "/kv/q/../z", http.StatusMisdirectedRequest},
+		{http.MethodGet, "/kv/./z", http.StatusMisdirectedRequest},
+		{http.MethodPut, "/kv/x/.", http.StatusMisdirectedRequest},
+		{http.MethodPut, "/kv/x/%2E%2E/y", http.StatusMisdirectedRequest},
+		{http.MethodPut, "/kv/..", http.StatusMisdirectedRequest},
+		{http.MethodPut, "/kv/a//b", http.StatusTemporaryRedirect},
+		{http.MethodPut, "/kv/x.y/..z/z..", http.StatusTemporaryRedirect},
+		{http.MethodPut, "/kv/sp%20ace", http.StatusTemporaryRedirect},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s on a follower: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+			continue
+		}
+		if want := "http://" + fake.leaderHTTP() + tc.path; resp.Header.Get("Location") != want {
+			t.Errorf("%s %s: Location %q, want %q", tc.method, tc.path, resp.Header.Get("Location"), want)
+		}
+	}
+	if n := fake.calls; n != 0 {
+		t.Errorf("the follower applied or read %d times; it should serve none of these", n)
+	}
+}
