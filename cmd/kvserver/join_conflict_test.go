@@ -180,3 +180,30 @@ func answerAppendEntries(t *testing.T, tr *raft.InmemTransport) {
 		return true
 	})
 }
+
+// TestJoinCannotMoveTheLeadersHTTPAddress: a join naming the leader's own
+// ID and raft address, as a voter already does when it joins again, was
+// taken as that rejoin and registered the request's HTTP address: every
+// follower then redirected clients, with their tokens, to it until the
+// next election. The leader knows its own address; such a join is 409,
+// and the leader's registered address and the followers' redirects stay.
+func TestJoinCannotMoveTheLeadersHTTPAddress(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t)
+	c.waitSettled()
+	l := c.waitLeader("a leader")
+	id, own := c.nodes[l].cfg.ID, c.nodes[l].cfg.HTTPAddr
+	if code, msg := c.joinLeader(joinRequest{ID: id, Raft: string(c.addrs[l])}); code != http.StatusConflict {
+		t.Fatalf("join as the leader with another HTTP address: %d %s; want 409", code, msg)
+	}
+	if c.waitLeader("a leader") != l {
+		t.Skip("leadership moved during the test")
+	}
+	if got := c.nodes[l].fsm.memberHTTP(id); got != own {
+		t.Fatalf("the leader's HTTP address is %q after the join; want %s", got, own)
+	}
+	f := (l + 1) % 3
+	if st := c.nodeStatus(f); st.LeaderHTTP != "" && st.LeaderHTTP != own {
+		t.Fatalf("follower redirects to %q; the leader serves %s", st.LeaderHTTP, own)
+	}
+}

@@ -634,6 +634,11 @@ func (n *Node) addMember(req joinRequest) error {
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
 		switch {
+		case sameID && sameAddr && string(s.ID) == n.cfg.ID && req.HTTP != n.cfg.HTTPAddr:
+			// This leader, alive by definition, named with another HTTP
+			// address: taken, every follower would redirect the clients
+			// (and their tokens) there until the next election.
+			return fmt.Errorf("%w: %s at %s is this leader, serving HTTP at %s; join asked to register %s", ErrMemberConflict, s.ID, s.Address, n.cfg.HTTPAddr, req.HTTP)
 		case sameID && sameAddr && !req.Fresh && s.Suffrage == raft.Voter:
 			already = true // joining again is not an error
 		case sameID && sameAddr && !req.Fresh:
