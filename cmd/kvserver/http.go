@@ -18,7 +18,8 @@ import (
 //
 //	PUT    /kv/KEY            body = value; 204 once committed and applied
 //	GET    /kv/KEY            linearizable read (leader); 404 when absent
-//	GET    /kv/KEY?stale=true this node's state, no consensus
+//	GET    /kv/KEY?stale=true this node's state, no consensus (stale takes one
+//	                          boolean; anything else is 400)
 //	DELETE /kv/KEY            204 once committed and applied
 //	GET    /status            JSON (statusReply)
 //	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
@@ -36,7 +37,10 @@ import (
 // KEY is the rest of the path, percent-decoded and taken as sent: "a//b"
 // and "x/.." are keys of their own, not paths to clean. Writes and
 // linearizable reads on a follower answer 307 with the same
-// request on the leader. A node removed from the cluster answers 410 to
+// request on the leader, except for a key with a "." or ".." segment,
+// which a client following the redirect would resolve to another key:
+// 421, with the leader's URL in Location. A node shut down under its
+// server answers 503. A node removed from the cluster answers 410 to
 // every request but /status and /members (S11). Every request must be
 // authenticated when the node
 // has a token or TLS (K2: 401 otherwise), and is bounded by the node's
@@ -163,7 +167,17 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	var value []byte
 	var err error
-	if stale, _ := strconv.ParseBool(r.URL.Query().Get("stale")); stale {
+	stale := false
+	if v := r.URL.Query()["stale"]; len(v) > 0 {
+		var err error
+		if stale, err = strconv.ParseBool(v[0]); err != nil || len(v) > 1 {
+			// Served linearizably, a client that meant stale=yes to spare
+			// the leader would never learn it did not.
+			http.Error(w, fmt.Sprintf("stale=%q is not one boolean (true or false)", strings.Join(v, ",")), http.StatusBadRequest)
+			return
+		}
+	}
+	if stale {
 		if h.refuseRemoved(w) {
 			return
 		}
@@ -273,7 +287,8 @@ func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, ErrJoinerUnreachable):
 		// The joiner is the upstream this leader could not reach.
 		http.Error(w, err.Error(), http.StatusBadGateway)
-	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, errClusterIDPending):
+	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, errClusterIDPending),
+		errors.Is(err, kv.ErrClosed): // the node shut down under the request: another member can serve it
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)

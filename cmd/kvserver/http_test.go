@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,61 @@ func TestApplySkipsReplayedEntries(t *testing.T) {
 	}
 	if r := sm.Apply(&raft.Log{Index: 9, Type: raft.LogCommand, Data: []byte{42}}); r == nil {
 		t.Fatal("a malformed command was applied without an error")
+	}
+}
+
+// TestRequestsToAShutDownNodeAre503: once the node shut down under its
+// HTTP server (main closes that server with a deadline, and requests may
+// outlast it), a stale read reached the closed DB and answered 500
+// "kv: closed", an internal error, where every other route answered 503:
+// the request is for another member, and a client retries it there.
+func TestRequestsToAShutDownNodeAre503(t *testing.T) {
+	s := serveNode(t, Config{ID: "solo"})
+	s.waitLeader(t)
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := quickClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(msg)
+	}
+	if code, msg := do(http.MethodPut, "/kv/k", "v"); code != http.StatusNoContent {
+		t.Fatalf("PUT: %d %s", code, msg)
+	}
+	s.Shutdown()
+	for _, r := range [][2]string{{http.MethodGet, "/kv/k?stale=true"}, {http.MethodGet, "/kv/k"}, {http.MethodPut, "/kv/k"}, {http.MethodDelete, "/kv/k"}} {
+		if code, msg := do(r[0], r[1], "v2"); code != http.StatusServiceUnavailable {
+			t.Errorf("%s %s on a shut-down node: %d %q; want 503", r[0], r[1], code, msg)
+		}
+	}
+}
+
+// TestStaleParameterIsABoolean: ?stale=yes was read as false and served
+// as a linearizable read (on a follower, a redirect to the leader), so a
+// client that meant to spare the leader never learnt it did not, where
+// ?force=maybe on DELETE /members is a 400.
+func TestStaleParameterIsABoolean(t *testing.T) {
+	fake := newFakeBackend(Limits{}, true)
+	srv := httptest.NewServer(newHandler(fake, &security{}, fake.limits, http.DefaultClient))
+	defer srv.Close()
+	for query, want := range map[string]int{
+		"stale=yes": http.StatusBadRequest, "stale=": http.StatusBadRequest, "stale": http.StatusBadRequest,
+		"stale=1&stale=0": http.StatusBadRequest, "stale=true": http.StatusNotFound, "stale=0": http.StatusNotFound, "": http.StatusNotFound,
+	} {
+		resp, err := quickClient.Get(srv.URL + "/kv/absent?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /kv/absent?%s: %d, want %d", query, resp.StatusCode, want)
+		}
 	}
 }
