@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -80,6 +81,27 @@ func (c *Config) logLevel() string {
 		return "INFO"
 	}
 	return c.LogLevel
+}
+
+// minHeartbeat is the shortest -heartbeat raft takes: the leader lease,
+// half of it, must be at least 5 ms (raft.ValidateConfig).
+const minHeartbeat = 10 * time.Millisecond
+
+// checkStartable refuses settings the node could not run with, in the
+// flags' terms: an HTTP address that is not HOST:PORT (followers send it
+// to clients in every redirect, and a leader refuses it from a joiner),
+// and a heartbeat raft refuses.
+func (c *Config) checkStartable() error {
+	if !isHostPort(c.HTTPAddr) {
+		return fmt.Errorf("kvserver: -http %q is not HOST:PORT with a port of 1-65535 (followers redirect clients to it)", c.HTTPAddr)
+	}
+	if c.HeartbeatTimeout < 0 || c.HeartbeatTimeout > 0 && c.HeartbeatTimeout < minHeartbeat {
+		return fmt.Errorf("kvserver: -heartbeat %v is below raft's minimum of %v", c.HeartbeatTimeout, minHeartbeat)
+	}
+	if err := raft.ValidateConfig(c.raftConfig()); err != nil {
+		return fmt.Errorf("kvserver: raft settings: %w", err)
+	}
+	return nil
 }
 
 func (c *Config) raftConfig() *raft.Config {

@@ -119,6 +119,12 @@ func startNode(ctx context.Context, cfg Config, sec *security) (*Node, error) {
 	if err := cfg.Limits.check(); err != nil {
 		return nil, err
 	}
+	// Checked before anything reaches the network: a fresh join asks the
+	// leader to remove this node's old server first (S8), which a node
+	// that then fails on its own settings would have done for nothing.
+	if err := cfg.checkStartable(); err != nil {
+		return nil, err
+	}
 	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{}), failed: make(chan error, 1)}
 	if err := n.open(ctx); err != nil {
 		if n.raft != nil {
@@ -514,10 +520,15 @@ func (n *Node) joinLoop() {
 	}
 }
 
+// ErrJoinRefused is returned when the leader answered a join 400: the
+// request itself is malformed (an -http address it refuses, say), and
+// asking again changes nothing.
+var ErrJoinRefused = errors.New("kvserver: the leader refused the join as malformed")
+
 // requestJoin posts req to cfg.Join until the leader accepts it or ctx
 // ends. A fresh join is accepted only by a leader that says it took it as
 // one (joinReply). A leader of another cluster (412, S13) is final:
-// ErrClusterMismatch.
+// ErrClusterMismatch; so is a 400, ErrJoinRefused.
 func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 	body, _ := json.Marshal(req)
 	client := n.sec.httpClient(n.cfg.Token)
@@ -529,7 +540,7 @@ func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 		if err == nil {
 			return n.joinedCluster(reply.Cluster)
 		}
-		if errors.Is(err, ErrClusterMismatch) {
+		if errors.Is(err, ErrClusterMismatch) || errors.Is(err, ErrJoinRefused) {
 			return err
 		}
 		fmt.Fprintf(n.cfg.LogOutput, "kvserver: join through %s: %v (retrying)\n", n.cfg.Join, err)
@@ -554,8 +565,11 @@ func postJoin(ctx context.Context, client *http.Client, base string, body []byte
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode == http.StatusPreconditionFailed {
+	switch resp.StatusCode {
+	case http.StatusPreconditionFailed:
 		return reply, fmt.Errorf("%w: %s: %s", ErrClusterMismatch, resp.Status, bytes.TrimSpace(msg))
+	case http.StatusBadRequest:
+		return reply, fmt.Errorf("%w: %s: %s", ErrJoinRefused, resp.Status, bytes.TrimSpace(msg))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return reply, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
