@@ -261,7 +261,7 @@ func TestFreshJoinNeedsALeaderThatKnowsIt(t *testing.T) {
 	}))
 	defer srv.Close()
 	var log bytes.Buffer
-	n := &Node{cfg: Config{Join: srv.URL, LogOutput: &log}, sec: &security{}}
+	n := &Node{cfg: Config{Join: srv.URL, LogOutput: &log}, sec: &security{}, peers: (&security{}).httpClient("")}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	req := joinRequest{ID: "n3", Raft: "127.0.0.1:7003", HTTP: "127.0.0.1:8003", Fresh: true}

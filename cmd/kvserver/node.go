@@ -33,6 +33,10 @@ type Node struct {
 	store *raftstore.Store
 	trans raft.Transport
 	sec   *security
+	// peers is the client of this node's requests to other members (joins,
+	// probes): one transport, so a probe reuses a kept-alive connection
+	// instead of stranding one per call until its idle timeout.
+	peers *http.Client
 	// handshake is trans's cluster handshake (S13), nil with a transport
 	// set in Config; joined is the cluster a join's answer named
 	// (helloCluster).
@@ -125,7 +129,7 @@ func startNode(ctx context.Context, cfg Config, sec *security) (*Node, error) {
 	if err := cfg.checkStartable(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, sec: sec, stop: make(chan struct{}), failed: make(chan error, 1)}
+	n := &Node{cfg: cfg, sec: sec, peers: sec.httpClient(cfg.Token), stop: make(chan struct{}), failed: make(chan error, 1)}
 	if err := n.open(ctx); err != nil {
 		if n.raft != nil {
 			// Started, and failed after: its goroutines must not go on
@@ -531,7 +535,7 @@ var ErrJoinRefused = errors.New("kvserver: the leader refused the join as malfor
 // ErrClusterMismatch; so is a 400, ErrJoinRefused.
 func (n *Node) requestJoin(ctx context.Context, req joinRequest) error {
 	body, _ := json.Marshal(req)
-	client := n.sec.httpClient(n.cfg.Token)
+	client := n.peers
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
 		reply, err := postJoin(ctx, client, n.cfg.Join, body)
 		if err == nil && req.Fresh && !reply.Fresh {
@@ -861,7 +865,7 @@ func (n *Node) askMember(addr, path string, v any) bool {
 	if err != nil {
 		return false
 	}
-	resp, err := n.sec.httpClient(n.cfg.Token).Do(req)
+	resp, err := n.peers.Do(req)
 	if err != nil {
 		return false
 	}
@@ -1015,6 +1019,7 @@ func (n *Node) Shutdown() error {
 			err = n.raft.Shutdown().Error()
 		}
 		n.bg.Wait()
+		n.peers.CloseIdleConnections()
 		err = cmp.Or(err, n.closeStores())
 	})
 	return err
