@@ -164,10 +164,7 @@ func TestRangeFilterOptionValidated(t *testing.T) {
 // table is one a scan of it would read, even the table holding k (an
 // explanation listing it would claim a read the scan never makes).
 func TestExplainScanOfAnEmptyRangeMeetsNoTable(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), RangeFilterBitsPerKey: 16, DisableAutomaticCompactions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{RangeFilterBitsPerKey: 16, DisableAutomaticCompactions: true})
 	defer d.Close()
 	d.Set(idKey(100), []byte("a"), nil)
 	d.Flush()
@@ -184,10 +181,7 @@ func TestExplainScanOfAnEmptyRangeMeetsNoTable(t *testing.T) {
 // it explains: the tables it says are ruled out are the ones the filter
 // skips, and a range holding a key is never ruled out in its table.
 func TestExplainScanShowsRuledOutTables(t *testing.T) {
-	d, err := Open("db", &Options{FS: vfs.NewMem(), RangeFilterBitsPerKey: 16, DisableAutomaticCompactions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openMem(t, vfs.NewMem(), &Options{RangeFilterBitsPerKey: 16, DisableAutomaticCompactions: true})
 	defer d.Close()
 	d.Set(idKey(100), []byte("a"), nil)
 	d.Set(idKey(300), []byte("b"), nil)
