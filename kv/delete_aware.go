@@ -18,8 +18,9 @@ import (
 // purge compactions: compaction's P2, P4) and bounds the second
 // (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
 // this process gets both when it is written; a table a restart finds gets
-// them from the tombstone index's rebuild at Open, which reads their
-// tombstones anyway (tombstoneHashes), or, with the index disabled, lazily
+// them from the tombstone index's rebuild, which Open starts in the
+// background and which reads their tombstones anyway (tombstoneHashes;
+// estimateMissing waits for it), or, with the index disabled, lazily
 // from the background ticker (estimateMissing), its tombstone
 // time being the time of the Open, so a restart restarts a tombstone's
 // clock but never stops it.
@@ -181,6 +182,9 @@ const estimatesPerTick = 4
 // but no estimate (tables found by Open) their figures, reading their
 // tombstone keys. It reports whether it changed any.
 func (d *DB) estimateMissing(v *manifest.Version) bool {
+	if d.tombstones.reading.Load() {
+		return false // the rebuild reading the tables gives the figures
+	}
 	done := 0
 	for l, ts := range v.Levels {
 		for _, t := range ts {
@@ -232,13 +236,23 @@ func (d *DB) tableTombstones(t *manifest.TableMetadata) ([][]byte, error) {
 	return keys, err
 }
 
+// closeCheckInterval is how many entries eachTombstone reads between
+// checks that the DB is closing.
+const closeCheckInterval = 4096
+
 // eachTombstone calls fn with the user key of each point tombstone of t,
 // in order. The key is valid only during the call.
 func (d *DB) eachTombstone(t *manifest.TableMetadata, fn func(userKey []byte)) error {
 	err := d.tables.withReader(t, func(r *sstable.Reader) error {
 		it := r.NewIter(nil, nil)
 		it.SkipCacheFill() // one pass, for an estimate: keep the readers' blocks
+		n := 0
 		for ok := it.First(); ok; ok = it.Next() {
+			if n++; n%closeCheckInterval == 0 && d.isClosed() {
+				// A rebuild reading a large tree must not hold Close.
+				it.Close()
+				return ErrClosed
+			}
 			if it.Key().Kind() == base.KindDelete {
 				fn(it.Key().UserKey)
 			}

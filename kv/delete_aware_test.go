@@ -209,6 +209,7 @@ func TestShadowedEstimateAfterReopen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
+			waitTombstoneIndexBuilt(t, d)
 			if got := d.Metrics().Levels[0].ShadowedBytes; noIndex && got != 0 {
 				t.Fatalf("estimate %d before the background check ran", got)
 			} else if !noIndex && got != want {
@@ -232,6 +233,7 @@ func TestShadowedEstimateAfterReopen(t *testing.T) {
 // estimateMissingNow runs the background check's estimate of tables found
 // by Open once, on the current version.
 func estimateMissingNow(d *DB) {
+	waitTombstoneIndexBuilt(nil, d) // estimateMissing leaves the tables to it
 	v := refCurrent(d)
 	d.estimateMissing(v)
 	v.Unref()

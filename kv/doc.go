@@ -60,7 +60,8 @@
 //	   table is counted by the tombstone index, duplicates included; the
 //	   index answers "no tombstone" for a key only when no live table holds
 //	   one. Its growth is bounded, and when it cannot fit it saturates to
-//	   answering "may have" for every key; while a growth reads the tables
+//	   answering "may have" for every key; while a growth (or the build
+//	   Open starts, past a few MiB of tombstone tables) reads the tables
 //	   in the background it answers "may have" too, and it installs the
 //	   version it read plus the changes logged since. An edit's changes
 //	   are queued at install (under DB.mu, behind a leaf lock that never

@@ -107,6 +107,10 @@ type TombstoneIndexMetrics struct {
 	Negatives uint64 // lookups that proved a key has no tombstone in any table
 	Bytes     uint64 // encoded size of the filter
 	Rebuilds  uint64 // rebuilds (Open, and growth when full)
+	// Building is set while a rebuild (the one Open starts, or a growth)
+	// reads the tables; until it ends the index answers "may have" for
+	// every key and Entries counts only the changes made meanwhile.
+	Building bool
 	// RebuildTime is the time the rebuilds took, reading the tables'
 	// tombstones included.
 	RebuildTime time.Duration
@@ -248,9 +252,13 @@ func (m Metrics) String() string {
 	if ti := m.TombstoneIndex; ti.PeakEntries > ti.Entries {
 		peak = fmt.Sprintf("; peak %d entries at %.1f B per tombstone", ti.PeakEntries, ti.PeakBytesPerTombstone)
 	}
-	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone%s), %d checks, %d negatives\n",
+	building := ""
+	if m.TombstoneIndex.Building {
+		building = "; building: reading the tables' tombstones"
+	}
+	fmt.Fprintf(&b, "tombstone index: %d entries, %s (%.1f B per tombstone%s), %d checks, %d negatives%s\n",
 		m.TombstoneIndex.Entries, humanize.Bytes(m.TombstoneIndex.Bytes), m.TombstoneIndex.BytesPerTombstone, peak,
-		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives)
+		m.TombstoneIndex.Checks, m.TombstoneIndex.Negatives, building)
 	if m.BackgroundError != "" {
 		fmt.Fprintf(&b, "background error (%d): %s\n", m.BackgroundErrors, m.BackgroundError)
 	}
@@ -405,6 +413,7 @@ func (d *DB) collectMetrics() Metrics {
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
 		Rebuilds: d.tombstones.rebuilds.Load(), RebuildTime: time.Duration(d.tombstones.rebuildNanos.Load()),
 		UpdateTime: time.Duration(d.tombstones.updateNanos.Load()),
+		Building:   d.tombstones.reading.Load(),
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)

@@ -153,6 +153,12 @@ func (r *differentialRun) tally() {
 
 func (r *differentialRun) open() {
 	o := r.opts
+	if r.opens%2 == 1 {
+		// Every other Open builds the index in the background, so the
+		// steps run while it answers "may have" and logs their changes;
+		// the others build it before returning, as a small tree does.
+		defer buildIndexesInBackground()()
+	}
 	r.d = openMem(r.t, r.fs, &o)
 	r.opens++
 }

@@ -83,6 +83,10 @@ type tombstoneIndex struct {
 	// (add) or dropped since the rebuild took its version.
 	rebuilding bool
 	pending    []pendingTombstone
+	// reading is set while a background rebuild reads the tables (Open's
+	// or a growth's): the delete-aware estimates of the tables Open found
+	// come from that read, so estimateMissing waits for it.
+	reading atomic.Bool
 	// fBytes is f's encoded size, computed when f is made (stats would
 	// otherwise encode the whole filter on every Metrics call).
 	fBytes int
@@ -421,6 +425,9 @@ func (d *DB) tombstoneHashes(v *manifest.Version) ([]uint64, error) {
 	hs := make([]uint64, 0, min(n, maxTombstoneHashesHint))
 	for l, ts := range v.Levels {
 		for _, t := range ts {
+			if d.isClosed() {
+				return nil, ErrClosed
+			}
 			_, known := t.ShadowedBytes()
 			if t.Props != nil && t.Props.NumDeletions == 0 {
 				// No point tombstone to index; range tombstones still

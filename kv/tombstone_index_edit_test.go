@@ -89,7 +89,13 @@ func TestTombstoneIndexBeginDoesNotWaitForAnApply(t *testing.T) {
 // update of the tombstone index start.
 func flushedKeysDB(t *testing.T, key func(int) []byte, n int) *DB {
 	t.Helper()
-	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true})
+	return flushedKeysDBOn(t, vfs.NewMem(), &Options{MemTableSize: 1 << 20, DisableAutomaticCompactions: true}, key, n)
+}
+
+// flushedKeysDBOn is flushedKeysDB on fs, opened with o.
+func flushedKeysDBOn(t *testing.T, fs vfs.FS, o *Options, key func(int) []byte, n int) *DB {
+	t.Helper()
+	d := openMem(t, fs, o)
 	for i := range n {
 		if err := d.Set(key(i), []byte("v"), NoSync); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"time"
 
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -61,9 +62,49 @@ func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int)
 	return ti.fillLocked(hs, capacity)
 }
 
-// rebuildInBackground is the index's grow: it reads v's tombstones in a
-// goroutine the DB's Close waits for. REQUIRES: d.tombstones.mu held, v
-// the version of the edit being applied, referenced by the caller. Only an
+// openIndexInlineBytes is the most table bytes Open reads to build the
+// tombstone index before it returns: a few milliseconds of reading, for
+// an index that answers from the start. Larger trees build it in the
+// background (startBuilding). Tests set it to 0 to build every index in
+// the background.
+var openIndexInlineBytes uint64 = 4 << 20
+
+// tombstoneTableBytes is the size of v's tables that may hold point
+// tombstones: what a rebuild of the index reads.
+func tombstoneTableBytes(v *manifest.Version) uint64 {
+	var n uint64
+	for _, ts := range v.Levels {
+		for _, t := range ts {
+			if t.Props == nil || t.Props.NumDeletions > 0 {
+				n += t.Size
+			}
+		}
+	}
+	return n
+}
+
+// startBuilding makes an index that answers "may have" for every key and
+// logs the adds and removes of edits until the first background rebuild
+// (Open's, started by the caller with rebuildInBackground) installs the
+// tables' tombstones. Open once read them before returning, which made
+// its time grow with the data.
+func (ti *tombstoneIndex) startBuilding() error {
+	f, err := newTombstoneIndex(tombstoneIndexMinCapacity)
+	if err != nil {
+		return err
+	}
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.f, ti.fBytes = f, f.EncodedLen()
+	ti.rebuilding, ti.pending = true, nil
+	return nil
+}
+
+// rebuildInBackground is the index's grow, and Open's build: it reads v's
+// tombstones in a goroutine the DB's Close waits for (and stops: the read
+// ends with ErrClosed once Close has begun). REQUIRES: d.tombstones.mu
+// held, v the version of the edit being applied, referenced by the
+// caller, or Open's version before Open returns. Only an
 // edit that adds tombstones grows the index, and only a flush's edits add;
 // the goroutine a flush applies its edit in is counted by d.bg and ends
 // only once that edit is applied, by itself or by whichever goroutine
@@ -72,9 +113,11 @@ func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int)
 func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 	v.Ref()
 	d.bg.Add(1)
+	d.tombstones.reading.Store(true)
 	go func() {
 		defer d.bg.Done()
 		defer v.Unref()
+		defer d.tombstones.reading.Store(false)
 		if testRebuildPause != nil {
 			testRebuildPause()
 		}
@@ -82,7 +125,7 @@ func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 		hs, err := d.tombstoneHashes(v)
 		err = d.tombstones.finishGrowth(hs, err, capacity)
 		d.tombstones.rebuildNanos.Add(int64(time.Since(began)))
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrClosed) {
 			d.opts.Logger("kv: tombstone index rebuild failed, answering \"may have\" until the next Open: %v", err)
 		}
 	}()

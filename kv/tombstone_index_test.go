@@ -230,6 +230,22 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 	}
 }
 
+// waitTombstoneIndexBuilt waits until no background rebuild of d's
+// tombstone index (Open's or a growth's) is reading the tables. A nil t
+// panics on a timeout.
+func waitTombstoneIndexBuilt(t testing.TB, d *DB) {
+	deadline := time.Now().Add(time.Minute)
+	for d.tombstones.reading.Load() {
+		if time.Now().After(deadline) {
+			if t == nil {
+				panic("the tombstone index's rebuild did not end within a minute")
+			}
+			t.Fatal("the tombstone index's rebuild did not end within a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestTombstoneIndexGrowthDoesNotBlockWriters: a growth reads every table
 // holding tombstones, which used to happen inside the flush's critical
 // section on DB.mu, so every commit waited for it. Held at its start, it
@@ -238,15 +254,16 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 // version current then (K7), the adds and removes logged meanwhile
 // included.
 func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
+	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
+	d := flushedKeysDB(t, key, 4000)
+	defer d.Close()
+	waitTombstoneIndexBuilt(t, d) // the pause below is for the growth
 	hold, entered := make(chan struct{}), make(chan struct{}, 1)
 	testRebuildPause = func() {
 		entered <- struct{}{}
 		<-hold
 	}
 	defer func() { testRebuildPause = nil }()
-	key := func(i int) []byte { return []byte(fmt.Sprintf("gone%05d", i)) }
-	d := flushedKeysDB(t, key, 4000)
-	defer d.Close()
 	released := false
 	defer func() {
 		if !released {

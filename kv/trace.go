@@ -25,6 +25,9 @@ type GetTrace struct {
 	// MayHaveTombstone is the tombstone index's answer for the key: false
 	// proves no table holds a tombstone for it.
 	MayHaveTombstone bool
+	// TombstoneIndexBuilding: the index was being built from the tables
+	// (after Open, or growing), so it answered "may have" for every key.
+	TombstoneIndexBuilding bool
 }
 
 // TraceStep is one source a Get consulted.
@@ -107,6 +110,7 @@ func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetS
 // ExplainGet performs a Get of key and returns the trace of what it did.
 func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
+	trace.TombstoneIndexBuilding = d.tombstones.reading.Load()
 	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
 	v, err := d.getLatest(nil, key, trace)
 	d.describeTraceFilters(trace)
@@ -181,7 +185,9 @@ func (t *GetTrace) String() string {
 		}
 		b.WriteString("\n")
 	}
-	if t.MayHaveTombstone {
+	if t.MayHaveTombstone && t.TombstoneIndexBuilding {
+		b.WriteString("tombstone index: being built from the tables; until then every key may have a tombstone\n")
+	} else if t.MayHaveTombstone {
 		b.WriteString("tombstone index: a table may hold a tombstone for this key\n")
 	} else {
 		b.WriteString("tombstone index: no table holds a tombstone for this key\n")
