@@ -32,10 +32,17 @@ func (r *Reader) checkStored(h blockHandle, kind blockKind, stored []byte) (cont
 	return contents, tail[0], nil
 }
 
+// maxSnappyExpansion bounds how many times its size a valid snappy stream
+// decodes to: no element yields more than 64 bytes for the 3 it takes (a
+// copy with a 2-byte offset), a ratio under 22. A header claiming more is
+// a lie, and believing it would let a small block allocate up to
+// maxBlockLen bytes before the decode fails.
+const maxSnappyExpansion = 22
+
 // decodedLen returns the size of a snappy block's decompressed contents.
 func (r *Reader) decodedLen(h blockHandle, kind blockKind, contents []byte) (int, error) {
 	n, err := snappy.DecodedLen(contents)
-	if err != nil || n > maxBlockLen {
+	if err != nil || n > maxBlockLen || n > maxSnappyExpansion*len(contents) {
 		return 0, base.CorruptionErrorf("sstable: %s: %s block at offset %d: bad snappy header", r.name, blockKindNames[kind], h.offset)
 	}
 	return n, nil

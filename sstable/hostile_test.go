@@ -1,0 +1,112 @@
+package sstable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+
+	"github.com/golang/snappy"
+	"runtime"
+	"testing"
+
+	"github.com/sievekv/sievekv/internal/base"
+)
+
+// Hostile tables: bytes whose checksums are all valid (recomputed after
+// each edit), so only the reader's structural checks stand between them
+// and a panic, an allocation bomb or a wrong answer (T8).
+
+// resealBlock rewrites the stored block at h in table: contents replaced
+// by c (same length as h.length), tag set, CRC32C recomputed.
+func resealBlock(table []byte, h blockHandle, c []byte, tag byte) {
+	if uint64(len(c)) != h.length {
+		panic("resealBlock: length change")
+	}
+	copy(table[h.offset:], c)
+	table[h.offset+h.length] = tag
+	crc := crc32.Update(crc32.Checksum(c, crcTable), crcTable, []byte{tag})
+	binary.LittleEndian.PutUint32(table[h.offset+h.length+1:], crc)
+}
+
+// allocatedDuring returns the bytes allocated while f ran.
+func allocatedDuring(f func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+func wantCorruption(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil || !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("%s: want a corruption error, got %v", what, err)
+	}
+}
+
+var _ = bytes.Equal
+
+// snappyBomb returns n bytes of snappy contents whose header claims a
+// decoded length of claim bytes.
+func snappyBomb(n int, claim uint64) []byte {
+	c := binary.AppendUvarint(nil, claim)
+	return append(c, make([]byte, n-len(c))...)
+}
+
+func TestHostileSnappyHeaderAllocation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	entries := makeEntries(rng, 200, keyGens["plain"], func() int { return 20 })
+	data := tableBytes(t, entries, WriterOptions{BlockSize: 512})
+	r, err := openBytes(t, data, "h.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dh, ih := r.index[0].handle, r.footer.index
+	t.Run("data", func(t *testing.T) {
+		bad := bytes.Clone(data)
+		resealBlock(bad, dh, snappyBomb(int(dh.length), maxBlockLen), tagSnappy)
+		r, err := openBytes(t, bad, "h.sst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gerr error
+		n := allocatedDuring(func() { _, _, _, gerr = r.Get(entries[0].key.UserKey, base.SeqNumMax) })
+		wantCorruption(t, "Get", gerr)
+		if n > 64<<20 {
+			t.Fatalf("a %d-byte block made Get allocate %d bytes", dh.length, n)
+		}
+	})
+	t.Run("index", func(t *testing.T) {
+		bad := bytes.Clone(data)
+		resealBlock(bad, ih, snappyBomb(int(ih.length), maxBlockLen), tagSnappy)
+		var oerr error
+		n := allocatedDuring(func() { _, oerr = openBytes(t, bad, "h.sst") })
+		wantCorruption(t, "Open", oerr)
+		if n > 64<<20 {
+			t.Fatalf("a %d-byte index block made Open allocate %d bytes", ih.length, n)
+		}
+	})
+}
+
+// TestSnappyExpansionBoundAdmitsRealBlocks: the most compressible blocks
+// (long runs of one byte) stay within maxSnappyExpansion and read back.
+func TestSnappyExpansionBoundAdmitsRealBlocks(t *testing.T) {
+	for _, n := range []int{1, 100, 4 << 10, 1 << 20} {
+		c := snappy.Encode(nil, make([]byte, n))
+		if got := len(c) * maxSnappyExpansion; got < n {
+			t.Fatalf("%d zero bytes compress to %d: bound %d too small", n, len(c), got)
+		}
+	}
+	entries := []kv{{base.MakeInternalKey([]byte("a"), 1, base.KindSet), make([]byte, 1<<20)}}
+	data := tableBytes(t, entries, WriterOptions{})
+	r, err := openBytes(t, data, "z.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, ok, err := r.Get([]byte("a"), base.SeqNumMax)
+	if err != nil || !ok || !bytes.Equal(v, entries[0].value) {
+		t.Fatalf("Get: ok %v err %v", ok, err)
+	}
+}
