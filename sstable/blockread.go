@@ -9,9 +9,11 @@ import (
 	"github.com/sievekv/sievekv/internal/invariants"
 )
 
-// checkHandle rejects a handle that reaches past the blocks region.
+// checkHandle rejects a handle that reaches past the blocks region. The
+// offset is bounded before end() is taken, so an offset near 2^64 cannot
+// wrap the end back into the file.
 func (r *Reader) checkHandle(h blockHandle, kind blockKind) error {
-	if h.end() > r.size-FooterLen || h.length > maxBlockLen {
+	if h.length > maxBlockLen || h.offset > r.size-FooterLen || h.end() > r.size-FooterLen {
 		return base.CorruptionErrorf("sstable: %s: %s block handle (%d, %d) outside the table", r.name, blockKindNames[kind], h.offset, h.length)
 	}
 	return nil

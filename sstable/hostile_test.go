@@ -110,3 +110,36 @@ func TestSnappyExpansionBoundAdmitsRealBlocks(t *testing.T) {
 		t.Fatalf("Get: ok %v err %v", ok, err)
 	}
 }
+
+// withProperties returns table with its properties block replaced by p
+// (any length), the footer's handle and checksum rewritten to match.
+func withProperties(table []byte, p Properties) []byte {
+	le := binary.LittleEndian
+	ft := table[len(table)-FooterLen:]
+	off := le.Uint64(ft[32:])
+	c := p.encode()
+	out := append(bytes.Clone(table[:off]), c...)
+	out = append(out, make([]byte, blockTrailerLen)...)
+	resealBlock(out, blockHandle{off, uint64(len(c))}, c, tagNone)
+	nf := bytes.Clone(ft)
+	le.PutUint64(nf[40:], uint64(len(c)))
+	le.PutUint32(nf[52:], crc32.Checksum(nf[:52], crcTable))
+	return append(out, nf...)
+}
+
+// TestHostileRangeDelHandleWraps: a range-deletion handle whose offset is
+// near 2^64 wraps its end around to where the range filter starts.
+func TestHostileRangeDelHandleWraps(t *testing.T) {
+	data := seedTableWithRangeDels(t)
+	r, err := openBytes(t, data, "w.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Properties()
+	p.RangeDelOffset = ^uint64(0) - 99
+	p.DataSize = p.RangeDelOffset
+	p.RangeDelLength = r.rangeFilterStart + 100 - blockTrailerLen
+	bad := withProperties(data, p)
+	_, err = openBytes(t, bad, "w.sst")
+	wantCorruption(t, "Open", err)
+}
