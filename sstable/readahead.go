@@ -49,7 +49,7 @@ func (r *Reader) readStored(h blockHandle, stored []byte, ra *readahead) error {
 	}
 	ra.size = min(max(2*ra.size, readaheadMin), readaheadMax)
 	n := uint64(max(ra.size, len(stored)))
-	if end := r.footer.dataEnd(); h.offset+n > end {
+	if end := r.dataEnd(); h.offset+n > end {
 		n = end - h.offset // the window never reaches past the data blocks
 	}
 	if ra.pooled == nil && n <= readaheadMax {

@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sievekv/sievekv/vfs"
@@ -44,5 +45,50 @@ func TestReadaheadLongScan(t *testing.T) {
 	short.Close()
 	if got := fs.Reads("/t").Bytes - before.Bytes; got >= readaheadMin {
 		t.Fatalf("a 100-entry scan read %d bytes: readahead started on a short scan", got)
+	}
+}
+
+// maxReadFile records the furthest byte any ReadAt reached.
+type maxReadFile struct {
+	vfs.File
+	end atomic.Int64
+}
+
+func (f *maxReadFile) ReadAt(p []byte, off int64) (int, error) {
+	if e := off + int64(len(p)); e > f.end.Load() {
+		f.end.Store(e)
+	}
+	return f.File.ReadAt(p, off)
+}
+
+// TestReadaheadStopsBeforeRangeFilter: a forward scan of a table with a
+// range filter reads no byte past the last data block (BM3); the window
+// was cut at the footer's data end, which lies past the range filter
+// block, so a long scan read that block too.
+func TestReadaheadStopsBeforeRangeFilter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	entries := makeEntries(rng, 5000, keyGens["plain"], func() int { return 50 })
+	fs := vfs.NewMem()
+	writeTable(t, fs, "/t", entries, WriterOptions{RangeFilterBitsPerKey: 40})
+	f, err := fs.Open("/t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	mf := &maxReadFile{File: f}
+	r, err := Open(mf, st.Size(), ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.HasRangeFilter() {
+		t.Fatal("no range filter")
+	}
+	mf.end.Store(0)
+	it := r.NewIter(nil, nil)
+	checkForwardWalk(t, it, entries)
+	it.Close()
+	if got, data := mf.end.Load(), int64(r.dataEnd()); got > data {
+		t.Fatalf("a forward scan read up to byte %d of a %d-byte data region", got, data)
 	}
 }
