@@ -2,6 +2,8 @@ package memtable
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -165,11 +167,20 @@ func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
 	m.Add(base.MakeInternalKey(userKey, seq, base.KindDelete), nil)
 }
 
+// MaxEntryBytes bounds an entry's user key and value together: an item
+// records their lengths and the value's arena offset in 32 bits (MT6).
+// The engine's own limits keep entries far below it.
+const MaxEntryBytes = math.MaxUint32
+
 // Add inserts an internal key with its value, copying both into the arena
 // (MT2). An entry with the same internal key is replaced (MT1); its bytes
-// stay in the arena and in ApproximateSize (MT4).
+// stay in the arena and in ApproximateSize (MT4). It panics on an entry
+// longer than MaxEntryBytes, which its 32-bit lengths would truncate.
 func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	klen, vlen := len(key.UserKey), len(value)
+	if uint64(klen)+uint64(vlen) > MaxEntryBytes {
+		panic(fmt.Sprintf("memtable: a %d-byte key and %d-byte value exceed the %d-byte entry limit", klen, vlen, uint64(MaxEntryBytes)))
+	}
 	m.lock()
 	if m.frozen || m.released {
 		m.mu.Unlock()
