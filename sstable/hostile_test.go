@@ -143,3 +143,104 @@ func TestHostileRangeDelHandleWraps(t *testing.T) {
 	_, err = openBytes(t, bad, "w.sst")
 	wantCorruption(t, "Open", err)
 }
+
+// tableBlocks lists every checksummed block of an opened table.
+func tableBlocks(r *Reader) []blockHandle {
+	var hs []blockHandle
+	for _, e := range r.index {
+		hs = append(hs, e.handle)
+	}
+	f := r.footer
+	if f.rangeDel.length > 0 {
+		hs = append(hs, f.rangeDel)
+	}
+	if n := r.props.RangeFilterSize; n > 0 {
+		hs = append(hs, blockHandle{r.rangeFilterStart, n})
+	}
+	if f.filter.length > 0 {
+		hs = append(hs, f.filter)
+	}
+	return append(hs, f.index, f.props)
+}
+
+// TestHostileResealedMutations mutates blocks in place and reseals them,
+// so every checksum holds: Open and every read must not panic and may
+// fail only with ErrCorruption.
+func TestHostileResealedMutations(t *testing.T) {
+	seeds := [][]byte{
+		seedTable(t, 30, WriterOptions{BlockSize: 64}),
+		seedTable(t, 30, WriterOptions{BlockSize: 64, Compression: NoCompression}),
+		seedTable(t, 30, WriterOptions{RangeFilterBitsPerKey: 10, BlockSize: 128}),
+		seedTableWithRangeDels(t),
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	class := func(err error) {
+		t.Helper()
+		if err != nil && !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("error of the wrong class: %v", err)
+		}
+	}
+	for si, seed := range seeds {
+		r0, err := openBytes(t, seed, "m.sst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := tableBlocks(r0)
+		for iter := 0; iter < 3000; iter++ {
+			h := blocks[rng.IntN(len(blocks))]
+			bad := bytes.Clone(seed)
+			c := bytes.Clone(bad[h.offset : h.offset+h.length])
+			for n := 1 + rng.IntN(3); n > 0 && len(c) > 0; n-- {
+				switch rng.IntN(3) {
+				case 0:
+					c[rng.IntN(len(c))] ^= byte(1 << rng.IntN(8))
+				case 1:
+					c[rng.IntN(len(c))] = byte(rng.IntN(256))
+				default:
+					c[rng.IntN(len(c))] = [...]byte{0, 0x7f, 0x80, 0xff}[rng.IntN(4)]
+				}
+			}
+			tag := bad[h.offset+h.length]
+			resealBlock(bad, h, c, tag)
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("seed %d, block at %d, iteration %d: panic: %v", si, h.offset, iter, p)
+					}
+				}()
+				r, err := openBytes(t, bad, "m.sst")
+				if err != nil {
+					class(err)
+					return
+				}
+				it := r.NewIter(nil, nil)
+				var keys []base.InternalKey
+				for ok := it.First(); ok; ok = it.Next() {
+					keys = append(keys, it.Key().Clone())
+				}
+				class(it.Error())
+				for ok := it.Last(); ok; ok = it.Prev() {
+				}
+				class(it.Error())
+				for _, k := range keys {
+					_, _, _, err := r.Get(k.UserKey, base.SeqNumMax)
+					class(err)
+					it2 := r.NewIter(k.UserKey, nil)
+					it2.SeekGE(k)
+					it2.SeekLT(k)
+					it2.First()
+					it2.Last()
+					class(it2.Error())
+					it2.Close()
+				}
+				it.Close()
+				class(r.VerifyBlocks())
+				for _, rd := range r.RangeDels() {
+					r.RangeDelCover(rd.Start, base.SeqNumMax)
+				}
+				r.MayContainRange([]byte("a"), []byte("b"))
+				r.Close()
+			}()
+		}
+	}
+}
