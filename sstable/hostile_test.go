@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sievekv/sievekv/internal/base"
+	"github.com/sievekv/sievekv/vfs"
 )
 
 // Hostile tables: bytes whose checksums are all valid (recomputed after
@@ -242,5 +244,45 @@ func TestHostileResealedMutations(t *testing.T) {
 				r.Close()
 			}()
 		}
+	}
+}
+
+// failingFile fails every Write and counts Close calls.
+type failingFile struct {
+	vfs.File
+	closes int
+}
+
+func (f *failingFile) Write(p []byte) (int, error) { return 0, errors.New("injected write error") }
+func (f *failingFile) Close() error {
+	f.closes++
+	return f.File.Close()
+}
+
+// TestFinishClosesFileAfterFailedAdd: NewWriter's contract is that
+// Finish closes the file, and Finish's own failures do; but after an Add
+// had failed (a sticky write error), Finish returned that error with the
+// file still open, so a caller that drops the writer on a Finish error,
+// as the contract allows, leaked the file.
+func TestFinishClosesFileAfterFailedAdd(t *testing.T) {
+	fs := vfs.NewMem()
+	f0, _ := fs.Create("/f")
+	f := &failingFile{File: f0}
+	w := NewWriter(f, WriterOptions{BlockSize: 1})
+	var addErr error
+	for i := 0; addErr == nil && i < 1<<16; i++ {
+		addErr = w.Add(base.MakeInternalKey(fmt.Appendf(nil, "k%08d", i), 1, base.KindSet), make([]byte, 1024))
+	}
+	if addErr == nil {
+		t.Fatal("no Add failed")
+	}
+	if _, err := w.Finish(); err == nil {
+		t.Fatal("Finish after a failed Add succeeded")
+	}
+	if f.closes != 1 {
+		t.Fatalf("Finish after a failed Add closed the file %d times, want 1", f.closes)
+	}
+	if err := w.Abort(); err != nil || f.closes != 1 {
+		t.Fatalf("Abort after Finish: %v, %d closes", err, f.closes)
 	}
 }

@@ -363,9 +363,18 @@ func (w *Writer) IndexSize() uint64 {
 }
 
 // Finish writes the last data block, the filter, index, properties and
-// footer, then syncs and closes the file.
+// footer, then syncs and closes the file. It closes the file on failure
+// too, a write error an earlier Add met included; Abort afterwards does
+// nothing.
 func (w *Writer) Finish() (Metadata, error) {
 	if w.err != nil {
+		if !w.done {
+			// An Add met a write error: the table is lost, but the file
+			// is closed all the same, as NewWriter promises.
+			w.done = true
+			w.release()
+			w.f.Close()
+		}
 		return Metadata{}, w.err
 	}
 	if w.done {
