@@ -44,6 +44,11 @@ const (
 	// keyFilterMinKeys sizes a memtable's first filter when nothing hints
 	// at a better size: 4096 keys, 6 KiB.
 	keyFilterMinKeys = 4096
+	// keyFilterMaxHintKeys caps the first filter a hint (NewSized) asks
+	// for: 16M keys, 24 MiB. A memtable that outgrows it doubles its
+	// filter as keys arrive, and an absurd hint can neither allocate
+	// terabytes nor overflow the word count.
+	keyFilterMaxHintKeys = 1 << 24
 )
 
 // newKeyFilter returns an empty filter sized for keys keys.

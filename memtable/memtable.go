@@ -116,7 +116,8 @@ func NewWithPool(pool *NodePool) *MemTable { return NewSized(pool, 0) }
 // expectedEntries Adds, so that a memtable expected to take as many
 // entries as the one before it never rebuilds its filter on the way (the
 // rebuild holds the write lock while it rehashes every key). The engine
-// passes the previous memtable's Len; 0 means no hint.
+// passes the previous memtable's Len; 0 means no hint, and a hint past 16M
+// entries counts as 16M (keyFilterMaxHintKeys).
 func NewSized(pool *NodePool, expectedEntries int) *MemTable {
 	a := newArena()
 	less := func(x, y item) bool {
@@ -126,7 +127,7 @@ func NewSized(pool *NodePool, expectedEntries int) *MemTable {
 		return base.Compare(a.key(x), a.key(y)) < 0
 	}
 	m := &MemTable{arena: a, pool: pool}
-	f := newKeyFilter(expectedEntries)
+	f := newKeyFilter(min(expectedEntries, keyFilterMaxHintKeys))
 	m.filter.Store(f)
 	m.size.Store(f.bytes())
 	if pool != nil {
