@@ -18,11 +18,13 @@ import (
 // A chunkBuf is the Go-heap handle of one chunk: whoever may still read
 // the chunk's bytes keeps the handle reachable (the arena that published
 // it, or the pool it was released to). When the last reference goes, the
-// GC runs the handle's cleanup, which unmaps the chunk; nothing that can
-// reach the bytes is left by then, because the bytes are reachable only
-// through the arena's directory, which lives no longer than the arena,
-// and MT9's Release hands both the directory's chunks and their handles on
-// together.
+// GC runs the handle's cleanup, which unmaps the chunk. Inside the package
+// the bytes are reached only through the arena's directory, which lives no
+// longer than the arena, and MT9's Release hands both the directory's
+// chunks and their handles on together. The slices Get and the iterators
+// hand out are the exception the GC cannot see: they stay valid only
+// while their memtable is reachable (MT2), which the engine ensures by
+// holding the read state that names it while it copies a value out.
 type chunkBuf struct {
 	b      []byte
 	mapped bool // b is a mapping (else it is on the heap)

@@ -32,7 +32,11 @@
 //	MT2 (owned bytes): keys and values are copied on insert, into the arena;
 //	   a slice returned by Get or an iterator is never modified afterwards
 //	   and may be kept (read-only) for as long as the caller likes, until
-//	   the memtable is released (MT9).
+//	   the memtable is released (MT9), provided the caller keeps the
+//	   memtable itself reachable meanwhile: a slice into a mapped chunk
+//	   (MT12) does not keep the chunk alive, so once the memtable is
+//	   garbage the GC unmaps the bytes under any slice still held, and a
+//	   read of it faults or returns another mapping's bytes.
 //	MT3 (newest visible): Get(k, s) returns the entry with user key k and the
 //	   largest seqnum <= s (base.Visible), tombstones included.
 //	MT4 (honest size): ApproximateSize is the arena bytes handed out (keys,

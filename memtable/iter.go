@@ -186,7 +186,8 @@ func (it *Iter) Prev() bool {
 func (it *Iter) Valid() bool { return it.pos >= 0 }
 
 // Key implements base.InternalIterator. The key's bytes are owned by the
-// memtable and never change (MT2).
+// memtable and never change; they stay valid while the memtable, or this
+// iterator before Detach, is reachable (MT2).
 func (it *Iter) Key() base.InternalKey { return it.arena.key(it.buf[it.pos]) }
 
 // Value implements base.InternalIterator.

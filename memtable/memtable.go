@@ -213,7 +213,8 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 // Get returns the newest version of userKey visible at seq (MT3): its value
 // and kind. found is false if no version is visible. A KindDelete result
 // means the key is deleted as of seq; the caller must stop looking in older
-// sources. The value must not be modified (MT2).
+// sources. The value must not be modified, and stays valid only while m is
+// reachable and not released (MT2).
 func (m *MemTable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
 	return m.GetHashed(userKey, keyHash(userKey), seq)
 }
