@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/golang/snappy"
 	"runtime"
 	"testing"
 
+	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
 	"github.com/sievekv/sievekv/vfs"
 )
@@ -284,5 +287,87 @@ func TestFinishClosesFileAfterFailedAdd(t *testing.T) {
 	}
 	if err := w.Abort(); err != nil || f.closes != 1 {
 		t.Fatalf("Abort after Finish: %v, %d closes", err, f.closes)
+	}
+}
+
+// withIndex returns table with its index block replaced by one holding
+// idx (uncompressed), and the properties and footer rewritten after it.
+func withIndex(table []byte, r *Reader, idx []indexEntry) []byte {
+	bw := blockWriter{restartInterval: 1}
+	for _, e := range idx {
+		bw.add(e.sep.Encode(nil), appendHandle(nil, e.handle))
+	}
+	c := bytes.Clone(bw.finish())
+	ih := blockHandle{r.footer.index.offset, uint64(len(c))}
+	out := append(bytes.Clone(table[:ih.offset]), c...)
+	out = append(out, make([]byte, blockTrailerLen)...)
+	resealBlock(out, ih, c, tagNone)
+	p := r.props
+	p.IndexSize = uint64(len(c))
+	pc := p.encode()
+	ph := blockHandle{uint64(len(out)), uint64(len(pc))}
+	out = append(out, pc...)
+	out = append(out, make([]byte, blockTrailerLen)...)
+	resealBlock(out, ph, pc, tagNone)
+	ft := r.footer
+	ft.index, ft.props = ih, ph
+	return append(out, ft.encode()...)
+}
+
+// TestVerifyBlocksChecksSeparatorShape: T5 lets a separator be the last
+// key of its block or (u, TrailerMax) with u strictly between the user
+// keys around the cut. An index whose separator is instead the next
+// block's first user key at a higher sequence number still orders every
+// key (block i's keys <= s_i < block i+1's), so VerifyBlocks passed it,
+// yet a Get of that user key stops at block i and misses its versions
+// in block i+1: a wrong answer on a table kv.Check vouched for.
+func TestVerifyBlocksChecksSeparatorShape(t *testing.T) {
+	var entries []kv
+	for i := 0; i < 40; i++ {
+		entries = append(entries, kv{base.MakeInternalKey(fmt.Appendf(nil, "key%04d", i), base.SeqNum(100+i), base.KindSet), []byte("value")})
+	}
+	data := tableBytes(t, entries, WriterOptions{BlockSize: 64, Compression: NoCompression, Filter: filters.TypeNone})
+	r, err := openBytes(t, data, "s.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.index) < 3 {
+		t.Fatalf("%d blocks", len(r.index))
+	}
+	// The first key of block 1.
+	b, err := r.readDataBlock(r.index[1].handle, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bi blockIter
+	bi.init(&b.blk)
+	if !bi.first() {
+		t.Fatal("empty block")
+	}
+	next := bi.key.Clone()
+	b.release()
+	for _, sep := range []base.InternalKey{
+		base.MakeInternalKey(next.UserKey, next.SeqNum()+1, base.KindSet), // not TrailerMax
+		{UserKey: next.UserKey, Trailer: base.TrailerMax},                 // u not below the next block's
+	} {
+		idx := slices.Clone(r.index)
+		idx[0].sep = sep
+		bad := withIndex(data, r, idx)
+		rb, err := openBytes(t, bad, "s.sst")
+		if err != nil {
+			t.Fatalf("separator %s: Open: %v", sep, err)
+		}
+		if _, _, found, err := rb.Get(next.UserKey, base.SeqNumMax); found || err != nil {
+			t.Fatalf("separator %s did not hide %s from Get (found %v, err %v)", sep, next, found, err)
+		}
+		verr := rb.VerifyBlocks()
+		wantCorruption(t, "VerifyBlocks with separator "+sep.String(), verr)
+		if !strings.Contains(verr.Error(), "s.sst") {
+			t.Fatalf("VerifyBlocks error does not name the file: %v", verr)
+		}
+	}
+	// The honest table still verifies.
+	if err := r.VerifyBlocks(); err != nil {
+		t.Fatal(err)
 	}
 }
