@@ -75,13 +75,21 @@ func vacuumFingerprintBits(n int, fpRate float64) (uint, error) {
 // 95.5% of the chunk's 4L slots, and keeps the L giving the smallest table
 // (ties: the larger L, which balances better). The table is then at most a
 // few percent above n/0.955 slots for any n, where a power of two costs up
-// to twice that.
+// to twice that. The search for C starts two below the closed-form
+// solution of μ + 3.5·sqrt(μ) = 0.955·4L, so it takes a few steps whatever
+// n is, and gives up on an L whose table would exceed 2^32 buckets.
 func vacuumShape(n int) (logChunk uint, chunks uint64) {
 	best := uint64(math.MaxUint64)
 	for lg := uint(0); lg <= vacuumMaxLogChunk; lg++ {
 		l := float64(uint64(1) << lg)
-		c := math.Max(1, math.Ceil(float64(n)/(vacuumSlots*vacuumChunkLoad*l)))
-		for {
+		limit := vacuumChunkLoad * vacuumSlots * l
+		c := math.Max(1, math.Ceil(float64(n)/limit))
+		// sqrt(μ) ≤ x solves μ + s·sqrt(μ) ≤ limit; the condition below is
+		// monotone in c, so starting anywhere at or below its first c
+		// finds that c.
+		x := (math.Sqrt(vacuumSigmas*vacuumSigmas+4*limit) - vacuumSigmas) / 2
+		c = math.Max(c, math.Ceil(float64(n)/(x*x))-2)
+		for c*l <= float64(vacuumMaxBuckets) {
 			mu := float64(n) / c
 			if mu+vacuumSigmas*math.Sqrt(mu) <= vacuumChunkLoad*vacuumSlots*l {
 				break

@@ -1,10 +1,12 @@
 package filters
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestVacuumSizing(t *testing.T) {
@@ -170,6 +172,73 @@ func TestVacuumSmallerThanCuckoo(t *testing.T) {
 		bits := float64(v.Cap()*v.FingerprintBits()) / float64(c.Cap()*c.FingerprintBits())
 		if slots > 0.8 || bits > 0.8 {
 			t.Errorf("n=%d: vacuum/cuckoo slots %.3f, bits %.3f; want <= 0.8", n, slots, bits)
+		}
+	}
+}
+
+// TestVacuumHugeNRefusedQuickly pins that sizing costs no more than a few
+// steps per chunk size: NewVacuum searched for each chunk count one step at
+// a time, which took seconds at n = 2^28, hours at n = 2^40 (before refusing
+// it) and never returned at n near 2^63, where c++ on a float64 above 2^53
+// no longer changes c.
+func TestVacuumHugeNRefusedQuickly(t *testing.T) {
+	for _, n := range []int{1 << 40, math.MaxInt64} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := NewVacuum(n, 0.01)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("NewVacuum(%d): got %v, want ErrInvalidArgument", n, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("NewVacuum(%d) still sizing after 10s", n)
+		}
+	}
+	start := time.Now()
+	vacuumShape(1 << 28)
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("vacuumShape(2^28) took %v", d)
+	}
+}
+
+// TestVacuumShapeMatchesStepSearch checks the closed-form start of the chunk
+// count search against the step-by-step search it replaced: the first count
+// at or above n/(4·0.955·L) that keeps the most loaded chunk within reach.
+func TestVacuumShapeMatchesStepSearch(t *testing.T) {
+	ref := func(n int) (logChunk uint, chunks uint64) {
+		best := uint64(math.MaxUint64)
+		for lg := uint(0); lg <= vacuumMaxLogChunk; lg++ {
+			l := float64(uint64(1) << lg)
+			c := math.Max(1, math.Ceil(float64(n)/(vacuumSlots*vacuumChunkLoad*l)))
+			for {
+				mu := float64(n) / c
+				if mu+vacuumSigmas*math.Sqrt(mu) <= vacuumChunkLoad*vacuumSlots*l {
+					break
+				}
+				c++
+			}
+			if c*l > float64(vacuumMaxBuckets) {
+				continue
+			}
+			if m := uint64(c) << lg; m <= best {
+				best, logChunk, chunks = m, lg, uint64(c)
+			}
+		}
+		return logChunk, chunks
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ns := []int{1, 2, 3, 4, 5, 7, 8, 100, 1000, 4096, 65536, 1 << 20}
+	for range 300 {
+		ns = append(ns, 1+rng.IntN(1<<22))
+	}
+	for _, n := range ns {
+		gl, gc := vacuumShape(n)
+		wl, wc := ref(n)
+		if gl != wl || gc != wc {
+			t.Fatalf("vacuumShape(%d) = (%d, %d), step search gives (%d, %d)", n, gl, gc, wl, wc)
 		}
 	}
 }
