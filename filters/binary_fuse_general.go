@@ -176,6 +176,9 @@ func (f *BinaryFuse) SizeInBytes() int {
 // MarshalBinary encodes the filter (docs/format.md, "BinaryFuse body (type
 // 8)").
 func (f *BinaryFuse) MarshalBinary() ([]byte, error) {
+	if f.arity == 0 {
+		return nil, invalidf("filters: BinaryFuse.MarshalBinary: zero-value filter")
+	}
 	packed := f.data[:packedFuseBytes(f.size, f.bits)]
 	w := bodyWriter{buf: make([]byte, 0, 2+fuseHeaderSize+len(packed))}
 	w.u8(f.arity)

@@ -693,6 +693,9 @@ func (f *CountingQuotient) SizeBits() uint64 { return f.nblocks * f.stride * 8 }
 // MarshalBinary encodes the filter (docs/format.md, "Counting quotient
 // filter").
 func (f *CountingQuotient) MarshalBinary() ([]byte, error) {
+	if f.r == 0 {
+		return nil, invalidf("filters: CountingQuotient.MarshalBinary: zero-value filter")
+	}
 	w := newDynBody(28+len(f.data), uint8(f.r))
 	w.u32(f.home)
 	w.u32(f.overflow)

@@ -138,6 +138,9 @@ func (c *Cuckoo) countLanes(b, fp uint64) int {
 
 // MarshalBinary encodes the filter (docs/format.md, "Cuckoo filter").
 func (c *Cuckoo) MarshalBinary() ([]byte, error) {
+	if c.fpBits == 0 {
+		return nil, invalidf("filters: Cuckoo.MarshalBinary: zero-value filter")
+	}
 	w := newDynBody(28+8*len(c.slots.words), uint8(c.fpBits), cuckooSlots, uint8(c.logBuckets))
 	c.appendState(&w)
 	return cuckooCodec.seal(w.buf), nil

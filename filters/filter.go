@@ -9,7 +9,12 @@ type Filter interface {
 	// MayContainHash is MayContain for a key whose Hash the caller holds.
 	MayContainHash(h uint64) bool
 	// MarshalBinary returns the filter's self-describing, checksummed
-	// encoding, decodable by Unmarshal (see docs/format.md).
+	// encoding, decodable by Unmarshal (see docs/format.md). A zero value
+	// (a filter no constructor, builder or UnmarshalBinary made) has no
+	// encoding and is refused with ErrInvalidArgument, except the zero
+	// Xor8, BinaryFuse8 and BinaryFuse16, which are empty filters. The
+	// dynamic fingerprint filters (Cuckoo, Quotient and their descendants)
+	// must not be queried as zero values either.
 	MarshalBinary() ([]byte, error)
 }
 

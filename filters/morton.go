@@ -473,6 +473,9 @@ func (m *Morton) OverflowFraction() float64 {
 
 // MarshalBinary encodes the filter (docs/format.md, "Morton filter").
 func (m *Morton) MarshalBinary() ([]byte, error) {
+	if m.fpBits == 0 {
+		return nil, invalidf("filters: Morton.MarshalBinary: zero-value filter")
+	}
 	nw := m.blocks * mortonBlockWords
 	w := newDynBody(36+8*int(nw), uint8(m.fpBits), mortonBuckets, uint8(m.slots))
 	w.u64(m.blocks)

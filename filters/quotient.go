@@ -440,6 +440,9 @@ func (f *Quotient) scan(visit func(fq, fr uint64)) error {
 
 // MarshalBinary encodes the filter (docs/format.md, "Quotient filter").
 func (f *Quotient) MarshalBinary() ([]byte, error) {
+	if f.q == 0 {
+		return nil, invalidf("filters: Quotient.MarshalBinary: zero-value filter")
+	}
 	w := newDynBody(28+8*len(f.slots.words), uint8(f.q), uint8(f.r))
 	w.f64(f.maxLoad)
 	w.u64(f.count)

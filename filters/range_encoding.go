@@ -35,6 +35,9 @@ func init() {
 
 // MarshalBinary returns the filter's checksummed encoding.
 func (f *RangeFilter) MarshalBinary() ([]byte, error) {
+	if f.r == 0 {
+		return nil, invalidf("filters: RangeFilter.MarshalBinary: zero-value filter")
+	}
 	// Sized up front: a table writer encodes every filter it builds, and
 	// growing the body by doubling copied it about twice more.
 	w := &bodyWriter{buf: make([]byte, 0, f.maxBodyLen())}

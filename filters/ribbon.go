@@ -476,6 +476,9 @@ func (f *Ribbon) SizeInBytes() int {
 
 // MarshalBinary encodes the filter (docs/format.md, "Ribbon").
 func (f *Ribbon) MarshalBinary() ([]byte, error) {
+	if f.bits == 0 {
+		return nil, invalidf("filters: Ribbon.MarshalBinary: zero-value filter")
+	}
 	w := bodyWriter{buf: make([]byte, 0, ribbonHeaderSize+8*len(f.encoded()))}
 	w.u64(f.seed)
 	w.u64(f.n)

@@ -37,3 +37,30 @@ func assertBodies(t *testing.T, typ Type, version uint8, rejected, accepted map[
 		}
 	}
 }
+
+// TestZeroValueMarshalIsDecodableOrRefused: MarshalBinary promises an
+// encoding Unmarshal decodes, so a zero-value filter either encodes one (the
+// empty Xor8 and 8/16-bit fuse filters) or is refused with
+// ErrInvalidArgument, as the Bloom family does. The other filters used to
+// encode width 0 or q = 0 silently, bytes every decoder then rejected as
+// corrupt: a zero filter persisted without error was unreadable.
+func TestZeroValueMarshalIsDecodableOrRefused(t *testing.T) {
+	zeros := []Filter{
+		new(Bloom), new(BlockedBloom), new(CountingBloom), new(ScalableBloom),
+		new(Xor8), new(BinaryFuse8), new(BinaryFuse16), new(BinaryFuse), new(Ribbon),
+		new(Cuckoo), new(Vacuum), new(Quotient), new(CountingQuotient),
+		new(VectorQuotient), new(Morton), new(RangeFilter),
+	}
+	for _, f := range zeros {
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("%T zero value: MarshalBinary error %v does not wrap ErrInvalidArgument", f, err)
+			}
+			continue
+		}
+		if _, err := Unmarshal(enc); err != nil {
+			t.Errorf("%T zero value: MarshalBinary succeeded but Unmarshal fails: %v", f, err)
+		}
+	}
+}

@@ -137,6 +137,9 @@ func (v *Vacuum) ChunkBuckets() int { return 1 << v.logChunk }
 
 // MarshalBinary encodes the filter (docs/format.md, "Vacuum filter").
 func (v *Vacuum) MarshalBinary() ([]byte, error) {
+	if v.fpBits == 0 {
+		return nil, invalidf("filters: Vacuum.MarshalBinary: zero-value filter")
+	}
 	w := newDynBody(36+8*len(v.slots.words), uint8(v.fpBits), vacuumSlots, uint8(v.logChunk))
 	w.u64(v.chunks)
 	v.appendState(&w)

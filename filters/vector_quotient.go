@@ -424,6 +424,9 @@ func (f *VectorQuotient) SizeBits() uint64 { return uint64(f.nb) * 8 * vqfBlockB
 // MarshalBinary encodes the filter (docs/format.md, "Vector quotient
 // filter").
 func (f *VectorQuotient) MarshalBinary() ([]byte, error) {
+	if f.tagBits == 0 {
+		return nil, invalidf("filters: VectorQuotient.MarshalBinary: zero-value filter")
+	}
 	w := newDynBody(20+vqfBlockBytes*int(f.nb), uint8(f.tagBits))
 	w.u32(f.nb)
 	w.u64(f.count)
