@@ -138,7 +138,8 @@ func (b *RangeBuilder) Add(key []byte) {
 // key). A table writer compares each key with the previous one to find
 // repeats, so passing that length in saves the builder the same compare.
 // A shared that is not the two keys' common prefix builds a wrong filter
-// (false negatives); Add is the call for a caller without it.
+// (false negatives); a negative one counts as 0. Add is the call for a
+// caller without it.
 func (b *RangeBuilder) AddAfter(key []byte, shared int) {
 	b.minLen = min(b.minLen, len(key))
 	k := key[:min(len(key), maxRangeKeyBytes)]
@@ -149,7 +150,7 @@ func (b *RangeBuilder) AddAfter(key []byte, shared int) {
 		// an earlier key the previous one repeated once truncated): the
 		// common prefix of the truncations is the caller's, capped.
 		last := b.keys.last()
-		shared = min(shared, len(k), len(last))
+		shared = max(0, min(shared, len(k), len(last)))
 		switch {
 		case shared == len(k) && shared == len(last):
 			return // a repeat of the last key

@@ -66,3 +66,27 @@ func mustRangeEncoding(t *testing.T, b *RangeBuilder) []byte {
 	}
 	return enc
 }
+
+// TestRangeAddAfterNegativeShared: a negative shared is a wrong shared,
+// which the doc says builds a wrong filter; it must not panic. AddAfter
+// indexed the last key at shared, so any key after the first with a
+// negative shared panicked with "index out of range [-1]". Below 0 it now
+// counts as 0, which for sorted input like this builds the right filter.
+func TestRangeAddAfterNegativeShared(t *testing.T) {
+	b, err := NewRangeBuilder(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Add([]byte("abc"))
+	b.AddAfter([]byte("abd"), -1)
+	b.AddAfter([]byte("abe"), -5)
+	f, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"abc", "abd", "abe"} {
+		if !f.MayContain([]byte(k)) {
+			t.Errorf("%q missing", k)
+		}
+	}
+}
