@@ -80,7 +80,9 @@ func bloomPolicy(t Type, p PolicyParams, newFilter func(n int, fp float64) (hash
 	}
 	fp := bloomFPRate(p.BloomBitsPerKey)
 	return staticPolicy{t, func(hs []uint64) (Filter, error) {
-		f, err := newFilter(len(hs), fp)
+		// Sized for at least one key: an empty set still gets a filter
+		// (one that answers "absent"), as the static policies give.
+		f, err := newFilter(max(len(hs), 1), fp)
 		if err != nil {
 			return nil, err
 		}

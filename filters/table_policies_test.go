@@ -53,3 +53,25 @@ func TestPolicyBuildsShareNoScratch(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyBuildsEmpty: Policy.Build promises the encoding of a filter
+// holding every hash given, and the static policies give one for no hashes.
+// The Bloom and blocked Bloom policies sized their filter for len(hashes)
+// keys and so failed with "n must be positive" on an empty set.
+func TestPolicyBuildsEmpty(t *testing.T) {
+	params := PolicyParams{BloomBitsPerKey: 10, RibbonBits: 7, Fuse: FuseOptions{Arity: 3, FingerprintBits: 9}}
+	for _, typ := range PolicyTypes() {
+		p, err := NewPolicy(typ, params)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		enc, err := p.Build(nil)
+		if err != nil {
+			t.Errorf("%s: Build(nil): %v", typ, err)
+			continue
+		}
+		if _, err := Unmarshal(enc); err != nil {
+			t.Errorf("%s: Build(nil) does not decode: %v", typ, err)
+		}
+	}
+}
