@@ -70,7 +70,8 @@ const falseReadNanos = 20000.0
 // every fingerprint filter's fixed slots cost too much. Sizes are computed
 // from the same layout functions the builders use, so a small table's
 // segment overhead is counted exactly. n = 0 returns a Bloom choice (an
-// empty table gets no filter anyway).
+// empty table gets no filter anyway), and so does n above 2^30, more keys
+// than the fingerprint filters' builders take.
 func ChooseTableFilter(n int, bitsPerKey float64) (TableChoice, error) {
 	return ChooseTableFilterPriced(n, bitsPerKey, 0)
 }
@@ -116,8 +117,8 @@ func chooseTableFilter(n int, maxBitsPerKey, nanosPerBit float64, probeTime bool
 			best = c
 		}
 	}
-	if n == 0 {
-		return best, nil
+	if n == 0 || n > staticMaxKeys {
+		return best, nil // no fingerprint filter builds beyond staticMaxKeys
 	}
 	f3, f4 := uint64(fuse3Layout(n).size), uint64(fuse4Layout(n).size)
 	for w := 1; w <= 32; w++ {

@@ -156,3 +156,26 @@ func TestChooseTableFilterLowestFPIgnoresProbeTime(t *testing.T) {
 		t.Fatalf("lowest-FP choice %v has FP %.6f (priced %v: %.6f), want <= 2^-15", lowest, lowest.FPRate, priced, priced.FPRate)
 	}
 }
+
+// TestChooseTableFilterBeyondStaticMaxKeys: the static builders refuse more
+// than staticMaxKeys keys, so above it the choice is Bloom, the one family
+// left that can be built. The fingerprint filters' sizes were computed in
+// uint32 slots, which wrapped: at n = 2^40 a 16-bit fuse filter was chosen
+// with a payload of 0 bits, at 2^33 with a quarter of its real size.
+func TestChooseTableFilterBeyondStaticMaxKeys(t *testing.T) {
+	for _, n := range []int{staticMaxKeys + 1, 1 << 31, 1 << 33, 1 << 40} {
+		for _, bpk := range []float64{4, 10, 20} {
+			c, err := ChooseTableFilter(n, bpk)
+			if err != nil {
+				t.Fatalf("n=%d bpk=%v: %v", n, bpk, err)
+			}
+			if c.Type != TypeBloom {
+				t.Errorf("n=%d bpk=%v: chose %v (payload %d bits), which cannot be built for more than %d keys",
+					n, bpk, c, c.PayloadBits, staticMaxKeys)
+			}
+		}
+	}
+	if c, _ := ChooseTableFilter(staticMaxKeys, 10); c.Type == TypeBloom {
+		t.Errorf("n=staticMaxKeys: chose Bloom, want a fingerprint filter")
+	}
+}
