@@ -271,6 +271,15 @@ func decodeScalableBloom(r *bodyReader) (*ScalableBloom, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scalable bloom: stage %d: %w", i, err)
 		}
+		// A stage has the bits its capacity and target size it to (half
+		// of them at least, leaving float rounding on another platform
+		// room), so the capacity, and the next stage Add builds from it,
+		// is paid for by bytes of the input (F3).
+		wantM, _, err := bloomSizing(int(capacity), s.stageFPRate(i))
+		if err != nil || b.m < wantM/2 {
+			return nil, corruptf("scalable bloom: stage %d has %d bits, too few for %d keys at rate %v",
+				i, b.m, capacity, s.stageFPRate(i))
+		}
 		s.stages = append(s.stages, scalableBloomStage{bloom: b, capacity: capacity, count: count})
 	}
 	if err := r.finish(); err != nil {

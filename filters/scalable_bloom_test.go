@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -164,4 +165,34 @@ func TestScalableBloomGolden(t *testing.T) {
 		t.Fatalf("%d stages, want 2", s.Stages())
 	}
 	golden.Bytes(t, "scalable-bloom-v1", bloomMustMarshal(t, s))
+}
+
+// TestScalableBloomDecodeRejectsUndersizedStage: a stage's bits must be
+// what its capacity and target rate size it to, or a few bytes can claim a
+// capacity that makes the next Add build a stage of any size: a 90-byte
+// encoding of one 2-bit stage "holding" 2^33 keys decoded, and its first
+// Add then allocated a stage for 2^34 keys, about 27 GB (F3: decoding never
+// allocates more than the input justifies, and neither may the filter it
+// returns on its first Add).
+func TestScalableBloomDecodeRejectsUndersizedStage(t *testing.T) {
+	s, err := NewScalableBloom(1, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte(nil), enc[envelopeHeaderSize:len(enc)-envelopeTrailer]...)
+	// fpRate f64, ratio f64, growth u32, initialN u64 at 20, stages u32,
+	// then stage 0: capacity u64 at 32, count u64 at 40, Bloom body.
+	const claimed = 1 << 33
+	binary.LittleEndian.PutUint64(body[20:], claimed)
+	binary.LittleEndian.PutUint64(body[32:], claimed)
+	binary.LittleEndian.PutUint64(body[40:], claimed)
+	var got ScalableBloom
+	err = got.UnmarshalBinary(sealEnvelope(TypeScalableBloom, scalableBloomVersion, body))
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a %d-bit stage claiming %d keys decoded (err %v)", s.Bits(), claimed, err)
+	}
 }
