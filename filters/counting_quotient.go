@@ -119,7 +119,11 @@ func cqfOverflowBlocks(home uint64) uint64 {
 // of 64 home slots plus overflow blocks, remainders of r = ceil(log2(0.95 /
 // fpRate)) bits (at least 2). An absent key is a false positive iff its
 // run holds its remainder: at slot load α at most α/2^r ≤ fpRate.
-// Repeated keys take O(log count) slots, so a multiset of n keys fits too.
+// Repeated keys take O(log count) slots: a key added c times takes at most
+// c slots, except that one with remainder 0 added 3 or 4 times takes 5 (the
+// "0 0 0 D 0" group). A multiset of n adds that repeats keys 3 or 4 times
+// may therefore not fit: at r = 4, 1,000 adds of keys three times each met
+// ErrFull after 993.
 func NewCountingQuotient(n int, fpRate float64) (*CountingQuotient, error) {
 	if err := checkSizing(n, fpRate); err != nil {
 		return nil, err
