@@ -131,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&fl.allocation, "allocation", kv.FilterAllocationMonkey.String(), "sievekv's FilterAllocation for the auto filter: monkey or uniform")
 	fs.StringVar(&fl.engines, "engines", "all", "comma-separated engines, or all: "+strings.Join(allEngines, ",")+" (and, named only, "+strings.Join(controlEngines, ",")+")")
 	fs.StringVar(&fl.workloads, "workloads", "all", "comma-separated workloads, or all: "+strings.Join(allWorkloads, ","))
-	fs.StringVar(&fl.dir, "dir", "", "directory for the databases (default: a temp dir, removed after)")
+	fs.StringVar(&fl.dir, "dir", "", "directory for the databases, new or empty: kvbench removes the workloads' DBs it makes there and keeps the main ones (default: a temp dir, removed after)")
 	fl.out.Register(fs)
 	fs.StringVar(&fl.replot, "replot", "", "run nothing: draw the charts (-plot DIR) from this earlier -json FILE")
 	fs.Uint64Var(&fl.seed, "seed", 1, "key and operation generator seed")
@@ -266,7 +266,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-workloads must include fillrandom (it loads the data the others read; the delete-large, delete-churn and scan workloads load their own)")
 	}
 	root := fl.dir
-	if root == "" {
+	if root != "" {
+		if err := newOrEmptyDir(root); err != nil {
+			return err
+		}
+	} else {
 		if root, err = os.MkdirTemp("", "kvbench-"); err != nil {
 			return err
 		}
@@ -694,6 +698,24 @@ func replot(fl *flags) error {
 	}
 	_, err = writeCharts(fl.out.Plot, results)
 	return err
+}
+
+// newOrEmptyDir makes dir, or checks that it is an empty directory:
+// kvbench removes the DBs its workloads make under -dir by name, and opens a
+// DB it finds there as its own, so a directory holding anything else would
+// lose files kvbench never made, or give figures of a DB it did not load.
+func newOrEmptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return fmt.Errorf("-dir: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("-dir %s is not empty: name a new or empty directory (kvbench removes the DBs it makes there)", dir)
+	}
+	return nil
 }
 
 // writeHeapProfile writes the allocation profile so far to path.

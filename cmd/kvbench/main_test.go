@@ -299,3 +299,32 @@ func TestKVBenchReplot(t *testing.T) {
 		}
 	}
 }
+
+// TestKVBenchDirMustBeNewOrEmpty: -dir naming a directory that holds
+// anything is refused before anything runs, and what it holds is left
+// alone (kvbench removes the workloads' DBs it makes there by name, so a
+// run on a used directory deleted fillseq's namesake); a new directory is
+// made.
+func TestKVBenchDirMustBeNewOrEmpty(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "sievekv-fillseq", "keep.txt")
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-n", "1000", "-ops", "100", "-engines", "sievekv", "-workloads", "fillseq,fillrandom", "-progress=false"}
+	var out, errOut bytes.Buffer
+	err := run(append(args, "-dir", dir), &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("-dir with a file in it: err %v, want not empty", err)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "precious" {
+		t.Fatalf("the user's file after the run: %q, %v", b, err)
+	}
+	fresh := filepath.Join(dir, "new", "db")
+	if err := run(append(args, "-dir", fresh), &out, &errOut); err != nil {
+		t.Fatalf("-dir a new directory: %v", err)
+	}
+}
