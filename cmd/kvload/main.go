@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -37,8 +38,8 @@ func main() {
 	flag.StringVar(&sec.keyFile, "key", "", "the client certificate's private key (PEM)")
 	flag.Parse()
 	urls := strings.Split(*targets, ",")
-	if *n <= 0 || *c <= 0 || *size < 0 || len(urls) == 0 {
-		fmt.Fprintln(os.Stderr, "kvload: -n and -c must be positive, -size not negative")
+	if err := checkFlags(*n, *c, *size, urls); err != nil {
+		fmt.Fprintln(os.Stderr, "kvload:", err)
 		os.Exit(2)
 	}
 	client, err := sec.client(*c)
@@ -65,6 +66,27 @@ func main() {
 	}
 }
 
+// maxSize bounds -size: kvserver takes values of at most its
+// -max-value-bytes (1 MiB by default), and a value far larger only dies
+// allocating here.
+const maxSize = 1 << 30
+
+// checkFlags refuses a load that cannot run as asked: no writes or
+// clients, a value size out of range, or a target that is not an HTTP URL
+// (an empty one from a stray comma fails every write sent to it).
+func checkFlags(n, c, size int, urls []string) error {
+	if n <= 0 || c <= 0 || size < 0 || size > maxSize {
+		return fmt.Errorf("-n and -c must be positive, -size from 0 to %d", maxSize)
+	}
+	for _, u := range urls {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("-targets: %q is not an http:// or https:// URL", u)
+		}
+	}
+	return nil
+}
+
 type load struct {
 	urls   []string
 	client *http.Client
@@ -78,8 +100,11 @@ type result struct {
 }
 
 // run sends requests 0..n-1 from c clients; a request counts when it ends
-// with status want (after any redirect).
+// with status want (after any redirect). Each client takes the next
+// request, so no more than n start: a huge -c only spent memory on
+// clients with nothing to send.
 func (l *load) run(n, c int, req func(int) (*http.Request, error), want int) result {
+	c = min(c, n)
 	var next atomic.Int64
 	var mu sync.Mutex
 	var r result

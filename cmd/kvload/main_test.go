@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,5 +37,50 @@ func TestRunCountsOnlyWantedStatus(t *testing.T) {
 		if n := seen[i].Load(); n != 1 {
 			t.Fatalf("request %d sent %d times", i, n)
 		}
+	}
+}
+
+// TestCheckFlags: a load that cannot run as asked is refused: a value
+// size that only dies allocating, and a target that is not an HTTP URL
+// (a stray comma's empty one failed every write sent to it).
+func TestCheckFlags(t *testing.T) {
+	ok := []string{"http://127.0.0.1:8001", "https://a:8002"}
+	if err := checkFlags(10, 4, 100, ok); err != nil {
+		t.Fatalf("good flags: %v", err)
+	}
+	for _, tc := range []struct {
+		n, c, size int
+		urls       []string
+	}{
+		{0, 4, 100, ok},
+		{10, 0, 100, ok},
+		{10, 4, -1, ok},
+		{10, 4, 1 << 40, ok},
+		{10, 4, 100, []string{"http://127.0.0.1:8001", ""}},
+		{10, 4, 100, []string{"127.0.0.1:8001"}},
+		{10, 4, 100, []string{"ftp://h"}},
+	} {
+		if err := checkFlags(tc.n, tc.c, tc.size, tc.urls); err == nil {
+			t.Errorf("%+v: no error", tc)
+		}
+	}
+}
+
+// TestRunStartsNoMoreClientsThanRequests: -c far above -n starts no more
+// clients than there are requests (it started every one, so a huge -c
+// hung the tool allocating goroutines with nothing to send).
+func TestRunStartsNoMoreClientsThanRequests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer srv.Close()
+	l := &load{urls: []string{srv.URL}, client: srv.Client()}
+	var most atomic.Int64
+	r := l.run(3, 200_000, func(i int) (*http.Request, error) {
+		if g := int64(runtime.NumGoroutine()); g > most.Load() {
+			most.Store(g)
+		}
+		return http.NewRequest(http.MethodPut, fmt.Sprintf("%s/kv/load-%08d", srv.URL, i), strings.NewReader("v"))
+	}, http.StatusNoContent)
+	if r.ok != 3 || most.Load() > 1000 {
+		t.Fatalf("ok %d, goroutines up to %d; want 3 ok and a handful of goroutines", r.ok, most.Load())
 	}
 }
