@@ -52,16 +52,21 @@ func main() {
 	r := l.run(*n, *c, func(i int) (*http.Request, error) {
 		return http.NewRequest(http.MethodPut, l.urls[i%len(l.urls)]+fmt.Sprintf("/kv/load-%08d", i), bytes.NewReader(value))
 	}, http.StatusNoContent)
-	r.print("write")
-	if r.failed > 0 && r.ok == 0 {
+	r.print(os.Stdout, "write")
+	if r.failedAll() {
 		os.Exit(1)
 	}
 	if *read {
+		failed := false
 		for _, q := range []string{"", "?stale=true"} {
 			r := l.run(*n, *c, func(i int) (*http.Request, error) {
 				return http.NewRequest(http.MethodGet, l.urls[i%len(l.urls)]+fmt.Sprintf("/kv/load-%08d%s", i, q), nil)
 			}, http.StatusOK)
-			r.print(map[string]string{"": "linearizable read", "?stale=true": "stale read"}[q])
+			r.print(os.Stdout, map[string]string{"": "linearizable read", "?stale=true": "stale read"}[q])
+			failed = failed || r.failedAll()
+		}
+		if failed {
+			os.Exit(1)
 		}
 	}
 }
@@ -163,17 +168,22 @@ func (l *load) do(req func(int) (*http.Request, error), i, want int) error {
 	return nil
 }
 
-func (r result) print(what string) {
+// print writes r's line to w; with nothing acknowledged there is no
+// latency to report, and it says so rather than printing zeros.
+func (r result) print(w io.Writer, what string) {
 	pct := func(p float64) time.Duration {
-		if len(r.latencies) == 0 {
-			return 0
-		}
-		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
+		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))].Round(10 * time.Microsecond)
 	}
-	fmt.Printf("%s: %d ok, %d failed in %v: %.0f/s; latency p50 %v p99 %v max %v\n",
-		what, r.ok, r.failed, r.elapsed.Round(time.Millisecond), float64(r.ok)/r.elapsed.Seconds(),
-		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
+	lat := "latency: none acknowledged"
+	if len(r.latencies) > 0 {
+		lat = fmt.Sprintf("latency p50 %v p99 %v max %v", pct(0.50), pct(0.99), pct(1))
+	}
+	fmt.Fprintf(w, "%s: %d ok, %d failed in %v: %.0f/s; %s\n",
+		what, r.ok, r.failed, r.elapsed.Round(time.Millisecond), float64(r.ok)/r.elapsed.Seconds(), lat)
 	if r.firstErr != nil {
-		fmt.Printf("%s: first error: %v\n", what, r.firstErr)
+		fmt.Fprintf(w, "%s: first error: %v\n", what, r.firstErr)
 	}
 }
+
+// failedAll reports whether r measured nothing: every request failed.
+func (r result) failedAll() bool { return r.failed > 0 && r.ok == 0 }

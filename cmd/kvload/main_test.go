@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRunCountsOnlyWantedStatus: a write counts only when it ends in the
@@ -82,5 +83,23 @@ func TestRunStartsNoMoreClientsThanRequests(t *testing.T) {
 	}, http.StatusNoContent)
 	if r.ok != 3 || most.Load() > 1000 {
 		t.Fatalf("ok %d, goroutines up to %d; want 3 ok and a handful of goroutines", r.ok, most.Load())
+	}
+}
+
+// TestPrintMeasuredOnly: a run in which nothing was acknowledged reports
+// no latency (it printed p50, p99 and max of 0s, figures never measured)
+// and counts as failed; one with successes prints its percentiles.
+func TestPrintMeasuredOnly(t *testing.T) {
+	var b strings.Builder
+	none := result{failed: 3, elapsed: time.Millisecond, firstErr: fmt.Errorf("refused")}
+	none.print(&b, "write")
+	if out := b.String(); strings.Contains(out, "p50") || !strings.Contains(out, "none acknowledged") || !none.failedAll() {
+		t.Fatalf("nothing acknowledged: %q, failedAll %v", out, none.failedAll())
+	}
+	b.Reset()
+	some := result{ok: 2, failed: 1, elapsed: time.Second, latencies: []time.Duration{time.Millisecond, 3 * time.Millisecond}}
+	some.print(&b, "write")
+	if out := b.String(); !strings.Contains(out, "p50 3ms p99 3ms max 3ms") || some.failedAll() {
+		t.Fatalf("two acknowledged: %q, failedAll %v", out, some.failedAll())
 	}
 }
