@@ -91,6 +91,10 @@ var sweepFilters = []struct {
 	{"auto-monkey", kv.FilterAuto, 0, kv.FilterAllocationMonkey},
 }
 
+// maxValueSize bounds -valuesize (16 MiB, 4096 times filllarge's values):
+// far past it a run only dies allocating.
+const maxValueSize = 1 << 24
+
 type flags struct {
 	n, ops, keySize, valueSize int
 	memTable, blockSize        int
@@ -180,6 +184,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if fl.n < 100 || fl.ops <= 0 || fl.keySize < 8 || fl.valueSize < 8 || fl.whileWriting <= 0 {
 		return nil, fmt.Errorf("need -n >= 100, -ops > 0, -keysize >= 8, -valuesize >= 8, -whilewriting > 0")
+	}
+	// Each engine takes 0 for its own default (4 MiB memtables, 4 KiB
+	// blocks, an 8 MiB cache) and a negative cache for none, so such
+	// values would run a configuration other than the one the header
+	// states; sizes past these bounds only fail allocating.
+	if fl.memTable < 1<<10 || fl.memTable > 1<<30 || fl.blockSize < 256 || fl.blockSize > 1<<20 || fl.cache <= 0 ||
+		fl.keySize > kv.MaxKeySize || fl.valueSize > maxValueSize || fl.idle < 0 {
+		return nil, fmt.Errorf("need -memtable from 1 KiB to 1 GiB, -blocksize from 256 B to 1 MiB, -cache > 0, -keysize <= %d, -valuesize <= %d, -idle >= 0", kv.MaxKeySize, maxValueSize)
 	}
 	if fl.budgetN < 0 || (fl.budgetN > 0 && fl.budgetN < 100) || fl.budgetMemTable < 0 {
 		return nil, fmt.Errorf("need -budgetn 0 (as -n) or >= 100, -budgetmemtable >= 0")

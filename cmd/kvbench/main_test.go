@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -326,5 +327,30 @@ func TestKVBenchDirMustBeNewOrEmpty(t *testing.T) {
 	fresh := filepath.Join(dir, "new", "db")
 	if err := run(append(args, "-dir", fresh), &out, &errOut); err != nil {
 		t.Fatalf("-dir a new directory: %v", err)
+	}
+}
+
+// TestKVBenchRefusesSizesNotRun: sizes an engine would replace with its
+// own default (0) or turn off (a negative cache), so that the header
+// would state a configuration that did not run, and sizes that only die
+// allocating (a 1 TiB value), are refused with a message.
+func TestKVBenchRefusesSizesNotRun(t *testing.T) {
+	for _, args := range [][]string{
+		{"-memtable", "0"},
+		{"-memtable", "512"},
+		{"-blocksize", "0"},
+		{"-blocksize", "4194304"},
+		{"-cache", "0"},
+		{"-cache", "-1"},
+		{"-keysize", "1099511627776"},
+		{"-valuesize", "1099511627776"},
+		{"-idle", "-1s"},
+	} {
+		if _, err := parseFlags(append(args, "-quick"), io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, err := parseFlags([]string{"-quick"}, io.Discard); err != nil {
+		t.Fatalf("-quick: %v", err)
 	}
 }
