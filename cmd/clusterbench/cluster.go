@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sievekv/sievekv/internal/benchreport"
 )
 
 // cluster is three kvserver processes on loopback, as the README starts
@@ -82,7 +84,10 @@ func (c *cluster) start(i int) error {
 		return fmt.Errorf("start kvserver n%d: %w", i+1, err)
 	}
 	c.procs[i], c.exited[i] = cmd, make(chan struct{})
-	go func(done chan struct{}) { cmd.Wait(); close(done) }(c.exited[i])
+	// An interrupt of clusterbench kills the member rather than leave it
+	// running on its ports and its removed directory.
+	cancel := benchreport.AtInterrupt(func() { cmd.Process.Kill() })
+	go func(done chan struct{}) { cmd.Wait(); cancel(); close(done) }(c.exited[i])
 	return nil
 }
 

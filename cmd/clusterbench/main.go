@@ -114,11 +114,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 // runCluster starts the three-node cluster and measures the write load and
 // the leader outages, SIGTERM and SIGKILL alternating.
 func runCluster(rep *report, bin string, writes, clients, outageRounds int, log func(string, ...any)) error {
-	root, err := os.MkdirTemp("", "clusterbench-")
+	root, remove, err := benchreport.TempDir("clusterbench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(root)
+	defer remove()
 	if bin == "" {
 		bin = filepath.Join(root, "kvserver")
 		log("building kvserver")

@@ -3,10 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
+	"github.com/sievekv/sievekv/internal/benchreport"
 	"github.com/sievekv/sievekv/internal/storebench"
 )
 
@@ -57,11 +57,11 @@ func runStores(rounds, n int, log func(string, ...any)) ([]storeResult, error) {
 // benchStore runs fn for exactly n operations on a store opened fresh
 // (setBenchOps has set testing's bench time to n iterations).
 func benchStore(fn func(*testing.B, storebench.Store), open func(string) (storebench.Store, error)) (testing.BenchmarkResult, error) {
-	dir, err := os.MkdirTemp("", "clusterbench-store-")
+	dir, remove, err := benchreport.TempDir("clusterbench-store-")
 	if err != nil {
 		return testing.BenchmarkResult{}, err
 	}
-	defer os.RemoveAll(dir)
+	defer remove()
 	s, err := open(dir)
 	if err != nil {
 		return testing.BenchmarkResult{}, err

@@ -283,10 +283,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		if root, err = os.MkdirTemp("", "kvbench-"); err != nil {
+		var remove func()
+		if root, remove, err = benchreport.TempDir("kvbench-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(root)
+		defer remove()
 	}
 	progress := stderr
 	if !fl.progress {

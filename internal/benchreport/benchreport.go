@@ -5,12 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	"gonum.org/v1/plot"
 )
@@ -54,12 +58,82 @@ func ChartLinks(b *strings.Builder, mdPath string, charts []string) {
 // Main runs a benchmark program: run gets the command line after the
 // program name, and an error it returns is printed under the program's name
 // and exits with status 1. run takes its arguments and writers as
-// parameters so that the program's tests call it in process.
+// parameters so that the program's tests call it in process. An interrupt
+// (SIGINT, SIGTERM) runs the AtInterrupt functions still registered, which
+// remove the TempDir directories, and exits with 128 + the signal's
+// number, writing no report: the default action would exit at once and
+// leave a run's databases (gigabytes at 1M keys) in the temp directory.
 func Main(name string, run func(args []string, stdout, stderr io.Writer) error) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "%s: %v: stopped; removing its temporary files, no report written\n", name, sig)
+		runInterrupted()
+		code := 1
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		os.Exit(code)
+	}()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+var interrupted struct {
+	sync.Mutex
+	next int
+	fns  map[int]func()
+}
+
+// AtInterrupt registers f to run if Main's program is interrupted before
+// the returned cancel is called.
+func AtInterrupt(f func()) (cancel func()) {
+	interrupted.Lock()
+	defer interrupted.Unlock()
+	if interrupted.fns == nil {
+		interrupted.fns = map[int]func(){}
+	}
+	id := interrupted.next
+	interrupted.next++
+	interrupted.fns[id] = f
+	return func() {
+		interrupted.Lock()
+		delete(interrupted.fns, id)
+		interrupted.Unlock()
+	}
+}
+
+// runInterrupted runs the registered functions, newest first.
+func runInterrupted() {
+	interrupted.Lock()
+	defer interrupted.Unlock()
+	ids := slices.Sorted(maps.Keys(interrupted.fns))
+	slices.Reverse(ids)
+	for _, id := range ids {
+		interrupted.fns[id]()
+	}
+}
+
+// TempDir makes a directory as os.MkdirTemp("", prefix) does; remove
+// removes it, and so does an interrupt of Main's program before then.
+func TempDir(prefix string) (dir string, remove func(), err error) {
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", nil, err
+	}
+	// Engines may still be writing into it when the interrupt comes:
+	// RemoveAll fails on a file made while it runs, so it tries again.
+	rm := func() {
+		for range 5 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+		}
+	}
+	cancel := AtInterrupt(rm)
+	return dir, func() { cancel(); rm() }, nil
 }
 
 // Outputs are the files a benchmark program writes besides its printed

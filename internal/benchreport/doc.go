@@ -2,11 +2,15 @@
 // cmd/kvbench) share in reporting a run: markdown tables and chart links for
 // docs/benchmarks.md, the output flags (-json, -plot, -md) and the JSON and
 // chart files they ask for, the flags a command line set (for presets such
-// as -quick), main's error exit, and the log-axis ticks of their charts. Each program keeps its own columns, goals
-// and charts; only the mechanics live here.
+// as -quick), main's error exit and its interrupt (which removes the
+// TempDir directories), and the log-axis ticks of their charts. Each
+// program keeps its own columns, goals and charts; only the mechanics live
+// here.
 //
-// Concurrency: the functions hold no state; Outputs.Write writes the files it is
-// given and nothing else.
+// Concurrency: the functions hold no state but the AtInterrupt registry
+// (TempDir's directories), guarded by a mutex for any goroutine; Main runs
+// it on SIGINT or SIGTERM. Outputs.Write writes the files it is given and
+// nothing else.
 //
 // Invariants:
 //
