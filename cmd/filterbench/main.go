@@ -49,6 +49,14 @@ type flags struct {
 	minQueriesPresent int
 }
 
+// maxKeys and maxKeySize bound -n, -absent and -keysize: the key sets are
+// held in memory (with a map to dedupe them), and far past these a run
+// only dies allocating.
+const (
+	maxKeys    = 100_000_000
+	maxKeySize = 4096
+)
+
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fl := &flags{}
 	fs := flag.NewFlagSet("filterbench", flag.ContinueOnError)
@@ -77,13 +85,16 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 100 {
-			return nil, fmt.Errorf("-n: %q is not a key count >= 100", s)
+		if err != nil || n < 100 || n > maxKeys {
+			return nil, fmt.Errorf("-n: %q is not a key count from 100 to %d", s, maxKeys)
 		}
 		fl.sizes = append(fl.sizes, n)
 	}
-	if fl.absent < 1000 || fl.rounds < 1 || fl.keySize < 9 {
-		return nil, fmt.Errorf("need -absent >= 1000, -rounds >= 1, -keysize >= 9")
+	if fl.absent < 1000 || fl.absent > maxKeys || fl.rounds < 1 || fl.keySize < 9 || fl.keySize > maxKeySize || fl.rangeQueries < 0 {
+		return nil, fmt.Errorf("need -absent from 1000 to %d, -rounds >= 1, -keysize from 9 to %d, -range-queries >= 0", maxKeys, maxKeySize)
+	}
+	if fl.only == "range" && fl.rangeQueries == 0 {
+		return nil, fmt.Errorf("-only range with -range-queries 0 measures nothing")
 	}
 	// Present-key queries loop over the keys until at least this many,
 	// so a 10k-key filter is timed over as many queries as a 1M one.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,26 @@ func TestFilterBenchRangeSection(t *testing.T) {
 	printRange(&b, rs)
 	if !strings.Contains(b.String(), "| user%08d, runs and holes | ") {
 		t.Errorf("range table lacks the runs shape:\n%s", b.String())
+	}
+}
+
+// TestFilterBenchRefusesEmptyOrImpossibleRuns: a run that would measure
+// nothing (the range section alone, with no range queries) is refused
+// rather than reported as an empty success, and so are sizes that only
+// die allocating (a 1 TiB key, a trillion absent keys).
+func TestFilterBenchRefusesEmptyOrImpossibleRuns(t *testing.T) {
+	for _, args := range [][]string{
+		{"-only", "range", "-range-queries", "0"},
+		{"-range-queries", "-5"},
+		{"-keysize", "1099511627776"},
+		{"-absent", "1099511627776"},
+		{"-n", "1099511627776"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, err := parseFlags([]string{"-quick", "-only", "range"}, io.Discard); err != nil {
+		t.Fatalf("-only range: %v", err)
 	}
 }
