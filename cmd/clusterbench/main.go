@@ -78,6 +78,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *rounds < 1 || *benchOps < 1 || *writes < 1 || *clients < 1 || *outageRounds < 1 {
 		return fmt.Errorf("-rounds, -benchops, -writes, -clients and -outages must be positive")
 	}
+	if *clients > *writes {
+		// Each client takes the next write: the others would idle, and
+		// the report would state a concurrency that never ran.
+		return fmt.Errorf("-clients %d is more than the %d -writes", *clients, *writes)
+	}
 	want := map[string]bool{}
 	for _, p := range strings.Split(*parts, ",") {
 		if p != "stores" && p != "cluster" {

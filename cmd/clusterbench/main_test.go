@@ -84,6 +84,17 @@ func TestClusterWritesAndOutages(t *testing.T) {
 	}
 }
 
+// TestMoreClientsThanWrites: -clients above -writes is refused before
+// anything starts; it started every client although each takes the next
+// write (-clients 1000000000 hung allocating goroutines) and the report
+// stated that many concurrent clients.
+func TestMoreClientsThanWrites(t *testing.T) {
+	err := run([]string{"-parts", "cluster", "-writes", "10", "-clients", "1000000000", "-kvserver", filepath.Join(t.TempDir(), "none")}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-clients") {
+		t.Fatalf("err %v, want a -clients error", err)
+	}
+}
+
 func TestBadArguments(t *testing.T) {
 	for _, args := range [][]string{{"-rounds", "0"}, {"-writes", "-1"}, {"-plot", "dir"}, {"-parts", "stores,clusters"}} {
 		if err := run(args, io.Discard, io.Discard); err == nil {
