@@ -197,12 +197,30 @@ func sampleKeys(prefix string, n int) [][]byte {
 	return keys
 }
 
+// maxKeys bounds -n and -absent: every key is held in memory, and far
+// past this a run only dies allocating.
+const maxKeys = 100_000_000
+
+// checkFlags refuses a run whose table would mean nothing or that cannot
+// run: a measured FP rate over fewer than 1000 absent keys (one key gives
+// 0% or 100%), key counts that only die allocating, and arguments the
+// flags do not take ("filterdemo 1000" ran the default 100k keys).
+func checkFlags(n, absent int, rest []string) error {
+	if n < 1 || n > maxKeys || absent < 1000 || absent > maxKeys {
+		return fmt.Errorf("need -n from 1 to %d and -absent from 1000 to %d", maxKeys, maxKeys)
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q (the key counts are -n and -absent)", rest[0])
+	}
+	return nil
+}
+
 func main() {
 	n := flag.Int("n", 100_000, "keys added to each filter")
 	q := flag.Int("absent", 1_000_000, "absent keys queried to measure the false-positive rate")
 	flag.Parse()
-	if *n <= 0 || *q <= 0 {
-		fmt.Fprintln(os.Stderr, "filterdemo: -n and -absent must be positive")
+	if err := checkFlags(*n, *q, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "filterdemo:", err)
 		os.Exit(2)
 	}
 	rows, err := table(entries, sampleKeys("user", *n), sampleKeys("miss", *q))

@@ -107,3 +107,25 @@ type allFilter struct{}
 func (allFilter) MayContain([]byte) bool         { return true }
 func (allFilter) MayContainHash(uint64) bool     { return true }
 func (allFilter) MarshalBinary() ([]byte, error) { return []byte{1}, nil }
+
+// TestCheckFlags: a table of nothing (an FP rate "measured" on one absent
+// key), sizes that only die allocating, and a stray argument are refused.
+func TestCheckFlags(t *testing.T) {
+	if err := checkFlags(100_000, 1_000_000, nil); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for _, tc := range []struct {
+		n, absent int
+		rest      []string
+	}{
+		{0, 1000, nil},
+		{1, 1, nil},
+		{1 << 40, 1000, nil},
+		{1000, 1 << 40, nil},
+		{1000, 1000, []string{"1000"}},
+	} {
+		if err := checkFlags(tc.n, tc.absent, tc.rest); err == nil {
+			t.Errorf("%+v: no error", tc)
+		}
+	}
+}
