@@ -64,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: clusterbench takes flags only, and reads none after it", fs.Arg(0))
+	}
 	if *quick {
 		set := benchreport.SetOnCommandLine(fs)
 		for name, v := range map[string]string{"rounds": "3", "benchops": "500", "writes": "5000", "outages": "2"} {

@@ -74,6 +74,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: filterbench takes flags only, and reads none after it", fs.Arg(0))
+	}
 	set := benchreport.SetOnCommandLine(fs)
 	if fl.quick {
 		if !set["n"] {

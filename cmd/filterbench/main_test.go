@@ -122,3 +122,12 @@ func TestFilterBenchRefusesEmptyOrImpossibleRuns(t *testing.T) {
 		t.Fatalf("-only range: %v", err)
 	}
 }
+
+// TestFilterBenchRefusesArguments: "filterbench -quick bloom -rounds 1"
+// is refused; it ran the quick benchmark of every filter, ignoring bloom
+// and -rounds 1.
+func TestFilterBenchRefusesArguments(t *testing.T) {
+	if _, err := parseFlags([]string{"-quick", "bloom", "-rounds", "1"}, io.Discard); err == nil {
+		t.Fatal("no error")
+	}
+}

@@ -159,6 +159,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: kvbench takes flags only, and reads none after it", fs.Arg(0))
+	}
 	if fl.quick {
 		// The same data-to-memtable and data-to-cache ratios as the
 		// 1M-key defaults, at a tenth of the size.

@@ -391,3 +391,12 @@ func TestKVBenchInterruptRemovesTempDir(t *testing.T) {
 		t.Errorf("left in the temp directory after SIGINT: %v", left)
 	}
 }
+
+// TestKVBenchRefusesArguments: a word among the flags is refused; flag
+// parsing stopped at it, so "kvbench -quick sievekv -replot x" ran the
+// whole quick benchmark, every engine, ignoring the flags after it.
+func TestKVBenchRefusesArguments(t *testing.T) {
+	if _, err := parseFlags([]string{"-quick", "sievekv", "-replot", "x"}, io.Discard); err == nil || !strings.Contains(err.Error(), `"sievekv"`) {
+		t.Fatalf("err %v, want one naming the argument", err)
+	}
+}

@@ -38,7 +38,7 @@ func main() {
 	flag.StringVar(&sec.keyFile, "key", "", "the client certificate's private key (PEM)")
 	flag.Parse()
 	urls := strings.Split(*targets, ",")
-	if err := checkFlags(*n, *c, *size, urls); err != nil {
+	if err := checkFlags(*n, *c, *size, urls, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "kvload:", err)
 		os.Exit(2)
 	}
@@ -77,9 +77,14 @@ func main() {
 const maxSize = 1 << 30
 
 // checkFlags refuses a load that cannot run as asked: no writes or
-// clients, a value size out of range, or a target that is not an HTTP URL
-// (an empty one from a stray comma fails every write sent to it).
-func checkFlags(n, c, size int, urls []string) error {
+// clients, a value size out of range, a target that is not an HTTP URL
+// (an empty one from a stray comma fails every write sent to it), or an
+// argument (flag parsing stops at it: "kvload URL -n 10" sent the default
+// 10000 writes to the default target).
+func checkFlags(n, c, size int, urls, rest []string) error {
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q: kvload takes flags only (targets are -targets), and reads none after it", rest[0])
+	}
 	if n <= 0 || c <= 0 || size < 0 || size > maxSize {
 		return fmt.Errorf("-n and -c must be positive, -size from 0 to %d", maxSize)
 	}

@@ -46,7 +46,7 @@ func TestRunCountsOnlyWantedStatus(t *testing.T) {
 // (a stray comma's empty one failed every write sent to it).
 func TestCheckFlags(t *testing.T) {
 	ok := []string{"http://127.0.0.1:8001", "https://a:8002"}
-	if err := checkFlags(10, 4, 100, ok); err != nil {
+	if err := checkFlags(10, 4, 100, ok, nil); err != nil {
 		t.Fatalf("good flags: %v", err)
 	}
 	for _, tc := range []struct {
@@ -61,7 +61,7 @@ func TestCheckFlags(t *testing.T) {
 		{10, 4, 100, []string{"127.0.0.1:8001"}},
 		{10, 4, 100, []string{"ftp://h"}},
 	} {
-		if err := checkFlags(tc.n, tc.c, tc.size, tc.urls); err == nil {
+		if err := checkFlags(tc.n, tc.c, tc.size, tc.urls, nil); err == nil {
 			t.Errorf("%+v: no error", tc)
 		}
 	}
@@ -101,5 +101,14 @@ func TestPrintMeasuredOnly(t *testing.T) {
 	some.print(&b, "write")
 	if out := b.String(); !strings.Contains(out, "p50 3ms p99 3ms max 3ms") || some.failedAll() {
 		t.Fatalf("two acknowledged: %q, failedAll %v", out, some.failedAll())
+	}
+}
+
+// TestCheckFlagsRefusesArguments: "kvload URL -n 10" is refused; flag
+// parsing stopped at the URL, so the run sent the default 10000 writes to
+// the default target.
+func TestCheckFlagsRefusesArguments(t *testing.T) {
+	if err := checkFlags(10, 4, 100, []string{"http://127.0.0.1:8001"}, []string{"http://h:1", "-n", "10"}); err == nil {
+		t.Fatal("no error")
 	}
 }
