@@ -1,8 +1,9 @@
-// Command filterdemo is what `make run` shows a newcomer: it builds every
-// filter in github.com/sievekv/sievekv/filters over a sample of keys and
-// prints, per filter, its size in bits per key, its target false-positive
-// rate, the false-positive rate measured on keys never added, and its fill
-// ratio where that notion applies.
+// Command filterdemo (go run ./cmd/filterdemo; `make run` is the kvshell)
+// shows a newcomer the filters: it builds every filter in
+// github.com/sievekv/sievekv/filters over a sample of keys and prints, per
+// filter, its size in bits per key, its target false-positive rate, the
+// false-positive rate measured on keys never added, and its fill ratio or
+// load factor where that notion applies.
 //
 // Each filter is one entry in the entries slice; adding a filter to the
 // table is adding one entry. Every run also checks that each sample key is
