@@ -78,6 +78,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if out.Plot != "" {
 		return fmt.Errorf("-plot: clusterbench draws no charts")
 	}
+	if err := out.Check(); err != nil {
+		return err
+	}
 	if *rounds < 1 || *benchOps < 1 || *writes < 1 || *clients < 1 || *outageRounds < 1 {
 		return fmt.Errorf("-rounds, -benchops, -writes, -clients and -outages must be positive")
 	}

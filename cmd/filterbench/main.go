@@ -99,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if fl.only == "range" && fl.rangeQueries == 0 {
 		return nil, fmt.Errorf("-only range with -range-queries 0 measures nothing")
 	}
+	if err := fl.out.Check(); err != nil {
+		return nil, err
+	}
 	// Present-key queries loop over the keys until at least this many,
 	// so a 10k-key filter is timed over as many queries as a 1M one.
 	fl.minQueriesPresent = min(fl.absent, 1_000_000)

@@ -131,3 +131,17 @@ func TestFilterBenchRefusesArguments(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+// TestFilterBenchRefusesClashingOutputs: -json and -md naming one file,
+// or -json a directory, are refused before the run; the markdown replaced
+// the JSON and the run exited 0, or the run failed only at its end, its
+// results lost.
+func TestFilterBenchRefusesClashingOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.out")
+	for _, args := range [][]string{{"-json", out, "-md", out}, {"-json", dir}} {
+		if _, err := parseFlags(append(args, "-quick"), io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

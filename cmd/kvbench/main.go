@@ -202,6 +202,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if fl.rounds < 1 || (fl.rounds > 1 && !fl.isolate) {
 		return nil, fmt.Errorf("need -rounds >= 1, and -isolate for more than one round")
 	}
+	if err := fl.out.Check(fl.budgetRuns, fl.cpuProfile, fl.memProfile); err != nil {
+		return nil, err
+	}
 	return fl, nil
 }
 

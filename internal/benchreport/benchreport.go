@@ -151,6 +151,40 @@ func (o *Outputs) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.MD, "md", "", "write a markdown section (tables, goals, charts) to this file")
 }
 
+// Check refuses, before a run, output paths that would fail or clobber
+// each other only once it is over: a -json or -md path (or one of extra,
+// a program's other output files) that is a directory or whose directory
+// does not exist, a -plot that is a file, and two outputs naming one file
+// (the last written replaced the other, and the run still exited 0).
+func (o Outputs) Check(extra ...string) error {
+	files := map[string]string{}
+	for _, p := range append([]string{o.JSON, o.MD}, extra...) {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		if other, ok := files[abs]; ok {
+			return fmt.Errorf("output %s named twice (%s): one would overwrite the other", p, other)
+		}
+		files[abs] = p
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return fmt.Errorf("output %s is a directory", p)
+		}
+		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("output %s: its directory %s does not exist", p, filepath.Dir(p))
+		}
+	}
+	if o.Plot != "" {
+		if fi, err := os.Stat(o.Plot); err == nil && !fi.IsDir() {
+			return fmt.Errorf("-plot %s is a file, not a directory", o.Plot)
+		}
+	}
+	return nil
+}
+
 // Write writes the charts draw makes into o.Plot and the results as
 // indented JSON into o.JSON, each only when its path is set. It returns the
 // chart paths, for ChartLinks (BR2).

@@ -108,3 +108,32 @@ func TestDecadesLabelsPowersOfTen(t *testing.T) {
 		t.Fatalf("labels %v, want %v", labels, want)
 	}
 }
+
+// TestOutputsCheck: output paths that would fail or clobber each other at
+// the end of a run are refused before it; good ones pass.
+func TestOutputsCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := Outputs{JSON: filepath.Join(dir, "r.json"), MD: file, Plot: filepath.Join(dir, "charts")}
+	if err := good.Check(filepath.Join(dir, "cpu.prof")); err != nil {
+		t.Fatalf("good outputs: %v", err)
+	}
+	for _, tc := range []struct {
+		o     Outputs
+		extra []string
+	}{
+		{Outputs{JSON: dir}, nil},
+		{Outputs{MD: filepath.Join(dir, "no", "such", "part.md")}, nil},
+		{Outputs{JSON: file, MD: file}, nil},
+		{Outputs{JSON: file, MD: dir + "/./f"}, nil},
+		{Outputs{JSON: filepath.Join(dir, "r.json")}, []string{filepath.Join(dir, "r.json")}},
+		{Outputs{Plot: file}, nil},
+	} {
+		if err := tc.o.Check(tc.extra...); err == nil {
+			t.Errorf("%+v %v: no error", tc.o, tc.extra)
+		}
+	}
+}
