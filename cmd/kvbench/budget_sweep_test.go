@@ -19,7 +19,7 @@ import (
 // (-budgetruns) covers every sievekv point's runs with measured figures.
 func TestKVBenchBudgetSweep(t *testing.T) {
 	runsPath := filepath.Join(t.TempDir(), "runs.md")
-	fl, err := parseFlags([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-budgetbits", "6,10", "-budgetruns", runsPath}, io.Discard)
+	fl, err := parseFlags([]string{"-n", "3000", "-ops", "1000", "-memtable", "65536", "-budgetsweep", "-budgetbits", "6,10", "-budgetruns", runsPath}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

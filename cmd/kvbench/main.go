@@ -205,6 +205,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if err := fl.out.Check(fl.budgetRuns, fl.cpuProfile, fl.memProfile); err != nil {
 		return nil, err
 	}
+	// Outputs the run would not write: exiting 0 without them would read
+	// as a run that wrote them.
+	if fl.budgetRuns != "" && !fl.budgetSweep {
+		return nil, fmt.Errorf("-budgetruns is written by the budget sweep: add -budgetsweep")
+	}
+	if fl.replot != "" && (fl.out.JSON != "" || fl.out.MD != "") {
+		return nil, fmt.Errorf("-replot draws the charts (-plot) only: it writes no -json or -md")
+	}
 	return fl, nil
 }
 

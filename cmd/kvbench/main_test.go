@@ -400,3 +400,19 @@ func TestKVBenchRefusesArguments(t *testing.T) {
 		t.Fatalf("err %v, want one naming the argument", err)
 	}
 }
+
+// TestKVBenchRefusesOutputsNotWritten: an output file the run would not
+// write is refused; -budgetruns without -budgetsweep, and -json or -md
+// with -replot, ran and exited 0 without writing them.
+func TestKVBenchRefusesOutputsNotWritten(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-quick", "-budgetruns", filepath.Join(dir, "runs.txt")},
+		{"-replot", filepath.Join(dir, "in.json"), "-plot", dir, "-md", filepath.Join(dir, "part.md")},
+		{"-replot", filepath.Join(dir, "in.json"), "-plot", dir, "-json", filepath.Join(dir, "out.json")},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
