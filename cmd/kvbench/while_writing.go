@@ -58,17 +58,22 @@ import (
 const whileWritingReaders = 1
 
 // timeWhileWriting makes the while-writing phases ps time-bound: each
-// engine's readers read for d, with ops a cap at a million a second that
-// no engine reaches beside a writer. With a fixed count of reads instead,
+// engine's readers read for d, with ops a guard at 50 million a second
+// (20 ns a Get) that no engine reaches (runTimed). With a fixed count of reads instead,
 // the slower readers would read longer beside the same full-speed
 // writer, and so on a tree with more L0 tables than the faster engine's
 // readers ever met: the slower engine's reads made slower still. For the
 // same time, every engine's writer gets as long to grow its tree.
 func timeWhileWriting(ps []phaseSpec, d time.Duration) {
 	for i := range ps {
-		ps[i].duration, ps[i].ops = d, max(1, int(d.Seconds()*1e6))
+		ps[i].duration, ps[i].ops = d, max(1, int(d.Seconds()*timedOpsGuardPerSecond))
 	}
 }
+
+// timedOpsGuardPerSecond bounds a timed phase's reads per second of its
+// duration: a guard against a runaway loop, not a figure any engine
+// reaches.
+const timedOpsGuardPerSecond = 50_000_000
 
 // isWhileWriting reports whether w reads beside a writer.
 func isWhileWriting(w string) bool { return w == "readwhilewriting" || w == "readmissingwhilewriting" }
@@ -90,7 +95,7 @@ type writerRun struct {
 // It returns how many reads ran, how many found their key, the readers'
 // own time (not the writer's first write before them, nor the write in
 // flight it finishes after them), and what the writer did.
-func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat []time.Duration, bar *progressbar.ProgressBar) (int, int, time.Duration, writerRun, error) {
+func runWhileWriting(p phaseSpec, readers []opFunc, io *ioCounters, lat *[]time.Duration, bar *progressbar.ProgressBar) (int, int, time.Duration, writerRun, error) {
 	var stop atomic.Bool
 	var wr writerRun
 	var werr error

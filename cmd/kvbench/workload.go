@@ -278,7 +278,11 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 		}
 	}
 	quiesce()
-	bar := newBar(progress, p.ops, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
+	total := p.ops
+	if p.duration > 0 {
+		total = -1 // a timed phase's ops are not known ahead: a spinner
+	}
+	bar := newBar(progress, total, fmt.Sprintf("%-24s %-17s", p.workload, r.name))
 	resetPeakRSS()
 	m := newPhaseMeter(r, p)
 	var shape string
@@ -296,10 +300,10 @@ func measure(r *runner, p phaseSpec, progress io.Writer) (result, error) {
 	done := p.ops
 	switch {
 	case p.writer != nil:
-		done, found, reading, wr, err = runWhileWriting(p, readers, r.io, m.lat, bar)
+		done, found, reading, wr, err = runWhileWriting(p, readers, r.io, &m.lat, bar)
 		written = wr.written
 	case p.readers > 1:
-		done, found, err = runParallel(p, readers, m.lat, bar, nil)
+		done, found, err = runParallel(p, readers, &m.lat, bar, nil)
 	default:
 		written, found, err = runOps(p, m.lat, bar)
 	}
@@ -367,7 +371,10 @@ type phaseMeter struct {
 }
 
 func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
-	m := &phaseMeter{r: r, p: p, io0: r.io.snapshot(), lat: make([]time.Duration, p.ops)}
+	m := &phaseMeter{r: r, p: p, io0: r.io.snapshot()}
+	if p.duration == 0 {
+		m.lat = make([]time.Duration, p.ops) // a timed phase's come from runTimed
+	}
 	if s, ok := r.eng.(*sieveEngine); ok {
 		m.m0 = s.db.Metrics()
 	}
