@@ -46,7 +46,7 @@ func TestShadowDropDifferential(t *testing.T) {
 	// chooses it), with a tiny index (never the set) and with the set
 	// chosen for every check.
 	var dropped [3]uint64
-	var tinyRebuilds, tinyOpens uint64
+	var tinyGrowths, tinyOpens uint64
 	for seed := first; seed <= seeds; seed++ {
 		tiny, local := seed%2 == 0, seed%8 == 3
 		t.Run(fmt.Sprintf("seed%d-tiny%v-set%v", seed, tiny, local), func(t *testing.T) {
@@ -65,19 +65,21 @@ func TestShadowDropDifferential(t *testing.T) {
 			r := runShadowDropDifferential(t, seed, ops)
 			dropped[mode] += r.drops
 			if tiny {
-				tinyRebuilds, tinyOpens = tinyRebuilds+r.rebuilds, tinyOpens+r.opens
+				tinyGrowths, tinyOpens = tinyGrowths+r.growths, tinyOpens+r.opens
 			}
 		})
 	}
 	if dropped[0] == 0 || dropped[1] == 0 || dropped[2] == 0 {
 		t.Fatalf("values dropped early: %d with the default index, %d with a tiny one, %d with the set of above keys: a run exercised nothing", dropped[0], dropped[1], dropped[2])
 	}
-	// Open rebuilds the index at most once; more rebuilds are growth.
-	if tinyRebuilds <= tinyOpens {
-		t.Fatalf("the tiny index was rebuilt %d times over %d opens: it never grew", tinyRebuilds, tinyOpens)
+	// Counted apart from Open's builds: a build Open started in the
+	// background and Close stopped is not a rebuild, so rebuilds against
+	// opens failed under load.
+	if tinyGrowths == 0 {
+		t.Fatalf("the tiny index never grew over %d opens", tinyOpens)
 	}
 	if testing.Verbose() {
-		t.Logf("values dropped early: %d (default index), %d (tiny index), %d (set of above keys); tiny index rebuilt %d times over %d opens", dropped[0], dropped[1], dropped[2], tinyRebuilds, tinyOpens)
+		t.Logf("values dropped early: %d (default index), %d (tiny index), %d (set of above keys); tiny index grew %d times over %d opens", dropped[0], dropped[1], dropped[2], tinyGrowths, tinyOpens)
 	}
 }
 
@@ -98,10 +100,10 @@ type differentialRun struct {
 	snaps []modelSnapshot
 	iters []pendingIter
 	seq   int
-	// drops and rebuilds sum the early drops and index rebuilds of the
+	// drops and growths sum the early drops and index growths of the
 	// DBs already closed; opens counts the Opens.
-	drops, rebuilds, opens uint64
-	keys                   int // the keys are differentialKey(0..keys-1)
+	drops, growths, opens uint64
+	keys                  int // the keys are differentialKey(0..keys-1)
 }
 
 // differentialKey is key i of a differential run, increasing in i; a
@@ -144,11 +146,11 @@ func runShadowDropDifferential(t *testing.T, seed int64, ops int) *differentialR
 	return r
 }
 
-// tally adds the open DB's early drops and index rebuilds to r's sums.
+// tally adds the open DB's early drops and index growths to r's sums.
 func (r *differentialRun) tally() {
 	m := r.d.Metrics()
 	r.drops += m.Compaction.ShadowedDropped
-	r.rebuilds += m.TombstoneIndex.Rebuilds
+	r.growths += r.d.tombstones.growths.Load()
 }
 
 func (r *differentialRun) open() {

@@ -99,6 +99,9 @@ type tombstoneIndex struct {
 
 	checks, negatives atomic.Uint64
 	rebuilds          atomic.Uint64
+	// growths counts the rebuilds a full filter started (Open's build is
+	// not one).
+	growths atomic.Uint64
 	// rebuildNanos is the time rebuilds took, reading tables included.
 	rebuildNanos atomic.Int64
 	// updateNanos is the time flushes and compactions spent in
@@ -201,6 +204,7 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 		// that four times the slots, so growths are rare (each reads
 		// every tombstone table) at the price of a load of 24-95%
 		// (docs/design.md, "The tombstone index").
+		ti.growths.Add(1)
 		if ti.grow == nil {
 			return ti.rebuildLocked(2 * ti.f.Cap())
 		}
