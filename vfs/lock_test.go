@@ -49,3 +49,23 @@ func TestSharedAndExclusiveLocks(t *testing.T) {
 		ex.Close()
 	})
 }
+
+// Lock of a directory's name fails on both file systems, and the name
+// stays a directory: MemFS once bound a lock file under it, so the name
+// was a file and a directory at once (Stat said file, Rename moved it).
+func TestLockOfDirectoryFails(t *testing.T) {
+	forEachFS(t, func(t *testing.T, fsys FS, root string) {
+		d := fsys.PathJoin(root, "d")
+		if err := fsys.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := fsys.Lock(d); err == nil {
+			l.Close()
+			t.Fatal("Lock of a directory succeeded")
+		}
+		st, err := fsys.Stat(d)
+		if err != nil || !st.IsDir() {
+			t.Fatalf("after Lock, Stat(%s) = %v, %v; want a directory", d, st, err)
+		}
+	})
+}

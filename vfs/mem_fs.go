@@ -211,6 +211,11 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	if m.locks[name] != 0 {
 		return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
 	}
+	if m.dirs[name] {
+		// As the OS answers (the lock file is opened for writing): a
+		// directory is no lock file, and must not gain a file's binding.
+		return nil, pathErr("lock", name, syscall.EISDIR)
+	}
 	if m.files[name] == nil {
 		if !m.parentExists(name) {
 			return nil, pathErr("lock", name, fs.ErrNotExist)
