@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -336,12 +337,17 @@ type memFile struct {
 	node     *memNode
 	name     string
 	writable bool
-	closed   bool // owner-only, like Write
+	// closed is atomic: Close is the owner's, but ReadAt and Stat, which
+	// may run on other goroutines, check it too, as the OS's do.
+	closed atomic.Bool
 }
 
 var errClosed = errors.New("file already closed")
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.closed.Load() {
+		return 0, pathErr("read", f.name, errClosed)
+	}
 	if off < 0 {
 		return 0, pathErr("read", f.name, fs.ErrInvalid)
 	}
@@ -358,7 +364,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *memFile) Write(p []byte) (int, error) {
-	if f.closed {
+	if f.closed.Load() {
 		return 0, pathErr("write", f.name, errClosed)
 	}
 	if !f.writable {
@@ -372,7 +378,7 @@ func (f *memFile) Write(p []byte) (int, error) {
 }
 
 func (f *memFile) Sync() error {
-	if f.closed {
+	if f.closed.Load() {
 		return pathErr("sync", f.name, errClosed)
 	}
 	// Under the FS lock, so that CrashClone, which holds it throughout,
@@ -388,14 +394,18 @@ func (f *memFile) Sync() error {
 }
 
 func (f *memFile) Close() error {
-	if f.closed {
+	if f.closed.Swap(true) {
 		return pathErr("close", f.name, errClosed)
 	}
-	f.closed = true
 	return nil
 }
 
-func (f *memFile) Stat() (os.FileInfo, error) { return f.node.stat(f.name), nil }
+func (f *memFile) Stat() (os.FileInfo, error) {
+	if f.closed.Load() {
+		return nil, pathErr("stat", f.name, errClosed)
+	}
+	return f.node.stat(f.name), nil
+}
 
 // memDir is a directory handle; its Sync persists the directory's entries.
 type memDir struct {

@@ -211,3 +211,32 @@ func TestCountingFS(t *testing.T) {
 		t.Fatalf("after Reset %+v", got)
 	}
 }
+
+// A closed File refuses ReadAt and Stat on both file systems, as it
+// refuses Write and Sync: MemFS once served them, so a use after Close
+// passed every MemFS test and failed only on disk.
+func TestClosedFileRefusesReads(t *testing.T) {
+	forEachFS(t, func(t *testing.T, fsys FS, root string) {
+		p := fsys.PathJoin(root, "f")
+		f, err := fsys.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var b [3]byte
+		if _, err := f.ReadAt(b[:], 0); err == nil {
+			t.Error("ReadAt after Close succeeded")
+		}
+		if _, err := f.Stat(); err == nil {
+			t.Error("Stat after Close succeeded")
+		}
+		if err := f.Close(); err == nil {
+			t.Error("second Close succeeded")
+		}
+	})
+}
