@@ -91,6 +91,11 @@ func (e *VersionEdit) Validate() error {
 		if m.SmallestSeq > m.LargestSeq {
 			return corruptf("table %d: smallest sequence %d > largest %d", m.FileNum, m.SmallestSeq, m.LargestSeq)
 		}
+		if _, ok := m.FilterType.TableCode(); !ok {
+			// Encode has no byte for it: it would write code 0, which
+			// Decode reads back as another filter (binary-fuse-8).
+			return corruptf("table %d: filter %s has no table code", m.FileNum, m.FilterType)
+		}
 	}
 	return nil
 }

@@ -281,3 +281,24 @@ func tableType(code uint8) filters.Type {
 	}
 	return t
 }
+
+// TestValidateRejectsFilterWithoutTableCode: Encode has no byte for a
+// filter no table may carry (or the zero Type) and wrote table code 0,
+// which Decode reads back as binary-fuse-8: the MANIFEST then named the
+// wrong filter for the table. Validate, which the engine calls before it
+// writes an edit, must refuse such an edit.
+func TestValidateRejectsFilterWithoutTableCode(t *testing.T) {
+	for _, ft := range []filters.Type{0, filters.TypeCuckoo, filters.TypeRange} {
+		e := &VersionEdit{NewTables: []NewTable{{Level: 1, Meta: &TableMetadata{
+			FileNum: 9, Size: 1,
+			Smallest:    base.MakeInternalKey([]byte("a"), 1, base.KindSet),
+			Largest:     base.MakeInternalKey([]byte("b"), 1, base.KindSet),
+			SmallestSeq: 1, LargestSeq: 1, FilterType: ft,
+		}}}}
+		if err := e.Validate(); !errors.Is(err, ErrCorruption) {
+			var back VersionEdit
+			derr := back.Decode(e.Encode())
+			t.Errorf("filter %s: Validate = %v; the encoding decodes (%v) as filter %s", ft, err, derr, back.NewTables[0].Meta.FilterType)
+		}
+	}
+}
