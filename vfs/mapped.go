@@ -93,12 +93,16 @@ type Appender struct {
 }
 
 // NewAppender returns an Appender writing f, which must be empty, mapping
-// segSize bytes at a time (DefaultSegmentSize if segSize <= 0). It does not
-// take ownership of f.
+// segSize bytes at a time (DefaultSegmentSize if segSize <= 0), rounded up
+// to a multiple of the page size: each segment is mapped at the offset
+// where the previous one ended, and a mapping starts on a page. It does
+// not take ownership of f.
 func NewAppender(f File, segSize int64) *Appender {
 	if segSize <= 0 {
 		segSize = DefaultSegmentSize
 	}
+	page := int64(os.Getpagesize())
+	segSize = (segSize + page - 1) / page * page
 	_, ok := f.(Mapper)
 	return &Appender{f: f, segSize: segSize, mapped: ok}
 }
