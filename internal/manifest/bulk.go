@@ -116,7 +116,8 @@ func (b *BulkVersionEdit) check(e *VersionEdit) error {
 // returns an error wrapping ErrCorruption if a table's smallest key is above
 // its largest, two tables of a level >= 1 overlap, a file number is not
 // below NextFileNumber, or a table holds sequence numbers above
-// LastSequence (the last two only when the folded edits set those scalars).
+// LastSequence (the last two only when the folded edits set those scalars),
+// or if LastSequence is above base.SeqNumMax.
 // b is not changed and may keep accumulating.
 func (b *BulkVersionEdit) Apply() (*State, error) {
 	b.start()
@@ -124,6 +125,11 @@ func (b *BulkVersionEdit) Apply() (*State, error) {
 	s.Version = &Version{}
 	for _, p := range b.tables {
 		s.Levels[p.level] = append(s.Levels[p.level], p.meta)
+	}
+	if s.LastSequence > uint64(base.SeqNumMax) {
+		// A key's trailer holds 56 bits of sequence number: the engine
+		// would number its next writes past what a key can carry.
+		return nil, corruptf("manifest: last sequence %d above the largest sequence number %d", s.LastSequence, base.SeqNumMax)
 	}
 	if b.hasNext && b.hasLog && s.LogNumber >= s.NextFileNumber {
 		return nil, corruptf("manifest: log number %d is not below next file number %d", s.LogNumber, s.NextFileNumber)

@@ -138,6 +138,10 @@ func TestApplyRejectsInconsistentState(t *testing.T) {
 		"log number not below next": {LogNumber: 6, HasLogNumber: true, NextFileNumber: 6, HasNextFileNumber: true},
 		"sequence above last": {LastSequence: 5, HasLastSequence: true,
 			NewTables: []NewTable{{0, meta(5, 0, 1)}}},
+		// A key's trailer holds 56 bits: the engine would number its
+		// next writes past what a key can carry.
+		"last sequence above SeqNumMax": {LastSequence: uint64(base.SeqNumMax) + 1, HasLastSequence: true},
+		"last sequence 2^64-1":          {LastSequence: 1<<64 - 1, HasLastSequence: true},
 	}
 	for name, e := range cases {
 		var b BulkVersionEdit

@@ -38,7 +38,8 @@
 //	M5 (checked result): Apply returns a Version that keeps V2, in which
 //	   every table's smallest key is at most its largest, every file number
 //	   (and the log number) is below NextFileNumber and every table's
-//	   LargestSeq is at most LastSequence, when the folded edits set those.
+//	   LargestSeq is at most LastSequence, when the folded edits set those,
+//	   and LastSequence is at most base.SeqNumMax.
 //
 // # Concurrency
 //
