@@ -58,7 +58,14 @@ func NewMem() *MemFS {
 	}
 }
 
-func clean(name string) string { return path.Clean(name) }
+// clean is path.Clean except that the empty name stays empty: the OS
+// names no file "" (ENOENT), where path.Clean would make it ".".
+func clean(name string) string {
+	if name == "" {
+		return ""
+	}
+	return path.Clean(name)
+}
 
 func pathErr(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
@@ -66,7 +73,7 @@ func pathErr(op, name string, err error) error {
 
 // parentExists reports whether name's directory exists. REQUIRES: m.mu held.
 func (m *MemFS) parentExists(name string) bool {
-	return m.dirs[path.Dir(name)]
+	return name != "" && m.dirs[path.Dir(name)]
 }
 
 // Create implements FS.
@@ -191,6 +198,9 @@ func (m *MemFS) List(dir string) ([]string, error) {
 // MkdirAll implements FS.
 func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	dir = clean(dir)
+	if dir == "" {
+		return pathErr("mkdir", dir, fs.ErrNotExist)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for d := dir; !m.dirs[d]; d = path.Dir(d) {

@@ -240,3 +240,36 @@ func TestClosedFileRefusesReads(t *testing.T) {
 		}
 	})
 }
+
+// The empty name is no file on either file system: MemFS once cleaned it
+// to ".", so Open, Stat, List and MkdirAll of "" succeeded on the root
+// there and failed on disk.
+func TestEmptyNameIsNoFile(t *testing.T) {
+	forEachFS(t, func(t *testing.T, fsys FS, root string) {
+		ops := map[string]func() error{
+			"Create":      func() error { _, err := fsys.Create(""); return err },
+			"Open":        func() error { _, err := fsys.Open(""); return err },
+			"OpenDir":     func() error { _, err := fsys.OpenDir(""); return err },
+			"Stat":        func() error { _, err := fsys.Stat(""); return err },
+			"List":        func() error { _, err := fsys.List(""); return err },
+			"MkdirAll":    func() error { return fsys.MkdirAll("", 0o755) },
+			"Remove":      func() error { return fsys.Remove("") },
+			"Lock":        func() error { _, err := fsys.Lock(""); return err },
+			"RLock":       func() error { _, err := fsys.RLock(""); return err },
+			"Rename from": func() error { return fsys.Rename("", fsys.PathJoin(root, "x")) },
+		}
+		for name, op := range ops {
+			if err := op(); err == nil {
+				t.Errorf("%s(\"\") succeeded", name)
+			}
+		}
+		f, err := fsys.Create(fsys.PathJoin(root, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if err := fsys.Rename(fsys.PathJoin(root, "f"), ""); err == nil {
+			t.Error(`Rename(f, "") succeeded`)
+		}
+	})
+}
