@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
@@ -35,5 +36,36 @@ func TestAppenderOddSegmentSize(t *testing.T) {
 			t.Fatalf("segment %d: file does not hold what was written", seg)
 		}
 		f.Close()
+	}
+}
+
+// Write after Close fails whatever the Appender had done: it once failed
+// only when a segment was mapped, so an Appender closed before its first
+// Write (or one writing through Write, as on MemFS) took more bytes, and a
+// mapped one mapped a segment that nothing would unmap.
+func TestAppenderWriteAfterClose(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fs   FS
+		dir  string
+	}{{"os", Default, t.TempDir()}, {"mem", NewMem(), "/"}} {
+		for _, wrote := range []bool{false, true} {
+			f, err := c.fs.Create(c.fs.PathJoin(c.dir, fmt.Sprintf("log-%v", wrote)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := NewAppender(f, 0)
+			if wrote {
+				if _, err := a.Write([]byte("x")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Close()
+			if _, err := a.Write([]byte("y")); err == nil {
+				t.Errorf("%s, wrote before Close %v: Write after Close succeeded", c.name, wrote)
+			}
+			a.Close()
+			f.Close()
+		}
 	}
 }

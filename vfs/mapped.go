@@ -228,15 +228,19 @@ func (a *Appender) Sync() error {
 func (a *Appender) Size() int64 { return a.off }
 
 // Close unmaps the current segment; it neither syncs nor closes the file.
+// Write and Sync fail afterwards, whether or not the Appender had mapped
+// anything.
 func (a *Appender) Close() error {
+	if a.err == nil {
+		a.err = errAppenderClosed
+	}
 	if a.seg == nil {
 		return nil
 	}
 	a.stopWarm()
 	err := a.seg.Unmap()
 	a.seg = nil
-	if a.err == nil {
-		a.err = errors.New("vfs: appender is closed")
-	}
 	return err
 }
+
+var errAppenderClosed = errors.New("vfs: appender is closed")
