@@ -46,8 +46,8 @@ var reopenVariants = map[string]func(o *Options){
 	"tombageneg": func(o *Options) { o.TombstoneMaxAge = -1 },
 }
 
-// reopenVariantsShort are the variants make test runs; SIEVEKV_SOAK runs
-// every one, each over a tree written with and without range filters.
+// reopenVariantsShort are the variants make test runs; make soak runs
+// every one (TestReopenWithOtherOptionsSoak).
 var reopenVariantsShort = []string{"memmin", "nowal", "xor8"}
 
 // TestReopenWithOtherOptionsMatchesModel opens a DB holding several
@@ -60,10 +60,21 @@ var reopenVariantsShort = []string{"memmin", "nowal", "xor8"}
 // with no defect found; kept so that a change cannot quietly tie a DB to
 // the options that wrote it.)
 func TestReopenWithOtherOptionsMatchesModel(t *testing.T) {
-	names, ranges, batches := reopenVariantsShort, []float64{10}, 1500
-	if os.Getenv("SIEVEKV_SOAK") != "" {
-		names, ranges, batches = slices.Sorted(maps.Keys(reopenVariants)), []float64{10, 0}, 4000
+	reopenWithOtherOptionsCases(t, reopenVariantsShort, []float64{10}, 1500)
+}
+
+// TestReopenWithOtherOptionsSoak runs every variant over trees written
+// with and without range filters, for make soak (SIEVEKV_SOAK).
+func TestReopenWithOtherOptionsSoak(t *testing.T) {
+	if os.Getenv("SIEVEKV_SOAK") == "" {
+		t.Skip("every variant: set SIEVEKV_SOAK=1 (make soak)")
 	}
+	reopenWithOtherOptionsCases(t, slices.Sorted(maps.Keys(reopenVariants)), []float64{10, 0}, 4000)
+}
+
+// reopenWithOtherOptionsCases runs reopenWithOtherOptions for each named
+// variant over trees written with each range filter width.
+func reopenWithOtherOptionsCases(t *testing.T, names []string, ranges []float64, batches int) {
 	for i, name := range names {
 		for _, rangeBits := range ranges {
 			t.Run(fmt.Sprintf("%s/range%v", name, rangeBits), func(t *testing.T) {
