@@ -369,20 +369,34 @@ func TestKVBenchInterruptRemovesTempDir(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the load to be writing into its temp directory.
-	deadline := time.Now().Add(30 * time.Second)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Wait for the load to be writing into its temp directory. The child
+	// first builds its 2M keys, which took 19 s under -race on a loaded
+	// 2-core machine and more than the 30 s this wait once allowed (one
+	// CI-like run in three failed so), so the wait is bounded by the
+	// child exiting and by the test binary's own -timeout, not a guess.
+	deadline := time.Now().Add(10 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-30 * time.Second)
+	}
 	for {
 		if dirs, _ := filepath.Glob(filepath.Join(tmp, "kvbench-*", "*", "*")); len(dirs) > 0 {
 			break
 		}
+		select {
+		case err := <-exited:
+			t.Fatalf("kvbench exited (%v) before writing a DB into its temp directory", err)
+		case <-time.After(20 * time.Millisecond):
+		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatal("no DB files in the temp directory after 30 s")
+			<-exited
+			t.Fatalf("no DB files in the temp directory by the test's deadline (%v)", deadline)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
+	err := <-exited
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
 		t.Errorf("exit after SIGINT: %v, want a failure status", err)
