@@ -35,70 +35,26 @@ func warmReaders(p phaseSpec) ([]opFunc, error) {
 
 // runParallel runs phase p's ops on len(ops) goroutines, goroutine g
 // taking ops g, g+len(ops), ... with ops[g] (warmReaders'), until the ops
-// or, if p.duration is set, that time from the start run out (runTimed).
-// Latencies land in *lat, p.ops long, at each op's index; a timed phase
-// replaces *lat with the latencies of the ops that ran. onReader, if set,
-// runs first in each goroutine, and what it returns runs as the goroutine
-// ends. It returns how many ops ran and how many found their key.
+// or, if p.duration is set, that time from the start run out; a timed
+// phase's ops are then only a guard no engine reaches. Each goroutine
+// records its latencies in a buffer of its own, sized for its share of
+// the ops or, timed, of timedOpsPerSecondHint, and grown past it; *lat
+// then holds them all, in no particular order (percentiles sort them).
+// onReader, if set, runs first in each goroutine, and what it returns runs
+// as the goroutine ends. It returns how many ops ran and how many found
+// their key.
 func runParallel(p phaseSpec, ops []opFunc, lat *[]time.Duration, bar *progressbar.ProgressBar, onReader func() func()) (done, found int, err error) {
-	if p.duration > 0 {
-		return runTimed(p, ops, lat, bar, onReader)
-	}
-	readers := len(ops)
-	var wg sync.WaitGroup
-	founds := make([]int, readers)
-	errs := make([]error, readers)
-	for g := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if onReader != nil {
-				defer onReader()()
-			}
-			for i := g; i < p.ops; i += readers {
-				t0 := time.Now()
-				_, ok, err := ops[g](i)
-				(*lat)[i] = time.Since(t0)
-				if err != nil {
-					errs[g] = fmt.Errorf("reader %d op %d: %w", g, i, err)
-					return
-				}
-				if ok {
-					founds[g]++
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for g := range readers {
-		if errs[g] != nil {
-			return 0, 0, errs[g]
-		}
-		found += founds[g]
-	}
-	bar.Add(p.ops)
-	return p.ops, found, nil
-}
-
-// timedOpsPerSecondHint sizes a timed phase's latency buffers: a million
-// reads a second, which engines beside a writer come near; a faster
-// reader's buffer grows (sievekv's Gets of absent keys ran at 1.7 million
-// a second, and with a buffer this size as the phase's cap they stopped
-// at 85-130 ms of a 150 ms phase, reporting the time they read).
-const timedOpsPerSecondHint = 1_000_000
-
-// runTimed is runParallel for a phase bound by p.duration: each goroutine
-// reads until that time from the start has passed (or p.ops, a guard no
-// engine reaches, have run), recording its latencies in a buffer of its
-// own, which *lat then holds, in no particular order.
-func runTimed(p phaseSpec, ops []opFunc, lat *[]time.Duration, bar *progressbar.ProgressBar, onReader func() func()) (done, found int, err error) {
 	readers := len(ops)
 	var wg sync.WaitGroup
 	founds := make([]int, readers)
 	lats := make([][]time.Duration, readers)
 	errs := make([]error, readers)
-	hint := min(p.ops, int(p.duration.Seconds()*timedOpsPerSecondHint)) / readers
-	end := time.Now().Add(p.duration)
+	hint := (p.ops + readers - 1) / readers
+	var end time.Time
+	if p.duration > 0 {
+		hint = min(p.ops, int(p.duration.Seconds()*timedOpsPerSecondHint)) / readers
+		end = time.Now().Add(p.duration)
+	}
 	for g := range readers {
 		wg.Add(1)
 		go func() {
@@ -110,7 +66,7 @@ func runTimed(p phaseSpec, ops []opFunc, lat *[]time.Duration, bar *progressbar.
 			defer func() { lats[g] = mine }()
 			for i := g; i < p.ops; i += readers {
 				t0 := time.Now()
-				if t0.After(end) {
+				if p.duration > 0 && t0.After(end) {
 					return
 				}
 				_, ok, err := ops[g](i)
@@ -126,15 +82,28 @@ func runTimed(p phaseSpec, ops []opFunc, lat *[]time.Duration, bar *progressbar.
 		}()
 	}
 	wg.Wait()
-	all := make([]time.Duration, 0, max(len(*lat), 1))
 	for g := range readers {
 		if errs[g] != nil {
 			return 0, 0, errs[g]
 		}
-		all = append(all, lats[g]...)
+		done += len(lats[g])
 		found += founds[g]
 	}
+	all := (*lat)[:0]
+	if cap(all) < done {
+		all = make([]time.Duration, 0, done)
+	}
+	for g := range readers {
+		all = append(all, lats[g]...)
+	}
 	*lat = all
-	bar.Add(len(all))
-	return len(all), found, nil
+	bar.Add(done)
+	return done, found, nil
 }
+
+// timedOpsPerSecondHint sizes a timed phase's latency buffers: a million
+// reads a second, which engines beside a writer come near; a faster
+// reader's buffer grows (sievekv's Gets of absent keys ran at 1.7 million
+// a second, and with a buffer this size as the phase's cap they stopped
+// at 85-130 ms of a 150 ms phase, reporting the time they read).
+const timedOpsPerSecondHint = 1_000_000

@@ -59,7 +59,7 @@ const whileWritingReaders = 1
 
 // timeWhileWriting makes the while-writing phases ps time-bound: each
 // engine's readers read for d, with ops a guard at 50 million a second
-// (20 ns a Get) that no engine reaches (runTimed). With a fixed count of reads instead,
+// (20 ns a Get) that no engine reaches (runParallel). With a fixed count of reads instead,
 // the slower readers would read longer beside the same full-speed
 // writer, and so on a tree with more L0 tables than the faster engine's
 // readers ever met: the slower engine's reads made slower still. For the

@@ -373,7 +373,7 @@ type phaseMeter struct {
 func newPhaseMeter(r *runner, p phaseSpec) *phaseMeter {
 	m := &phaseMeter{r: r, p: p, io0: r.io.snapshot()}
 	if p.duration == 0 {
-		m.lat = make([]time.Duration, p.ops) // a timed phase's come from runTimed
+		m.lat = make([]time.Duration, p.ops) // a timed phase's come from runParallel
 	}
 	if s, ok := r.eng.(*sieveEngine); ok {
 		m.m0 = s.db.Metrics()
