@@ -182,8 +182,10 @@ const estimatesPerTick = 4
 // but no estimate (tables found by Open) their figures, reading their
 // tombstone keys. It reports whether it changed any.
 func (d *DB) estimateMissing(v *manifest.Version) bool {
-	if d.tombstones.reading.Load() {
-		return false // the rebuild reading the tables gives the figures
+	if d.tombstones.isRebuilding() {
+		// The rebuild reading the tables (Open's or a growth's) gives
+		// the tables Open found their figures.
+		return false
 	}
 	done := 0
 	for l, ts := range v.Levels {

@@ -413,7 +413,7 @@ func (d *DB) collectMetrics() Metrics {
 		Checks: d.tombstones.checks.Load(), Negatives: d.tombstones.negatives.Load(),
 		Rebuilds: d.tombstones.rebuilds.Load(), RebuildTime: time.Duration(d.tombstones.rebuildNanos.Load()),
 		UpdateTime: time.Duration(d.tombstones.updateNanos.Load()),
-		Building:   d.tombstones.reading.Load(),
+		Building:   d.tombstones.isRebuilding(),
 	}
 	if entries > 0 {
 		m.TombstoneIndex.BytesPerTombstone = float64(tiBytes) / float64(entries)

@@ -83,10 +83,6 @@ type tombstoneIndex struct {
 	// (add) or dropped since the rebuild took its version.
 	rebuilding bool
 	pending    []pendingTombstone
-	// reading is set while a background rebuild reads the tables (Open's
-	// or a growth's): the delete-aware estimates of the tables Open found
-	// come from that read, so estimateMissing waits for it.
-	reading atomic.Bool
 	// fBytes is f's encoded size, computed when f is made (stats would
 	// otherwise encode the whole filter on every Metrics call).
 	fBytes int

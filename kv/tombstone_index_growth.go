@@ -113,11 +113,9 @@ func (ti *tombstoneIndex) startBuilding() error {
 func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 	v.Ref()
 	d.bg.Add(1)
-	d.tombstones.reading.Store(true)
 	go func() {
 		defer d.bg.Done()
 		defer v.Unref()
-		defer d.tombstones.reading.Store(false)
 		if testRebuildPause != nil {
 			testRebuildPause()
 		}
@@ -131,7 +129,9 @@ func (d *DB) rebuildInBackground(v *manifest.Version, capacity int) {
 	}()
 }
 
-// isRebuilding reports whether a growth is in progress.
+// isRebuilding reports whether a rebuild, a growth or the build Open
+// started, is reading the tables: the index then answers "may have" for
+// every key.
 func (ti *tombstoneIndex) isRebuilding() bool {
 	ti.lockApplied() // a queued edit may start one
 	defer ti.mu.Unlock()

@@ -235,7 +235,7 @@ func TestTombstoneIndexPropertyNoFalseNegatives(t *testing.T) {
 // panics on a timeout.
 func waitTombstoneIndexBuilt(t testing.TB, d *DB) {
 	deadline := time.Now().Add(time.Minute)
-	for d.tombstones.reading.Load() {
+	for d.tombstones.isRebuilding() {
 		if time.Now().After(deadline) {
 			if t == nil {
 				panic("the tombstone index's rebuild did not end within a minute")

@@ -110,7 +110,7 @@ func (t *GetTrace) table(level int, tm *manifest.TableMetadata, gs *sstable.GetS
 // ExplainGet performs a Get of key and returns the trace of what it did.
 func (d *DB) ExplainGet(key []byte) (*GetTrace, error) {
 	trace := &GetTrace{Key: append([]byte{}, key...)}
-	trace.TombstoneIndexBuilding = d.tombstones.reading.Load()
+	trace.TombstoneIndexBuilding = d.tombstones.isRebuilding()
 	trace.MayHaveTombstone = d.tombstones.mayHaveTombstone(key)
 	v, err := d.getLatest(nil, key, trace)
 	d.describeTraceFilters(trace)
