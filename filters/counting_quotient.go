@@ -61,6 +61,13 @@ import (
 //
 // Remove must only be called for keys known to be members (package doc). A
 // CountingQuotient is not safe for concurrent mutation.
+//
+// The zero value (a CountingQuotient no constructor or UnmarshalBinary made) is an
+// empty filter with no slots: queries answer "absent" (Count 0), Remove finds nothing,
+// Len and LoadFactor are 0, Add returns an error wrapping ErrFull (it has
+// nowhere to put a key) and MarshalBinary one wrapping ErrInvalidArgument
+// (it has no encoding). A declared-but-unmade filter thus fails loudly on
+// its first Add instead of indexing an empty table.
 type CountingQuotient struct {
 	data     []byte // nblocks blocks of stride bytes, then 8 zero bytes
 	r        uint   // remainder bits
@@ -524,6 +531,9 @@ func (f *CountingQuotient) Count(key []byte) uint64 { return f.CountHash(Hash(ke
 
 // CountHash is Count for a key whose Hash the caller holds.
 func (f *CountingQuotient) CountHash(h uint64) uint64 {
+	if f.nq == 0 {
+		return 0 // zero value: an empty filter (see the type doc)
+	}
 	q, x := f.split(h)
 	if !f.isOcc(q) {
 		return 0
@@ -542,6 +552,9 @@ func (f *CountingQuotient) Add(key []byte) error { return f.AddHash(Hash(key)) }
 
 // AddHash is Add for a key whose Hash the caller holds.
 func (f *CountingQuotient) AddHash(h uint64) error {
+	if f.nq == 0 {
+		return errZeroValueFull
+	}
 	if f.total == math.MaxUint64 {
 		return errCountingQuotientMax
 	}
@@ -613,6 +626,9 @@ func (f *CountingQuotient) Remove(key []byte) bool { return f.RemoveHash(Hash(ke
 
 // RemoveHash is Remove for a key whose Hash the caller holds.
 func (f *CountingQuotient) RemoveHash(h uint64) bool {
+	if f.nq == 0 {
+		return false
+	}
 	q, x := f.split(h)
 	if !f.isOcc(q) {
 		return false
@@ -685,7 +701,7 @@ func (f *CountingQuotient) Slots() int { return int(f.used) }
 
 // LoadFactor returns the slot load: Slots() over the home slots. Add
 // refuses to pass 0.95.
-func (f *CountingQuotient) LoadFactor() float64 { return float64(f.used) / float64(f.nq) }
+func (f *CountingQuotient) LoadFactor() float64 { return loadOf(f.used, f.nq) }
 
 // RemainderBits returns r.
 func (f *CountingQuotient) RemainderBits() int { return int(f.r) }

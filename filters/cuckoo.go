@@ -21,6 +21,13 @@ import (
 //
 // A Cuckoo is not safe for concurrent mutation; a filter that is no longer
 // mutated may be queried from many goroutines.
+//
+// The zero value (a Cuckoo no constructor or UnmarshalBinary made) is an
+// empty filter with no slots: queries answer "absent", Remove and CopiesHash find nothing,
+// Len and LoadFactor are 0, Add (and AddHashes) returns an error wrapping ErrFull (it has
+// nowhere to put a key) and MarshalBinary one wrapping ErrInvalidArgument
+// (it has no encoding). A declared-but-unmade filter thus fails loudly on
+// its first Add instead of indexing an empty table.
 type Cuckoo struct {
 	laneTable  // altMask is bucket count - 1: the partner may be any bucket
 	logBuckets uint
@@ -103,6 +110,9 @@ func newCuckooShape(logBuckets, fpBits uint) *Cuckoo {
 // keeping a multiset can bound the copies per class and count the rest
 // elsewhere, since a bucket pair holds at most 8 copies of one fingerprint.
 func (c *Cuckoo) CopiesHash(h uint64) int {
+	if c.emptyTable() {
+		return 0
+	}
 	fp, i1 := c.derive(h)
 	i2 := c.alt(i1, fp)
 	b1, b2 := c.bucket(i1), uint64(0)

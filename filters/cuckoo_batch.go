@@ -96,6 +96,9 @@ func (c *Cuckoo) loadBuckets(group []uint64) {
 // tombstones each ask both (measured in BenchmarkCuckooBatch). It reports
 // whether h was spilled (not added) instead.
 func (c *Cuckoo) addBounded(h uint64, maxCopies int) (spilled bool, _ error) {
+	if c.emptyTable() {
+		return false, errZeroValueFull
+	}
 	fp, i1 := c.derive(h)
 	i2 := c.alt(i1, fp)
 	b1, b2 := c.bucket(i1), c.bucket(i2)

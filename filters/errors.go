@@ -26,6 +26,20 @@ var (
 	ErrUnknownType = errors.New("filters: unknown filter type")
 )
 
+// errZeroValueFull is what Add on the zero value of a dynamic filter returns:
+// a filter no constructor or UnmarshalBinary made has no slots, so it is
+// full before its first key. It is static so that the path allocates nothing.
+var errZeroValueFull = fmt.Errorf("filters: zero-value filter has no slots (make it with its constructor): %w", ErrFull)
+
+// loadOf is count/capacity, 0 for a zero-capacity (zero-value) filter
+// rather than NaN: an empty filter is not loaded.
+func loadOf(count, capacity uint64) float64 {
+	if capacity == 0 {
+		return 0
+	}
+	return float64(count) / float64(capacity)
+}
+
 // corruptf returns an error wrapping ErrCorrupt with a formatted detail.
 func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))

@@ -12,9 +12,12 @@ type Filter interface {
 	// encoding, decodable by Unmarshal (see docs/format.md). A zero value
 	// (a filter no constructor, builder or UnmarshalBinary made) has no
 	// encoding and is refused with ErrInvalidArgument, except the zero
-	// Xor8, BinaryFuse8 and BinaryFuse16, which are empty filters. The
-	// dynamic fingerprint filters (Cuckoo, Quotient and their descendants)
-	// must not be queried as zero values either.
+	// Xor8, BinaryFuse8 and BinaryFuse16, which are empty filters. Every
+	// zero value may be queried: the dynamic fingerprint filters (Cuckoo,
+	// Vacuum, Quotient, CountingQuotient, VectorQuotient, Morton) and
+	// RangeFilter answer "absent" (they hold nothing), the Bloom filters
+	// "maybe" (their Add has no error to refuse a key with, so a zero Bloom
+	// cannot prove absence). Each type's doc states its zero value.
 	MarshalBinary() ([]byte, error)
 }
 

@@ -128,6 +128,9 @@ func (t *laneTable) derive(h uint64) (fp, i1 uint64) {
 func (t *laneTable) MayContain(key []byte) bool {
 	// The body of MayContainHash, repeated because it is too large to
 	// inline: one call per query instead of two.
+	if t.emptyTable() {
+		return false
+	}
 	fp, i1 := t.derive(Hash(key))
 	b1, b2 := t.bucket(i1), t.bucket(t.alt(i1, fp))
 	return t.matchLanes(b1, fp)|t.matchLanes(b2, fp) != 0
@@ -141,6 +144,9 @@ func (t *laneTable) MayContain(key []byte) bool {
 // docs/filters.md, "Cuckoo and quotient against
 // github.com/seiflotfy/cuckoofilter").
 func (t *laneTable) MayContainHash(h uint64) bool {
+	if t.emptyTable() {
+		return false
+	}
 	fp, i1 := t.derive(h)
 	b1, b2 := t.bucket(i1), t.bucket(t.alt(i1, fp))
 	return t.matchLanes(b1, fp)|t.matchLanes(b2, fp) != 0
@@ -153,6 +159,9 @@ func (t *laneTable) Add(key []byte) error { return t.AddHash(Hash(key)) }
 
 // AddHash is Add for a key whose Hash the caller holds.
 func (t *laneTable) AddHash(h uint64) error {
+	if t.emptyTable() {
+		return errZeroValueFull
+	}
 	fp, i1 := t.derive(h)
 	return t.add(i1, fp)
 }
@@ -164,6 +173,9 @@ func (t *laneTable) Remove(key []byte) bool { return t.RemoveHash(Hash(key)) }
 
 // RemoveHash is Remove for a key whose Hash the caller holds.
 func (t *laneTable) RemoveHash(h uint64) bool {
+	if t.emptyTable() {
+		return false
+	}
 	fp, i1 := t.derive(h)
 	return t.remove(i1, fp)
 }
@@ -316,7 +328,16 @@ func (t *laneTable) Len() int { return int(t.count) }
 func (t *laneTable) Cap() int { return int(t.slots.n) * laneSlots }
 
 // LoadFactor returns Len()/Cap().
-func (t *laneTable) LoadFactor() float64 { return float64(t.count) / float64(t.Cap()) }
+func (t *laneTable) LoadFactor() float64 { return loadOf(t.count, uint64(t.Cap())) }
+
+// emptyTable reports whether the table has no buckets: the zero value of
+// Cuckoo or Vacuum, which no constructor made. Its bucket array is empty,
+// so every key operation would index past it; instead the zero value is an
+// empty filter that is already full (queries answer absent, Remove finds
+// nothing, Add returns an error wrapping ErrFull), as a user holding a
+// declared-but-unmade filter expects. The one branch is the same on every
+// call to a filter, so it predicts perfectly.
+func (t *laneTable) emptyTable() bool { return t.slots.n == 0 }
 
 // FingerprintBits returns the fingerprint width chosen at construction.
 func (t *laneTable) FingerprintBits() int { return int(t.fpBits) }

@@ -40,6 +40,13 @@ import (
 // Remove must only be called for keys known to be members (see the package
 // doc). A Morton is not safe for concurrent mutation; a filter that is no
 // longer mutated may be queried from many goroutines.
+//
+// The zero value (a Morton no constructor or UnmarshalBinary made) is an
+// empty filter with no slots: queries answer "absent", Remove finds nothing,
+// Len, LoadFactor and OverflowFraction are 0, Add returns an error wrapping ErrFull (it has
+// nowhere to put a key) and MarshalBinary one wrapping ErrInvalidArgument
+// (it has no encoding). A declared-but-unmade filter thus fails loudly on
+// its first Add instead of indexing an empty table.
 type Morton struct {
 	// words holds 8 per block, 64-byte aligned, plus two spare zero words:
 	// match reads the two words at an empty bucket's offset, which in a
@@ -232,6 +239,9 @@ func (m *Morton) MayContain(key []byte) bool { return m.MayContainHash(Hash(key)
 // bucket's match is matchBits written out, because matchBits is too large
 // for the compiler to inline and most lookups end there.
 func (m *Morton) MayContainHash(h uint64) bool {
+	if m.blocks == 0 {
+		return false // zero value: an empty filter (see the type doc)
+	}
 	fp, b := m.derive(h)
 	base := b / mortonBuckets * mortonBlockWords
 	off, cnt := mortonOffset(m.words[base], b%mortonBuckets)
@@ -325,6 +335,9 @@ func (m *Morton) Add(key []byte) error { return m.AddHash(Hash(key)) }
 
 // AddHash is Add for a key whose Hash the caller holds.
 func (m *Morton) AddHash(h uint64) error {
+	if m.blocks == 0 {
+		return errZeroValueFull
+	}
 	fp, p := m.derive(h)
 	if m.canPlace(p) {
 		m.put(m.block(p/mortonBuckets), p%mortonBuckets, fp)
@@ -421,6 +434,9 @@ func (m *Morton) Remove(key []byte) bool { return m.RemoveHash(Hash(key)) }
 // RemoveHash is Remove for a key whose Hash the caller holds. The OTA bit is
 // left set (it may cover other keys).
 func (m *Morton) RemoveHash(h uint64) bool {
+	if m.blocks == 0 {
+		return false
+	}
 	fp, p := m.derive(h)
 	if m.removeFrom(p, fp) {
 		m.count--
@@ -453,7 +469,7 @@ func (m *Morton) Len() int { return int(m.count) }
 func (m *Morton) Cap() int { return int(m.blocks) * int(m.slots) }
 
 // LoadFactor returns Len()/Cap().
-func (m *Morton) LoadFactor() float64 { return float64(m.count) / float64(m.Cap()) }
+func (m *Morton) LoadFactor() float64 { return loadOf(m.count, uint64(m.Cap())) }
 
 // FingerprintBits returns the fingerprint width.
 func (m *Morton) FingerprintBits() int { return int(m.fpBits) }
@@ -468,7 +484,7 @@ func (m *Morton) OverflowFraction() float64 {
 	for i := uint64(0); i < m.blocks; i++ {
 		set += bits.OnesCount64(m.words[i*mortonBlockWords+1] & (1<<mortonOTABits - 1))
 	}
-	return float64(set) / float64(m.blocks*mortonOTABits)
+	return loadOf(uint64(set), m.blocks*mortonOTABits)
 }
 
 // MarshalBinary encodes the filter (docs/format.md, "Morton filter").

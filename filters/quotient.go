@@ -36,6 +36,13 @@ import (
 // As with every fingerprint filter, Remove must only be called for keys
 // known to be members (see the package doc). A Quotient is not safe for
 // concurrent mutation.
+//
+// The zero value (a Quotient no constructor or UnmarshalBinary made) is an
+// empty filter with no slots: queries answer "absent", Remove finds nothing,
+// Len and LoadFactor are 0, Add and Resize return an error wrapping ErrFull
+// (it has nowhere to put a key) and MarshalBinary one wrapping
+// ErrInvalidArgument (it has no encoding). A declared-but-unmade filter thus fails loudly on
+// its first Add instead of indexing an empty table.
 type Quotient struct {
 	slots    packedArray // 2^q entries of r+3 bits (see the type doc)
 	q, r     uint
@@ -189,6 +196,10 @@ func (f *Quotient) MayContainHash(h uint64) bool {
 // fr; the run is sorted (Q3), so the scan stops at the first larger
 // remainder.
 func (f *Quotient) locate(fq, fr uint64) (s, pos uint64, found bool) {
+	if f.slots.n == 0 {
+		// The zero value has no slots: an empty filter (see the type doc).
+		return 0, 0, false
+	}
 	if f.slots.get(fq)&qfOccupied == 0 {
 		return 0, 0, false
 	}
@@ -332,7 +343,7 @@ func (f *Quotient) Len() int { return int(f.count) }
 func (f *Quotient) Cap() int { return int(f.maxCount) }
 
 // LoadFactor returns Len() / 2^q.
-func (f *Quotient) LoadFactor() float64 { return float64(f.count) / float64(f.slots.n) }
+func (f *Quotient) LoadFactor() float64 { return loadOf(f.count, f.slots.n) }
 
 // MaxLoad returns the load limit the filter was built with.
 func (f *Quotient) MaxLoad() float64 { return f.maxLoad }

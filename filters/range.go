@@ -46,6 +46,11 @@ import (
 // Space: Elias-Fano takes lowBits+1 bits per code plus r>>lowBits+1 bits,
 // at most B bits per key, plus the coder's header (the prefix and up to 33
 // bytes per position read).
+//
+// The zero value is an empty filter: every point and range query answers
+// "absent", Len and FPBound are 0, and MarshalBinary returns an error
+// wrapping ErrInvalidArgument (it has no encoding). MayContainHash answers
+// "maybe" as it does for every RangeFilter (a hash carries no order).
 type RangeFilter struct {
 	coder keyCoder
 	exact bool
@@ -378,7 +383,7 @@ func (f *RangeFilter) CodeWidth(lo, hi []byte) uint64 {
 // FPBound is the bound of invariant R3 on the false-positive probability of
 // an empty query of code width w.
 func (f *RangeFilter) FPBound(w uint64) float64 {
-	if f.exact || w == 0 {
+	if f.exact || w == 0 || f.set.n == 0 {
 		return 0
 	}
 	return min(1, float64(f.set.n)*float64(w)/float64(f.r))

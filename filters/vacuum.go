@@ -27,6 +27,13 @@ import (
 // Remove must only be called for keys known to be members (see the package
 // doc). A Vacuum is not safe for concurrent mutation; a filter that is no
 // longer mutated may be queried from many goroutines.
+//
+// The zero value (a Vacuum no constructor or UnmarshalBinary made) is an
+// empty filter with no slots: queries answer "absent", Remove finds nothing,
+// Len and LoadFactor are 0, Add returns an error wrapping ErrFull (it has
+// nowhere to put a key) and MarshalBinary one wrapping ErrInvalidArgument
+// (it has no encoding). A declared-but-unmade filter thus fails loudly on
+// its first Add instead of indexing an empty table.
 type Vacuum struct {
 	laneTable        // altMask is L - 1: the partner stays in the chunk
 	logChunk  uint   // L = 2^logChunk buckets per chunk
