@@ -202,19 +202,26 @@ func (d *DB) writeGroup(mem *memTable, olderLogs *logSync, group []*pendingWrite
 	return nil
 }
 
-// applyToMemTable inserts every entry of an encoded batch.
+// applyToMemTable inserts every entry of an encoded batch. The memtable's
+// refusals (an entry past memtable.MaxEntryBytes, a frozen memtable) are
+// returned, not ignored: the engine's own bounds keep both unreachable,
+// but an entry the memtable did not take must never be acknowledged.
 func applyToMemTable(mem *memTable, data []byte) error {
 	keyBytes := 0
 	_, _, err := decodeBatch(data, func(seq base.SeqNum, e batchEntry) error {
 		keyBytes += len(e.Key)
+		var err error
 		switch e.Kind {
 		case base.KindSet:
-			mem.Set(e.Key, seq, e.Value)
+			err = mem.Set(e.Key, seq, e.Value)
 		case base.KindRangeDelete:
 			mem.rangeDels.add(e.Key, e.Value, seq)
 			keyBytes += len(e.Value)
 		default:
-			mem.Delete(e.Key, seq)
+			err = mem.Delete(e.Key, seq)
+		}
+		if err != nil {
+			return fmt.Errorf("kv: memtable refused the entry at seq %d: %w", seq, err)
 		}
 		return nil
 	})

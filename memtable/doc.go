@@ -79,8 +79,8 @@
 //	   nodes from a NodePool and Release gives back every node its tree
 //	   owns. A Clone makes all existing nodes owned by neither tree, so a
 //	   memtable whose nodes are to be recycled must be frozen (Freeze)
-//	   before it is iterated: a frozen memtable refuses writes (Add panics)
-//	   and its iterators read the tree itself. Nodes a Clone from before
+//	   before it is iterated: a frozen memtable refuses writes (Add returns
+//	   an error wrapping ErrFrozen) and its iterators read the tree itself. Nodes a Clone from before
 //	   the freeze still shares are left to the GC.
 //	MT11 (key filter): every user key in the tree is in the memtable's
 //	   key filter (key_filter.go), a Bloom filter of atomic words, and a

@@ -2,6 +2,7 @@ package memtable
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -158,15 +159,31 @@ func probeFor(key base.InternalKey) item {
 		klen: uint32(len(key.UserKey)), probe: unsafe.Pointer(unsafe.SliceData(key.UserKey))}
 }
 
-// Set records value for userKey at seq. The memtable copies both.
-func (m *MemTable) Set(userKey []byte, seq base.SeqNum, value []byte) {
-	m.Add(base.MakeInternalKey(userKey, seq, base.KindSet), value)
+// Set records value for userKey at seq. The memtable copies both. Its
+// errors are Add's.
+func (m *MemTable) Set(userKey []byte, seq base.SeqNum, value []byte) error {
+	return m.Add(base.MakeInternalKey(userKey, seq, base.KindSet), value)
 }
 
-// Delete records a tombstone for userKey at seq.
-func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) {
-	m.Add(base.MakeInternalKey(userKey, seq, base.KindDelete), nil)
+// Delete records a tombstone for userKey at seq. Its errors are Add's.
+func (m *MemTable) Delete(userKey []byte, seq base.SeqNum) error {
+	return m.Add(base.MakeInternalKey(userKey, seq, base.KindDelete), nil)
 }
+
+var (
+	// ErrEntryTooLarge is wrapped by Add's error for an entry whose key and
+	// value together exceed MaxEntryBytes. The engine bounds entries far
+	// below it; a program using the package directly gets this error, not
+	// a truncated entry or a panic.
+	ErrEntryTooLarge = errors.New("memtable: entry too large")
+	// ErrFrozen is wrapped by Add's error on a memtable that Freeze or
+	// Release has closed to writes.
+	ErrFrozen = errors.New("memtable: frozen or released")
+)
+
+// errFrozen is Add's static error for a frozen memtable, so the refusal
+// allocates nothing.
+var errFrozen = fmt.Errorf("memtable: Add on a frozen or released memtable: %w", ErrFrozen)
 
 // MaxEntryBytes bounds an entry's user key and value together: an item
 // records their lengths and the value's arena offset in 32 bits (MT6).
@@ -175,17 +192,24 @@ const MaxEntryBytes = math.MaxUint32
 
 // Add inserts an internal key with its value, copying both into the arena
 // (MT2). An entry with the same internal key is replaced (MT1); its bytes
-// stay in the arena and in ApproximateSize (MT4). It panics on an entry
-// longer than MaxEntryBytes, which its 32-bit lengths would truncate.
-func (m *MemTable) Add(key base.InternalKey, value []byte) {
+// stay in the arena and in ApproximateSize (MT4).
+//
+// An entry longer than MaxEntryBytes, which its 32-bit lengths would
+// truncate into a wrong answer, is refused with an error wrapping
+// ErrEntryTooLarge; an Add after Freeze or Release with one wrapping
+// ErrFrozen. A refused Add copies nothing and leaves the memtable as it
+// was. Both are errors rather than panics because a program using the
+// package directly can reach them with its own input.
+func (m *MemTable) Add(key base.InternalKey, value []byte) error {
 	klen, vlen := len(key.UserKey), len(value)
 	if uint64(klen)+uint64(vlen) > MaxEntryBytes {
-		panic(fmt.Sprintf("memtable: a %d-byte key and %d-byte value exceed the %d-byte entry limit", klen, vlen, uint64(MaxEntryBytes)))
+		return fmt.Errorf("%w: a %d-byte key and %d-byte value exceed the %d-byte limit",
+			ErrEntryTooLarge, klen, vlen, uint64(MaxEntryBytes))
 	}
 	m.lock()
 	if m.frozen || m.released {
 		m.mu.Unlock()
-		panic("memtable: Add on a frozen or released memtable")
+		return errFrozen
 	}
 	m.addToFilter(key.UserKey)
 	before := m.arena.used
@@ -203,11 +227,12 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) {
 	if replaced {
 		m.size.Add(grown)
 		m.logical.Add(int64(klen + vlen))
-		return
+		return nil
 	}
 	m.size.Add(grown + EntryOverhead)
 	m.logical.Add(int64(klen+vlen) + LogicalEntryOverhead)
 	m.count.Add(1)
+	return nil
 }
 
 // Get returns the newest version of userKey visible at seq (MT3): its value
