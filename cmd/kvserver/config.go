@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,6 +24,11 @@ type Config struct {
 	// host (":7001") both mean loopback (K1).
 	RaftAddr string
 	HTTPAddr string
+	// HTTPAdvertise, when set, is the host:port other members and clients
+	// reach the HTTP API at (the join request and every redirect to this
+	// node carry it) while HTTPAddr is only where it listens: needed to
+	// listen on every interface (0.0.0.0:8001), a host nobody can dial.
+	HTTPAdvertise string
 	// Join is the URL of any member to join through: without raft
 	// state after the leader removed any member of this ID or raft
 	// address (S8), with state to be added back if removed (S9).
@@ -87,13 +93,33 @@ func (c *Config) logLevel() string {
 // half of it, must be at least 5 ms (raft.ValidateConfig).
 const minHeartbeat = 10 * time.Millisecond
 
+// advertisedHTTP is the HTTP address other members and clients are told
+// to use: HTTPAdvertise, else HTTPAddr.
+func (c *Config) advertisedHTTP() string {
+	if c.HTTPAdvertise != "" {
+		return c.HTTPAdvertise
+	}
+	return c.HTTPAddr
+}
+
 // checkStartable refuses settings the node could not run with, in the
-// flags' terms: an HTTP address that is not HOST:PORT (followers send it
-// to clients in every redirect, and a leader refuses it from a joiner),
-// and a heartbeat raft refuses.
+// flags' terms: an advertised HTTP address that is not HOST:PORT or whose
+// host is unspecified (0.0.0.0, ::), since followers send it to clients in
+// every redirect and the join request registers it, and nobody can dial
+// it; and a heartbeat raft refuses. It runs before the node listens or
+// joins, so a bad setting fails at start, before any request.
 func (c *Config) checkStartable() error {
 	if !isHostPort(c.HTTPAddr) {
 		return fmt.Errorf("kvserver: -http %q is not HOST:PORT with a port of 1-65535 (followers redirect clients to it)", c.HTTPAddr)
+	}
+	if c.HTTPAdvertise != "" && !isHostPort(c.HTTPAdvertise) {
+		return fmt.Errorf("kvserver: -http-advertise %q is not HOST:PORT with a port of 1-65535 (followers redirect clients to it)", c.HTTPAdvertise)
+	}
+	if isUnspecifiedHost(c.advertisedHTTP()) {
+		if c.HTTPAdvertise != "" {
+			return fmt.Errorf("kvserver: -http-advertise %q has an unspecified host, which other members and clients cannot dial: give this node's own address", c.HTTPAdvertise)
+		}
+		return fmt.Errorf("kvserver: -http %q listens on every interface, but is also the address other members and clients are given, which they cannot dial: give -http-advertise HOST:PORT (this node's own address) or listen on that address", c.HTTPAddr)
 	}
 	if c.HeartbeatTimeout < 0 || c.HeartbeatTimeout > 0 && c.HeartbeatTimeout < minHeartbeat {
 		return fmt.Errorf("kvserver: -heartbeat %v is below raft's minimum of %v", c.HeartbeatTimeout, minHeartbeat)
@@ -102,6 +128,17 @@ func (c *Config) checkStartable() error {
 		return fmt.Errorf("kvserver: raft settings: %w", err)
 	}
 	return nil
+}
+
+// isUnspecifiedHost reports whether addr's host is an unspecified IP
+// (0.0.0.0, ::): every interface to listen on, no interface to dial.
+func isUnspecifiedHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
 }
 
 func (c *Config) raftConfig() *raft.Config {

@@ -5,6 +5,11 @@
 //	kvserver -id n1 -dir data/n1 -raft 127.0.0.1:7001 -http 127.0.0.1:8001
 //	kvserver -id n2 -dir data/n2 -raft 127.0.0.1:7002 -http 127.0.0.1:8002 -join http://127.0.0.1:8001
 //
+// -http is where the HTTP API listens and, unless -http-advertise says
+// otherwise, the address the node hands the other members and clients (its
+// join request, every redirect to it); an unspecified host (0.0.0.0, ::)
+// there is refused at start, since nobody can dial it.
+//
 // The HTTP API is described on NewHandler; running a cluster and the cost of
 // each read mode are in the README ("A replicated cluster: kvserver"), a
 // secured one in its "A secure three-node cluster".

@@ -23,7 +23,7 @@ func TestJoinHTTPAddressIsHostPort(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w.Code
 	}
-	for _, bad := range []string{"http://10.0.0.2:8002", "10.0.0.2", ":8002", "10.0.0.2:0", "10.0.0.2:http", "10.0.0.2:99999", "a/b:8002", "user@h:8002"} {
+	for _, bad := range []string{"http://10.0.0.2:8002", "10.0.0.2", ":8002", "10.0.0.2:0", "10.0.0.2:http", "10.0.0.2:99999", "a/b:8002", "user@h:8002", "0.0.0.0:8002", "[::]:8002"} {
 		if code := join(bad); code != http.StatusBadRequest {
 			t.Errorf("join with http %q: %d; want 400", bad, code)
 		}

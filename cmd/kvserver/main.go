@@ -21,7 +21,8 @@ func main() {
 	flag.StringVar(&cfg.ID, "id", "", "this server's ID, unique in the cluster")
 	flag.StringVar(&cfg.Dir, "dir", "", "data directory (created if missing)")
 	flag.StringVar(&cfg.RaftAddr, "raft", "", "HOST:PORT for raft traffic, as peers dial it (no HOST: loopback)")
-	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it (no HOST: loopback)")
+	flag.StringVar(&cfg.HTTPAddr, "http", "", "HOST:PORT of the HTTP API, as clients and peers reach it (no HOST: loopback; 0.0.0.0 or :: needs -http-advertise)")
+	flag.StringVar(&cfg.HTTPAdvertise, "http-advertise", "", "HOST:PORT clients and peers reach the HTTP API at, when -http only says where to listen (e.g. 0.0.0.0:8001); default -http")
 	flag.StringVar(&cfg.Join, "join", "", "URL of any member (http[s]://HOST:PORT) to join through: with an empty DIR, raft starts once the leader removed any member of this -id or -raft; with state, a member removed while down is added back (refused if DIR holds a cluster of this node alone)")
 	tokenFile := flag.String("token-file", "", "file holding the bearer token every HTTP request (and join) must carry")
 	flag.StringVar(&cfg.TLSCertFile, "tls-cert", "", "this node's certificate (PEM): HTTPS, and mutual TLS for raft")
@@ -70,6 +71,11 @@ func run(cfg Config) error {
 	cfg.normalizeAddrs()
 	sec, err := loadSecurity(&cfg)
 	if err != nil {
+		return err
+	}
+	// Before the listener: a node that could not start must not take
+	// requests first (startNode checks again, for StartNode's callers).
+	if err := cfg.checkStartable(); err != nil {
 		return err
 	}
 	ln, err := listenHTTP(cfg.HTTPAddr, sec)

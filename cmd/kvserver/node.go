@@ -340,8 +340,8 @@ func (n *Node) leaderLoop() {
 				c := command{op: opCluster, value: newClusterID().bytes()}
 				n.raft.Apply(c.encode(), applyTimeout)
 			}
-			if n.fsm.memberHTTP(n.cfg.ID) != n.cfg.HTTPAddr {
-				c := command{op: opMember, key: []byte(n.cfg.ID), value: []byte(n.cfg.HTTPAddr)}
+			if n.fsm.memberHTTP(n.cfg.ID) != n.cfg.advertisedHTTP() {
+				c := command{op: opMember, key: []byte(n.cfg.ID), value: []byte(n.cfg.advertisedHTTP())}
 				n.raft.Apply(c.encode(), applyTimeout)
 			}
 		}
@@ -463,6 +463,9 @@ func (r joinRequest) validate() error {
 	if !isHostPort(r.HTTP) {
 		return fmt.Errorf("%w: join http %q is not HOST:PORT", ErrBadCommand, r.HTTP)
 	}
+	if isUnspecifiedHost(r.HTTP) {
+		return fmt.Errorf("%w: join http %q has an unspecified host nobody can dial", ErrBadCommand, r.HTTP)
+	}
 	if _, err := parseClusterID(r.Cluster); err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
@@ -495,7 +498,7 @@ func (n *Node) joinRequest(fresh bool) joinRequest {
 	// leader judged the state (joinableState) before it removed this
 	// node's old server, and the join after, of a server no longer in
 	// the configuration, would be judged again and refused.
-	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.HTTPAddr, Fresh: fresh,
+	return joinRequest{ID: n.cfg.ID, Raft: string(n.trans.LocalAddr()), HTTP: n.cfg.advertisedHTTP(), Fresh: fresh,
 		Cluster: n.helloCluster().String(), Applied: n.fsm.applied.Load(), Ops: int(lastOp)}
 }
 
@@ -652,11 +655,11 @@ func (n *Node) addMember(req joinRequest) error {
 	for _, s := range cf.Configuration().Servers {
 		sameID, sameAddr := s.ID == raft.ServerID(req.ID), s.Address == raft.ServerAddress(req.Raft)
 		switch {
-		case sameID && sameAddr && string(s.ID) == n.cfg.ID && req.HTTP != n.cfg.HTTPAddr:
+		case sameID && sameAddr && string(s.ID) == n.cfg.ID && req.HTTP != n.cfg.advertisedHTTP():
 			// This leader, alive by definition, named with another HTTP
 			// address: taken, every follower would redirect the clients
 			// (and their tokens) there until the next election.
-			return fmt.Errorf("%w: %s at %s is this leader, serving HTTP at %s; join asked to register %s", ErrMemberConflict, s.ID, s.Address, n.cfg.HTTPAddr, req.HTTP)
+			return fmt.Errorf("%w: %s at %s is this leader, serving HTTP at %s; join asked to register %s", ErrMemberConflict, s.ID, s.Address, n.cfg.advertisedHTTP(), req.HTTP)
 		case sameID && sameAddr && !req.Fresh && s.Suffrage == raft.Voter:
 			already = true // joining again is not an error
 		case sameID && sameAddr && !req.Fresh:

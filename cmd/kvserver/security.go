@@ -43,6 +43,9 @@ func (s *security) scheme() string {
 func (c *Config) normalizeAddrs() {
 	c.RaftAddr = withLoopbackHost(c.RaftAddr)
 	c.HTTPAddr = withLoopbackHost(c.HTTPAddr)
+	if c.HTTPAdvertise != "" {
+		c.HTTPAdvertise = withLoopbackHost(c.HTTPAdvertise)
+	}
 }
 
 func withLoopbackHost(addr string) string {
