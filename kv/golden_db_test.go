@@ -1,18 +1,17 @@
 package kv
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sievekv/sievekv/internal/testutil"
 )
 
 // A DB a user wrote with one release must open with every later one: the
@@ -47,7 +46,7 @@ func TestGoldenDBs(t *testing.T) {
 	for _, fixture := range fixtures {
 		t.Run(strings.TrimSuffix(filepath.Base(fixture), ".tar.gz"), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "db")
-			untar(t, fixture, dir)
+			testutil.Untar(t, fixture, dir)
 			want := readGoldenModel(t, filepath.Join(dir, goldenDBExpect))
 			report, err := Check(dir, nil)
 			if err != nil {
@@ -156,77 +155,6 @@ func readGoldenModel(t *testing.T, path string) map[string]string {
 	return model
 }
 
-// untar extracts the gzipped tar archive at path into dir: plain files
-// only, named without a directory.
-func untar(t *testing.T, path, dir string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg || filepath.Base(h.Name) != h.Name {
-			t.Fatalf("%s: unexpected entry %q", path, h.Name)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, h.Name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// tarDir writes dir's files into a gzipped tar archive at path.
-func tarDir(t *testing.T, dir, path string) {
-	t.Helper()
-	var buf bytes.Buffer
-	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	tw := tar.NewWriter(gz)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // writeGoldenDB writes a new fixture, archived at path: a table of each filter type
 // (FilterAuto and every filter Options.Filter takes, FilterNone
 // included), some with range filters, holding sets, point deletes and
@@ -306,5 +234,5 @@ func writeGoldenDB(t *testing.T, path string) {
 		"Filters: %s, one table each (odd ones with range filters), every third compacted to the bottom;\n"+
 		"20 synced writes only in the WAL. expected.txt is its content. Never rewrite it.\n", strings.Join(FilterTypeNames(), ", "))
 	must(os.WriteFile(filepath.Join(dir, "README"), []byte(readme), 0o644))
-	tarDir(t, dir, path)
+	testutil.TarDir(t, dir, path)
 }
