@@ -16,8 +16,9 @@ import (
 )
 
 // Open opens the database in dirname, creating it if it does not exist
-// (unless opts.ReadOnly). A nil opts means all defaults. Open takes an
-// exclusive lock on the directory (ErrLocked if another DB holds it),
+// (unless opts.ReadOnly or opts.ErrorIfNotExists: ErrDBDoesNotExist). A nil
+// opts means all defaults. Open takes an exclusive lock on the directory, or
+// a shared one with ReadOnly (ErrLocked if another DB's lock excludes it),
 // replays the manifest and the WALs, and removes files a crash orphaned.
 func Open(dirname string, opts *Options) (*DB, error) {
 	if dirname == "" {

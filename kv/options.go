@@ -21,7 +21,7 @@ type FilterType = filters.Type
 // The filters a table may embed.
 const (
 	// FilterBinaryFuse8 is a binary fuse filter with 8-bit fingerprints:
-	// ~9 bits per key for a 0.39% false-positive rate. The default.
+	// ~9 bits per key for a 0.39% false-positive rate.
 	FilterBinaryFuse8 = filters.TypeBinaryFuse8
 	// FilterBinaryFuse16 trades ~18 bits per key for a 0.0015% FP rate.
 	FilterBinaryFuse16 = filters.TypeBinaryFuse16
@@ -177,10 +177,10 @@ type Options struct {
 	// 6 KiB per memtable) (Metrics.MemTable.Size
 	// reports it): measured for 16-byte keys and 100-byte values, 1.15x
 	// MemTableSize (random keys) to 1.3x (sequential) at the default size,
-	// 1.35x to 1.55x at 1 MiB. Default 4 MiB.
+	// 1.35x to 1.55x at 1 MiB. Default 4 MiB; 1 KiB to 1 GiB.
 	MemTableSize int
 	// BlockSize is the target uncompressed size of a table data block.
-	// Default 4 KiB.
+	// Default 4 KiB; 256 bytes to 1 MiB.
 	BlockSize int
 	// BlockCacheSize is the byte capacity of the shared cache of
 	// decompressed blocks. Default 8 MiB; negative disables the cache.
@@ -188,12 +188,13 @@ type Options struct {
 	// Filter is the filter built into every new table. Default FilterAuto.
 	Filter FilterType
 	// FilterBitsPerKey is FilterAuto's filter memory budget in bits per
-	// key, averaged over the DB's tables. Default 10; at most 64.
+	// key, averaged over the DB's tables. Default 10; 1 to 64.
 	FilterBitsPerKey float64
 	// FilterAllocation is how FilterAuto shares the budget among tables.
 	// Default FilterAllocationMonkey.
 	FilterAllocation FilterAllocation
-	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom. Default 10.
+	// BloomBitsPerKey sizes FilterBloom and FilterBlockedBloom. Default 10;
+	// 1 to 64.
 	BloomBitsPerKey int
 	// RibbonBits is FilterRibbon's result width, 1 to 16: the FP rate is
 	// 2^-RibbonBits. Default 7.
@@ -249,7 +250,9 @@ type Options struct {
 	// that writes less").
 	L0SlowdownWritesThreshold int
 	// L0StopWritesThreshold is the L0 table count at which writes wait
-	// for compaction. Default 12.
+	// for compaction. Default 12, or 2 x L0CompactionThreshold + 4 when
+	// that is more (20 for a threshold of 8), and never below
+	// L0SlowdownWritesThreshold.
 	L0StopWritesThreshold int
 	// LBaseMaxBytes is the target size of the level L0 compacts into;
 	// deeper levels grow by a factor of 10. Default 16 x MemTableSize
