@@ -145,7 +145,7 @@ func describeOpenError(cfg *config, err error) string {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, kv.ErrLocked):
-		return fmt.Sprintf("%s is in use by another process (one process at a time can open a database; close the other kvshell or program first)", cfg.dir)
+		return fmt.Sprintf("%s is in use by another process (a writer needs the database to itself, read-only opens share it only with each other; close the other kvshell or program first)", cfg.dir)
 	case errors.Is(err, kv.ErrCorruption):
 		return fmt.Sprintf("%s: the database is damaged and cannot be opened: %s", cfg.dir, msg)
 	case cfg.readOnly && errors.Is(err, os.ErrNotExist):
