@@ -60,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	parts := fs.String("parts", "stores,cluster", "what to measure, comma-separated: stores, cluster")
 	kvserver := fs.String("kvserver", "", "kvserver binary (default: built with go build)")
 	var out benchreport.Outputs
-	out.Register(fs)
+	out.RegisterNoCharts(fs) // no -plot: clusterbench draws no charts
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,9 +74,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 				fs.Set(name, v)
 			}
 		}
-	}
-	if out.Plot != "" {
-		return fmt.Errorf("-plot: clusterbench draws no charts")
 	}
 	if err := out.Check(); err != nil {
 		return err

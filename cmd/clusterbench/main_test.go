@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,6 +94,19 @@ func TestMoreClientsThanWrites(t *testing.T) {
 	err := run([]string{"-parts", "cluster", "-writes", "10", "-clients", "1000000000", "-kvserver", filepath.Join(t.TempDir(), "none")}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "-clients") {
 		t.Fatalf("err %v, want a -clients error", err)
+	}
+}
+
+// TestHelpOffersOnlyWhatItDoes caught -h listing -plot ("write PNG charts
+// to this directory") and -md's "charts", when clusterbench draws none and
+// refused -plot once the flags were parsed.
+func TestHelpOffersOnlyWhatItDoes(t *testing.T) {
+	var help strings.Builder
+	if err := run([]string{"-h"}, io.Discard, &help); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	if strings.Contains(help.String(), "-plot") || strings.Contains(help.String(), "chart") {
+		t.Errorf("help offers charts:\n%s", help.String())
 	}
 }
 

@@ -151,6 +151,13 @@ func (o *Outputs) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.MD, "md", "", "write a markdown section (tables, goals, charts) to this file")
 }
 
+// RegisterNoCharts adds -json and -md to fs, for a program that draws no
+// charts: its help then offers no -plot it would refuse.
+func (o *Outputs) RegisterNoCharts(fs *flag.FlagSet) {
+	fs.StringVar(&o.JSON, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&o.MD, "md", "", "write a markdown section (tables, goals) to this file")
+}
+
 // Check refuses, before a run, output paths that would fail or clobber
 // each other only once it is over: a -json or -md path (or one of extra,
 // a program's other output files) that is a directory or whose directory
