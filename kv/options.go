@@ -241,8 +241,8 @@ type Options struct {
 	// and filter sizing plans for that many; DisableAutomaticCompactions
 	// is the way to never compact).
 	L0CompactionThreshold int
-	// L0SlowdownWritesThreshold is the L0 table count past which each
-	// write is delayed (1 ms) to let compaction catch up. Default: the
+	// L0SlowdownWritesThreshold is the L0 table count at which each
+	// commit group is delayed once (1 ms) to let compaction catch up. Default: the
 	// stop threshold, i.e. no slowdowns. L0 itself waits for up to twice
 	// L0CompactionThreshold tables while merging it is expensive
 	// (compaction's P2), and slowdowns at 8 then only throttled writes
