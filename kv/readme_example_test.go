@@ -26,7 +26,7 @@ func Example_readme() {
 	defer db.Close()
 
 	err = db.Set([]byte("k"), []byte("v"), kv.Sync) // durable when it returns
-	v, err := db.Get([]byte("k"))                    // kv.ErrNotFound when absent
+	v, err := db.Get([]byte("k"))                   // kv.ErrNotFound when absent
 	var buf []byte
 	buf, err = db.GetAppend(buf[:0], []byte("k")) // the same, into a reused buffer
 	fmt.Println(string(v), string(buf), err)
