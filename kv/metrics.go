@@ -88,7 +88,8 @@ type CompactionMetrics struct {
 	// tombstones that shadow at least a quarter of what the compaction
 	// rewrites, a tombstone older than Options.TombstoneMaxAge, or, on a
 	// DB that took no write for a background check's interval, tombstones
-	// that shadow at least 1% of the tree (trivial moves included).
+	// that shadow at least Options.IdlePurgeMinShare of the tree (1% by
+	// default; trivial moves included).
 	ByScore, Purges, AgeCompactions, IdlePurges uint64
 	// IdlePurgePending reports an idle purge due: the background check
 	// starts it once the DB stays idle for about two of its intervals

@@ -285,7 +285,7 @@ type Options struct {
 	// negative disables the bound (purge compactions, which run when they
 	// free at least a quarter of what they rewrite, stay on, and so do
 	// idle purges, which a DB that took no write for a second or two runs
-	// when they free at least 1% of its table bytes).
+	// when they free at least IdlePurgeMinShare of its table bytes).
 	TombstoneMaxAge time.Duration
 	// IdlePurgeMinShare makes a DB that took no write for a whole
 	// background tick (about a second) compact away tombstones that shadow
