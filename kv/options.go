@@ -259,7 +259,8 @@ type Options struct {
 	// (64 MiB for the default 4 MiB memtable).
 	LBaseMaxBytes int64
 	// TargetFileSize is where compaction splits its output tables.
-	// Default MemTableSize / 2 (2 MiB by default), at least 16 KiB.
+	// Default MemTableSize / 2, or 16 KiB if that is more (2 MiB for the
+	// default memtable); any positive size may be set.
 	TargetFileSize int64
 	// DisableAutomaticCompactions turns the background compactions off
 	// (Compact still works). Writes are then never stalled on L0.
