@@ -255,7 +255,9 @@ type Options struct {
 	// L0SlowdownWritesThreshold.
 	L0StopWritesThreshold int
 	// LBaseMaxBytes is the target size of the level L0 compacts into;
-	// deeper levels grow by a factor of 10. Default 16 x MemTableSize
+	// the levels below it grow by one common ratio, set from the data so
+	// that the bottom level holds about 90% of it (10 at most, unless the
+	// base is already L1: compaction's P1). Default 16 x MemTableSize
 	// (64 MiB for the default 4 MiB memtable).
 	LBaseMaxBytes int64
 	// TargetFileSize is where compaction splits its output tables.
