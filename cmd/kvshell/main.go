@@ -57,7 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dir, "dir", defaultDir, "database directory (created if missing)")
 	fs.StringVar(&c.commands, "c", "", "run these commands (separated by ';' or newlines) and exit")
 	fs.BoolVar(&c.json, "json", false, "print results as JSON lines")
-	fs.StringVar(&c.filter, "filter", kv.FilterBinaryFuse8.String(),
+	fs.StringVar(&c.filter, "filter", kv.FilterName(kv.FilterAuto),
 		"filter built into new tables: "+filterNames())
 	fs.BoolVar(&c.readOnly, "readonly", false, "open the database read-only (writes fail)")
 	fs.BoolVar(&c.existing, "existing", false, "open only an existing database: fail rather than create one in -dir")
@@ -250,8 +250,12 @@ func interactive(in *Interp, cfg *config, stdin *os.File, stdout, stderr io.Writ
 	if cfg.readOnly {
 		mode = ", read-only"
 	}
-	fmt.Fprintf(stdout, "sievekv shell on %s (new tables get %s filters%s). Type help for commands, Ctrl-D to leave.\n",
-		cfg.dir, cfg.filter, mode)
+	filters := cfg.filter + " filters"
+	if cfg.filter == kv.FilterName(kv.FilterAuto) {
+		filters = "filters chosen per table (auto)"
+	}
+	fmt.Fprintf(stdout, "sievekv shell on %s (new tables get %s%s). Type help for commands, Ctrl-D to leave.\n",
+		cfg.dir, filters, mode)
 	for {
 		line, err := rl.Readline()
 		switch {
