@@ -36,53 +36,42 @@ func TestGoldenDBs(t *testing.T) {
 	if dir := os.Getenv("SIEVEKV_WRITE_GOLDEN_DB"); dir != "" {
 		writeGoldenDB(t, dir)
 	}
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "db-*.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fixtures) == 0 {
-		t.Fatal("no testdata/db-*.tar.gz fixtures")
-	}
-	for _, fixture := range fixtures {
-		t.Run(strings.TrimSuffix(filepath.Base(fixture), ".tar.gz"), func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "db")
-			testutil.Untar(t, fixture, dir)
-			want := readGoldenModel(t, filepath.Join(dir, goldenDBExpect))
-			report, err := Check(dir, nil)
-			if err != nil {
+	testutil.EachFixture(t, "db", func(t *testing.T, dir string) {
+		want := readGoldenModel(t, filepath.Join(dir, goldenDBExpect))
+		report, err := Check(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !report.OK() {
+			t.Fatalf("Check of the fixture as found: %v", report)
+		}
+		db, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		matchGoldenModel(t, db, want)
+		// The old DB takes new writes, and its tables compact into
+		// tables of the current format.
+		for i := range 50 {
+			k := fmt.Sprintf("new/%03d", i)
+			if err := db.Set([]byte(k), []byte(k), NoSync); err != nil {
 				t.Fatal(err)
 			}
-			if !report.OK() {
-				t.Fatalf("Check of the fixture as found: %v", report)
-			}
-			db, err := Open(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			matchGoldenModel(t, db, want)
-			// The old DB takes new writes, and its tables compact into
-			// tables of the current format.
-			for i := range 50 {
-				k := fmt.Sprintf("new/%03d", i)
-				if err := db.Set([]byte(k), []byte(k), NoSync); err != nil {
-					t.Fatal(err)
-				}
-				want[k] = k
-			}
-			if err := db.Compact(nil, []byte{0xff}); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db, err = Open(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			matchGoldenModel(t, db, want)
-		})
-	}
+			want[k] = k
+		}
+		if err := db.Compact(nil, []byte{0xff}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err = Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		matchGoldenModel(t, db, want)
+	})
 }
 
 // matchGoldenModel requires db's contents to be exactly want.

@@ -47,34 +47,23 @@ func TestGoldenStores(t *testing.T) {
 	if path := os.Getenv("SIEVEKV_WRITE_GOLDEN_STORE"); path != "" {
 		writeGoldenStore(t, path)
 	}
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "store-*.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fixtures) == 0 {
-		t.Fatal("no testdata/store-*.tar.gz fixtures")
-	}
-	for _, fixture := range fixtures {
-		t.Run(strings.TrimSuffix(filepath.Base(fixture), ".tar.gz"), func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "raft")
-			testutil.Untar(t, fixture, dir)
-			s, err := Open(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			checkGoldenStore(t, s, goldenLast)
-			// It takes raft's next append and truncation as a new store does.
-			if err := s.StoreLogs([]*raft.Log{goldenLog(goldenLast + 1), goldenLog(goldenLast + 2)}); err != nil {
-				t.Fatal(err)
-			}
-			checkGoldenStore(t, s, goldenLast+2)
-			if err := s.DeleteRange(goldenLast+1, goldenLast+2); err != nil {
-				t.Fatal(err)
-			}
-			checkGoldenStore(t, s, goldenLast)
-		})
-	}
+	testutil.EachFixture(t, "store", func(t *testing.T, dir string) {
+		s, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		checkGoldenStore(t, s, goldenLast)
+		// It takes raft's next append and truncation as a new store does.
+		if err := s.StoreLogs([]*raft.Log{goldenLog(goldenLast + 1), goldenLog(goldenLast + 2)}); err != nil {
+			t.Fatal(err)
+		}
+		checkGoldenStore(t, s, goldenLast+2)
+		if err := s.DeleteRange(goldenLast+1, goldenLast+2); err != nil {
+			t.Fatal(err)
+		}
+		checkGoldenStore(t, s, goldenLast)
+	})
 }
 
 // checkGoldenStore requires s to hold exactly goldenFirst..last as

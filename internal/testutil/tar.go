@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,28 @@ func TarDir(t testing.TB, dir, path string) {
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// EachFixture runs fn as a subtest, named after the archive, for each
+// testdata/<prefix>-*.tar.gz of the package under test, on a fresh copy
+// extracted into dir (a directory of that name under the subtest's
+// temporary directory). It fails if there is none: a fixture set that
+// vanished must not pass as checked.
+func EachFixture(t *testing.T, prefix string, fn func(t *testing.T, dir string)) {
+	t.Helper()
+	fixtures, err := filepath.Glob(filepath.Join("testdata", prefix+"-*.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fixtures) == 0 {
+		t.Fatalf("no testdata/%s-*.tar.gz fixtures", prefix)
+	}
+	for _, fixture := range fixtures {
+		t.Run(strings.TrimSuffix(filepath.Base(fixture), ".tar.gz"), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), prefix)
+			Untar(t, fixture, dir)
+			fn(t, dir)
+		})
 	}
 }
