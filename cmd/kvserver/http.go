@@ -21,6 +21,9 @@ import (
 //	GET    /kv/KEY?stale=true this node's state, no consensus (stale takes one
 //	                          boolean; anything else is 400)
 //	DELETE /kv/KEY            204 once committed and applied
+//	                          (a write whose leader lost leadership after
+//	                          appending it: 503, ErrWriteOutcomeUnknown, not a
+//	                          redirect; it may yet take effect)
 //	GET    /status            JSON (statusReply)
 //	POST   /join              JSON joinRequest, 200 with a joinReply; forwarded to the
 //	                          leader, one hop at most; 409 when it would replace a
@@ -152,8 +155,24 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request) {
 	h.write(w, r, command{op: opDelete, key: key})
 }
 
+// ErrWriteOutcomeUnknown is a write's answer (503) when its leader lost
+// leadership after raft appended its entry (raft.ErrLeadershipLost): the
+// entry may yet commit under the next leader, or be overwritten.
+var ErrWriteOutcomeUnknown = errors.New("kvserver: the write may or may not take effect")
+
 func (h *handler) write(w http.ResponseWriter, r *http.Request, c command) {
-	if err := h.b.apply(c); err != nil {
+	err := h.b.apply(c)
+	if errors.Is(err, raft.ErrLeadershipLost) {
+		// Not redirected, unlike a write refused before raft appended it
+		// (raft.ErrNotLeader): a client following the 307 would send it
+		// again at once, and both copies could commit, the second undoing
+		// a write acknowledged between them. The client decides: read the
+		// key, or write again.
+		err = fmt.Errorf("%w: %w (the entry was appended, and may still commit under the new leader, %q)", ErrWriteOutcomeUnknown, err, h.b.leaderHTTP())
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
 		h.raftError(w, r, err)
 		return
 	}
@@ -266,9 +285,9 @@ func (h *handler) refuseRemoved(w http.ResponseWriter) bool {
 	return true
 }
 
-// raftError maps a failed write or read: lost leadership mid-request
-// redirects (the write may or may not have committed: PUT and DELETE are
-// idempotent, so the client retries), other errors are 500s.
+// raftError maps a failed write or read: a request refused for want of
+// leadership redirects (a write that lost its leadership after raft
+// appended it never comes here: handler.write), other errors are 500s.
 func (h *handler) raftError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
