@@ -54,4 +54,9 @@ func TestRefusedSnapshotDoesNotBrickRestart(t *testing.T) {
 	if v, err := n.staleRead([]byte("x")); err != nil || string(v) != "A" || n.fsm.clusterID() != idA {
 		t.Fatalf("after the restart a1 holds x = %q (%v), cluster %s; want %q, %s", v, err, n.fsm.clusterID(), "A", idA)
 	}
+	// The refused snapshot's applied index (2) is below a1's own: it must
+	// still go, or raft would start from its label and configuration.
+	if last := n.raft.LastIndex(); last >= req.LastLogIndex {
+		t.Errorf("after the restart raft's last index is %d: it took the refused snapshot's %d", last, req.LastLogIndex)
+	}
 }

@@ -260,7 +260,13 @@ func (n *Node) open(ctx context.Context) error {
 
 // catchUpFromSnapshot restores the newest snapshot when the state DB is
 // behind it (its directory lost or replaced): raft, which does not restore
-// at start (S2), would otherwise replay only the entries after it.
+// at start (S2), would otherwise replay only the entries after it. Behind
+// is by the applied index the stream records, not raft's label: raft
+// labels a snapshot with its last applied entry of any kind, and a
+// barrier, no-op or configuration entry after the last command never
+// reaches the state, so by the label a state as new as the snapshot was
+// restored, whole, at every start. A snapshot of another cluster (S13) is
+// restored, refused and removed whatever its applied index.
 func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 	for {
 		list, err := snaps.List()
@@ -269,6 +275,17 @@ func (n *Node) catchUpFromSnapshot(snaps raft.SnapshotStore) error {
 		}
 		_, rc, err := snaps.Open(list[0].ID)
 		if err != nil {
+			return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
+		}
+		applied, id, herr := readSnapshotHead(rc)
+		if ours := n.fsm.clusterID(); herr == nil && applied <= n.fsm.applied.Load() && ours.known() && id == ours {
+			// Kept only when it is this cluster's: another's goes on to
+			// Restore, refused and removed below, as does a damaged one,
+			// which Restore reports.
+			return rc.Close()
+		}
+		rc.Close()
+		if _, rc, err = snaps.Open(list[0].ID); err != nil {
 			return fmt.Errorf("kvserver: open snapshot %s: %w", list[0].ID, err)
 		}
 		err = n.fsm.Restore(rc)

@@ -64,6 +64,38 @@ func writeSnapshotStream(w io.Writer, snap *kv.Snapshot, applied uint64) error {
 	return err
 }
 
+// readSnapshotHead reads what a stream's start says of it: its applied
+// index, and its cluster ID (S13; zero if the stream names none), the
+// first record when present. Nothing else is checked: Restore verifies
+// the whole stream.
+func readSnapshotHead(r io.Reader) (uint64, clusterID, error) {
+	br := &crcReader{r: bufio.NewReaderSize(r, 4<<10), crc: crc32.New(castagnoli)}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
+		return 0, clusterID{}, fmt.Errorf("%w: snapshot stream does not start with %q", ErrBadCommand, snapshotMagic)
+	}
+	applied, err := binary.ReadUvarint(br)
+	if err != nil {
+		return 0, clusterID{}, fmt.Errorf("%w: snapshot applied index: %v", ErrBadCommand, err)
+	}
+	if tag, err := br.ReadByte(); err != nil || tag != recordPair {
+		return applied, clusterID{}, nil
+	}
+	key, err := readField(br, "key", 0)
+	if err != nil || !bytes.Equal(key, clusterKey) {
+		return applied, clusterID{}, err
+	}
+	value, err := readField(br, "value", 0)
+	if err != nil {
+		return 0, clusterID{}, err
+	}
+	rec, err := clusterRecordFrom(value)
+	if err != nil {
+		return 0, clusterID{}, fmt.Errorf("%w: snapshot cluster record: %w", ErrBadCommand, err)
+	}
+	return applied, rec.id, nil
+}
+
 // readSnapshotStream loads a stream into db (empty) in batches and returns
 // its applied index. The stream comes from another node over the network,
 // so every length is bounded and the checksum is verified before returning
