@@ -200,6 +200,29 @@ func (c *testCluster) heal(i int) {
 func TestPartitionedLeaderLinearizable(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster(t)
+	checkHistoriesAcross(t, c, c.partition, c.heal)
+}
+
+// TestDeposedLeaderLinearizable is TestPartitionedLeaderLinearizable with
+// the leader's sends alone cut: the others elect a new leader, whose
+// AppendEntries reach the old one and depose it, knowing the new leader,
+// while writes it appended are in flight (raft.ErrLeadershipLost).
+func TestDeposedLeaderLinearizable(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t)
+	checkHistoriesAcross(t, c, func(i int) {
+		for j := range c.trans {
+			if j != i {
+				c.trans[i].Disconnect(c.addrs[j])
+			}
+		}
+	}, c.heal)
+}
+
+// checkHistoriesAcross runs clients on two keys through every node while
+// cut(leader) and then heal(leader) change the network, and checks each
+// key's history is linearizable.
+func checkHistoriesAcross(t *testing.T, c *testCluster, cut, heal func(int)) {
 	c.waitSettled()
 	client := &http.Client{Timeout: 3 * time.Second, Transport: c.client.Transport}
 	h := &history{start: time.Now(), ops: map[string][]regOp{}}
@@ -282,7 +305,7 @@ func TestPartitionedLeaderLinearizable(t *testing.T) {
 	if old < 0 {
 		t.Fatal("no leader to cut off")
 	}
-	c.partition(old)
+	cut(old)
 	waitFor(t, "a new leader among the others", 10*time.Second, func() bool {
 		for j, n := range c.nodes {
 			if j != old && n.raft.State() == raft.Leader && n.leaderHTTP() != "" {
@@ -292,7 +315,7 @@ func TestPartitionedLeaderLinearizable(t *testing.T) {
 		return false
 	})
 	waitOps("operations during the partition", 60)
-	c.heal(old)
+	heal(old)
 	waitOps("operations after the partition healed", 40)
 	halt()
 
