@@ -29,6 +29,9 @@ type testCluster struct {
 	// opts adjust every node's Config; client carries the token they set.
 	opts   []func(*Config)
 	client *http.Client
+	// wrap, if set, is the raft transport each node is given around its
+	// in-memory one (which connect still connects to the others).
+	wrap func(i int, tr *raft.InmemTransport) raft.Transport
 }
 
 // swapHandler lets a restarted node take over its HTTP server.
@@ -92,6 +95,9 @@ func (c *testCluster) connect(i int) Config {
 	c.trans[i] = tr
 	cfg := c.config(i)
 	cfg.Transport = tr
+	if c.wrap != nil {
+		cfg.Transport = c.wrap(i, tr)
+	}
 	return cfg
 }
 
@@ -113,7 +119,13 @@ func (c *testCluster) stop(i int) {
 }
 
 func newTestCluster(t *testing.T, opts ...func(*Config)) *testCluster {
-	c := &testCluster{t: t, nodes: make([]*Node, 3), trans: make([]*raft.InmemTransport, 3), opts: opts}
+	return newWrappedTestCluster(t, nil, opts...)
+}
+
+// newWrappedTestCluster is newTestCluster with each node's transport
+// wrapped (testCluster.wrap).
+func newWrappedTestCluster(t *testing.T, wrap func(int, *raft.InmemTransport) raft.Transport, opts ...func(*Config)) *testCluster {
+	c := &testCluster{t: t, nodes: make([]*Node, 3), trans: make([]*raft.InmemTransport, 3), opts: opts, wrap: wrap}
 	var probe Config
 	for _, o := range opts {
 		o(&probe)
