@@ -104,10 +104,13 @@ func (l *logWatch) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-func (l *logWatch) has(s string) bool {
+func (l *logWatch) has(s string) bool { return strings.Contains(l.String(), s) }
+
+// String is the log so far; raft may still be writing to it.
+func (l *logWatch) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return strings.Contains(l.buf.String(), s)
+	return l.buf.String()
 }
 
 // newWatchedCluster is a settled testCluster whose nodes send their raft
@@ -335,7 +338,7 @@ func TestMemberRemovedWhileCutOff(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			for id, l := range logs {
-				t.Logf("%s:\n%s", id, l.buf.String())
+				t.Logf("%s:\n%s", id, l)
 			}
 		}
 	}()
