@@ -197,8 +197,10 @@ func (c *testCluster) heal(i int) {
 // time, so clients keep asking it. Every key's history must be
 // linearizable: the old leader acknowledges no write the new one lacks and
 // serves no read older than an acknowledged write.
+//
+// Not parallel, as TestDeposedLeaderLinearizable: their clients load the
+// machine, and the parallel tests that time elections would feel it.
 func TestPartitionedLeaderLinearizable(t *testing.T) {
-	t.Parallel()
 	c := newTestCluster(t)
 	checkHistoriesAcross(t, c, c.partition, c.heal)
 }
@@ -208,7 +210,6 @@ func TestPartitionedLeaderLinearizable(t *testing.T) {
 // AppendEntries reach the old one and depose it, knowing the new leader,
 // while writes it appended are in flight (raft.ErrLeadershipLost).
 func TestDeposedLeaderLinearizable(t *testing.T) {
-	t.Parallel()
 	c := newTestCluster(t)
 	checkHistoriesAcross(t, c, func(i int) {
 		for j := range c.trans {

@@ -68,8 +68,10 @@ func (h *haltingReader) Read(p []byte) (int, error) {
 // its raft is reading it, then restarted while clients keep writing. It
 // must catch up by a later install and hold every acknowledged write:
 // the cut stream leaves neither a snapshot nor a half-restored state.
+//
+// Not parallel: its writers load the machine (see
+// TestPartitionedLeaderLinearizable).
 func TestSnapshotInstallCutByARestart(t *testing.T) {
-	t.Parallel()
 	cts := make([]*cuttingTransport, 3)
 	c := newWrappedTestCluster(t, func(i int, tr *raft.InmemTransport) raft.Transport {
 		cts[i] = &cuttingTransport{InmemTransport: tr}
@@ -85,21 +87,33 @@ func TestSnapshotInstallCutByARestart(t *testing.T) {
 	for i := range 80 {
 		c.put(l, fmt.Sprintf("b%03d", i), fmt.Sprintf("v%d", i))
 	}
-	if err := c.nodes[l].raft.Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
+	// Both members left compact past the follower's log, so that
+	// whichever leads when it returns sends it a snapshot.
+	o := 3 - l - f
+	c.waitApplied("the other member to apply the writes", o, l)
+	for _, i := range []int{l, o} {
+		if err := c.nodes[i].raft.Snapshot().Error(); err != nil {
+			t.Fatalf("snapshot on n%d: %v", i+1, err)
+		}
 	}
 
 	h := &haltingReader{reached: make(chan struct{}), release: make(chan struct{})}
-	cts[l].setCut(func(r io.Reader, size int64) io.Reader {
-		h.r, h.n = r, size/2
-		cts[l].setCut(nil) // the first install only
+	var cutOnce sync.Once
+	cut := func(r io.Reader, size int64) io.Reader {
+		taken := false
+		cutOnce.Do(func() { h.r, h.n, taken = r, size/2, true })
+		if !taken {
+			return r // the first install only
+		}
 		return h
-	})
+	}
+	cts[l].setCut(cut)
+	cts[o].setCut(cut)
 	c.start(f)
-	w := startAckedWriters(c.client, []string{c.https[l].URL}, 2)
+	w := startAckedWriters(c.client, []string{c.https[l].URL, c.https[o].URL}, 2)
 	select {
 	case <-h.reached:
-	case <-time.After(10 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("no snapshot install reached its halfway point")
 	}
 	stopped := make(chan error, 1)
@@ -115,7 +129,7 @@ func TestSnapshotInstallCutByARestart(t *testing.T) {
 	c.start(f)
 	waitFor(t, "writes after the restart", 10*time.Second, func() bool { return w.count() >= 60 })
 	acked := w.halt()
-	c.waitApplied("the restarted follower to catch up", f, l)
+	c.waitApplied("the restarted follower to catch up", f, c.waitLeader("the leader"))
 	if gen := c.nodes[f].fsm.gen; gen < 2 {
 		t.Fatalf("the follower caught up without a restored snapshot (generation %d)", gen)
 	}
