@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,16 +21,7 @@ func TestProcessesSurviveWholeClusterKill(t *testing.T) {
 		t.Skip("builds and runs three processes")
 	}
 	bin := buildKVServer(t)
-	addrs := freeAddrs(t, 6)
-	root := t.TempDir()
-	procs := make([]*proc, 3)
-	for i := range procs {
-		procs[i] = &proc{id: fmt.Sprintf("n%d", i+1), dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)),
-			raft: addrs[2*i], http: addrs[2*i+1]}
-		if i > 0 {
-			procs[i].join = procs[0].url()
-		}
-	}
+	procs := threeProcs(t)
 	defer killAll(procs)
 	startCluster(t, bin, procs)
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -20,15 +19,7 @@ func TestProcessWipedMemberRejoins(t *testing.T) {
 		t.Skip("builds and runs three processes")
 	}
 	bin := buildKVServer(t)
-	addrs := freeAddrs(t, 6)
-	root := t.TempDir()
-	procs := make([]*proc, 3)
-	for i := range procs {
-		procs[i] = &proc{id: fmt.Sprintf("n%d", i+1), dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)), raft: addrs[2*i], http: addrs[2*i+1]}
-		if i > 0 {
-			procs[i].join = procs[0].url()
-		}
-	}
+	procs := threeProcs(t)
 	defer killAll(procs)
 	startCluster(t, bin, procs)
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -83,6 +83,23 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
+// threeProcs describes a three-member cluster on loopback, each member in
+// a directory of its own under one temporary root: n1 bootstraps it, n2
+// and n3 join through n1. Callers adjust the members before starting them.
+func threeProcs(t *testing.T) []*proc {
+	addrs := freeAddrs(t, 6)
+	root := t.TempDir()
+	procs := make([]*proc, 3)
+	for i := range procs {
+		id := fmt.Sprintf("n%d", i+1)
+		procs[i] = &proc{id: id, dir: filepath.Join(root, id), raft: addrs[2*i], http: addrs[2*i+1]}
+		if i > 0 {
+			procs[i].join = procs[0].url()
+		}
+	}
+	return procs
+}
+
 // TestProcessesSurviveLeaderKill builds kvserver, runs three processes on
 // loopback with a -token-file, writes through them, SIGKILLs the leader mid-stream, and checks
 // that every acknowledged write is readable, that the restarted node
@@ -97,14 +114,11 @@ func TestProcessesSurviveLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: bearer{token: testToken, next: http.DefaultTransport}}
-	addrs := freeAddrs(t, 6)
-	root := t.TempDir()
-	procs := make([]*proc, 3)
-	for i := range procs {
-		procs[i] = &proc{id: fmt.Sprintf("n%d", i+1), dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)),
-			raft: addrs[2*i], http: addrs[2*i+1], extra: []string{"-token-file", tokenFile}, client: client}
+	procs := threeProcs(t)
+	for i, p := range procs {
+		p.extra, p.client = []string{"-token-file", tokenFile}, client
 		if i > 0 {
-			procs[i].join = procs[i-1].url() // any member forwards to the leader
+			p.join = procs[i-1].url() // any member forwards to the leader
 		}
 	}
 	defer killAll(procs)
