@@ -17,13 +17,7 @@ import (
 // whose write was in flight at the kill: no acknowledged write is lost,
 // none is applied out of order or twice over a later one, on any node.
 func TestProcessesSurviveWholeClusterKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three processes")
-	}
-	bin := buildKVServer(t)
-	procs := threeProcs(t)
-	defer killAll(procs)
-	startCluster(t, bin, procs)
+	bin, procs := startThreeProcs(t)
 
 	// Each writer owns one key and writes 1, 2, 3, ... to it in turn: the
 	// key's value after the restart must be the last acknowledged or

@@ -15,13 +15,7 @@ import (
 // before raft listens to its peers, is added back as a voter, and
 // catches up with every write.
 func TestProcessWipedMemberRejoins(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs three processes")
-	}
-	bin := buildKVServer(t)
-	procs := threeProcs(t)
-	defer killAll(procs)
-	startCluster(t, bin, procs)
+	bin, procs := startThreeProcs(t)
 	client := &http.Client{Timeout: 5 * time.Second}
 	const n = 50
 	for i := 0; i < n; i++ {

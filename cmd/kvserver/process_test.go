@@ -100,6 +100,19 @@ func threeProcs(t *testing.T) []*proc {
 	return procs
 }
 
+// startThreeProcs builds kvserver and starts threeProcs' cluster, killed
+// when the test ends; it skips under -short.
+func startThreeProcs(t *testing.T) (bin string, procs []*proc) {
+	if testing.Short() {
+		t.Skip("builds and runs three processes")
+	}
+	bin = buildKVServer(t)
+	procs = threeProcs(t)
+	t.Cleanup(func() { killAll(procs) })
+	startCluster(t, bin, procs)
+	return bin, procs
+}
+
 // TestProcessesSurviveLeaderKill builds kvserver, runs three processes on
 // loopback with a -token-file, writes through them, SIGKILLs the leader mid-stream, and checks
 // that every acknowledged write is readable, that the restarted node
