@@ -132,6 +132,7 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 	if err == nil {
 		d.lastSeq = last
 		d.visibleSeq.Store(uint64(last))
+		d.lendToCacheLocked()
 	} else if !isUserError(err) {
 		// The WAL's state is unknown after a failed write or sync: accept
 		// no more writes (LevelDB's sticky bg_error_).

@@ -18,11 +18,14 @@ import (
 
 // DB is an open database. See the package documentation.
 type DB struct {
-	dirname    string
-	opts       Options
-	fs         vfs.FS
-	lock       io.Closer
-	cache      *sstable.Cache
+	dirname string
+	opts    Options
+	fs      vfs.FS
+	lock    io.Closer
+	cache   *sstable.Cache
+	// cacheLoan is the memtables' idle allowance lent to cache
+	// (cache_loan.go). Guarded by mu.
+	cacheLoan  cacheLoan
 	tableStats *sstable.Stats
 	tables     *tableCache
 	writerOpts sstable.WriterOptions

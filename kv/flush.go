@@ -85,6 +85,7 @@ func (d *DB) flushLoop() {
 		// Memtables rotated meanwhile stay queued behind the flushed ones.
 		d.imm = d.imm[len(ms):]
 		d.publishReadStateLocked()
+		d.lendToCacheLocked()
 		for _, m := range ms {
 			m.unref() // the DB's hold; pinned reads keep theirs (K12)
 		}

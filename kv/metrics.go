@@ -166,7 +166,10 @@ type BlockCacheMetrics struct {
 	Hits     uint64
 	Misses   uint64
 	Size     int64 // bytes held now
-	Capacity int64 // configured bytes
+	Capacity int64 // bytes it may hold now: BlockCacheSize plus Lent
+	// Lent is the part of Capacity the memtables lend while they leave
+	// their allowance unused (Options.BlockCacheSize).
+	Lent int64
 }
 
 // LevelMetrics describe one level.
@@ -268,9 +271,10 @@ func (m Metrics) String() string {
 	}
 	fmt.Fprintf(&b, "gets: %d, disk reads: %d data blocks, %d index blocks, %s\n",
 		m.Gets, m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, humanize.Bytes(m.DiskReads.Bytes))
-	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s\n",
+	fmt.Fprintf(&b, "block cache: %d hits, %d misses (%.1f%% hit), %s of %s (%s of it lent by the idle memtables)\n",
 		m.BlockCache.Hits, m.BlockCache.Misses, percent(m.BlockCache.Hits, m.BlockCache.Hits+m.BlockCache.Misses),
-		humanize.Bytes(uint64(max(m.BlockCache.Size, 0))), humanize.Bytes(uint64(max(m.BlockCache.Capacity, 0))))
+		humanize.Bytes(uint64(max(m.BlockCache.Size, 0))), humanize.Bytes(uint64(max(m.BlockCache.Capacity, 0))),
+		humanize.Bytes(uint64(max(m.BlockCache.Lent, 0))))
 	filterPerKey := 0.0
 	if entries > 0 {
 		filterPerKey = float64(m.Filter.Bytes) * 8 / float64(entries)
@@ -393,6 +397,9 @@ func (d *DB) collectMetrics() Metrics {
 	cm := d.cache.Metrics()
 	m.BlockCache.Hits, m.BlockCache.Misses = uint64(cm.Hits), uint64(cm.Misses)
 	m.BlockCache.Size, m.BlockCache.Capacity = cm.Size, cm.Capacity
+	if cm.Capacity > 0 {
+		m.BlockCache.Lent = cm.Capacity - d.opts.BlockCacheSize
+	}
 	m.WAL.Bytes = d.counters.walBytes.Load()
 	m.WAL.Syncs = d.counters.walSyncs.Load()
 	m.Flushes = d.counters.flushes.Load()

@@ -55,7 +55,8 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		}
 		return 0, false
 	}
-	d.cache = sstable.NewCache(o.BlockCacheSize)
+	d.cacheLoan = newCacheLoan(o)
+	d.cache = sstable.NewResizableCache(o.BlockCacheSize, o.BlockCacheSize+d.cacheLoan.allowance)
 	d.tableStats = &sstable.Stats{}
 	d.tables = newTableCache(d.fs, dirname, d.cache, d.tableStats, o.MaxOpenFiles-nonTableFiles)
 	policy, err := o.filterPolicy()
@@ -230,6 +231,7 @@ func (d *DB) recover() error {
 	if d.opts.ReadOnly {
 		// Keep the replayed writes in memory; nothing is written.
 		d.readOnlyLogs = len(logs)
+		d.lendToCacheLocked()
 		return nil
 	}
 	if err := d.flushRecoveredLocked(); err != nil {
@@ -240,6 +242,7 @@ func (d *DB) recover() error {
 		return err
 	}
 	d.mem = mem
+	d.lendToCacheLocked()
 	var buildLater bool
 	if !d.opts.DisableTombstoneIndex {
 		// Rebuilt from the tables rather than persisted: it is derived

@@ -184,6 +184,11 @@ type Options struct {
 	BlockSize int
 	// BlockCacheSize is the byte capacity of the shared cache of
 	// decompressed blocks. Default 8 MiB; negative disables the cache.
+	// The cache also borrows the memory of two memtables (2 x
+	// MemTableSize) while the memtables leave it unused, and gives it
+	// back as they fill: the cache and the memtables together stay within
+	// BlockCacheSize + 2 x MemTableSize, as Pebble's cache, which counts
+	// its memtables, does within its size.
 	BlockCacheSize int64
 	// Filter is the filter built into every new table. Default FilterAuto.
 	Filter FilterType

@@ -21,7 +21,7 @@ import (
 // different blocks rarely contend.
 type Cache struct {
 	shards   []cacheShard
-	capacity int64
+	capacity atomic.Int64 // SetCapacity's last value
 	hits     atomic.Int64
 	misses   atomic.Int64
 }
@@ -64,22 +64,56 @@ type CacheMetrics struct {
 
 // NewCache returns a cache holding up to capacity bytes, or nil (caching
 // off) when capacity <= 0.
-func NewCache(capacity int64) *Cache {
+func NewCache(capacity int64) *Cache { return NewResizableCache(capacity, capacity) }
+
+// NewResizableCache is NewCache for a cache whose capacity SetCapacity
+// will move between capacity and maxCapacity: the shards are as many as
+// maxCapacity warrants, so growing the cache never leaves it split into
+// more locks than its size needs, nor shrinking it into too few.
+func NewResizableCache(capacity, maxCapacity int64) *Cache {
 	if capacity <= 0 {
 		return nil
 	}
 	n := 1
-	for n < maxCacheShards && capacity/int64(n*2) >= minShardBytes {
+	for n < maxCacheShards && max(capacity, maxCapacity)/int64(n*2) >= minShardBytes {
 		n *= 2
 	}
-	c := &Cache{shards: make([]cacheShard, n), capacity: capacity}
+	c := &Cache{shards: make([]cacheShard, n)}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.m = map[cacheKey]*blockBuf{}
 		s.list.next, s.list.prev = &s.list, &s.list
-		s.capacity = capacity / int64(n)
 	}
+	c.SetCapacity(capacity)
 	return c
+}
+
+// SetCapacity bounds the cache at capacity bytes from now on, evicting the
+// least recently used blocks of each shard that holds more (a block still
+// referenced stays readable, BM1). An engine moves it when memory lent to
+// the cache is wanted back, or free again. A capacity <= 0 empties the
+// cache and keeps it empty until raised.
+func (c *Cache) SetCapacity(capacity int64) {
+	if c == nil {
+		return
+	}
+	capacity = max(capacity, 0)
+	c.capacity.Store(capacity)
+	per := capacity / int64(len(c.shards))
+	var evicted []*blockBuf
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.capacity = per
+		for s.size > s.capacity {
+			evicted = append(evicted, s.remove(s.list.prev))
+		}
+		s.mu.Unlock()
+		for _, b := range evicted {
+			b.release()
+		}
+		evicted = evicted[:0]
+	}
 }
 
 func (c *Cache) shard(k cacheKey) *cacheShard {
@@ -148,15 +182,16 @@ func (c *Cache) set(fileNum, offset uint64, b *blockBuf) {
 	k := cacheKey{fileNum, offset}
 	s := c.shard(k)
 	charge := int64(len(b.buf)) + cacheEntryOverhead
-	if charge > s.capacity {
-		return
-	}
-	b.ref()
-	b.key, b.charge = k, charge
 	var evicted []*blockBuf
 	var stack [4]*blockBuf
 	evicted = stack[:0]
 	s.mu.Lock()
+	if charge > s.capacity { // SetCapacity moves it: read under the lock
+		s.mu.Unlock()
+		return
+	}
+	b.ref()
+	b.key, b.charge = k, charge
 	if old := s.m[k]; old != nil {
 		evicted = append(evicted, s.remove(old))
 	}
@@ -201,7 +236,7 @@ func (c *Cache) Metrics() CacheMetrics {
 	if c == nil {
 		return CacheMetrics{}
 	}
-	m := CacheMetrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Capacity: c.capacity}
+	m := CacheMetrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Capacity: c.capacity.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()

@@ -78,9 +78,10 @@
 //	   read after release shows as wrong bytes or a corruption error.
 //	   Nothing outside the package ever holds block memory past a call
 //	   except through an Iter, whose Value is valid until its next move.
-//	BM2 (cache bound): a shard evicts before it inserts, so the bytes it
-//	   charges (buffer capacity plus cacheEntryOverhead per entry) never
-//	   exceed its capacity; a block larger than a shard is not cached.
+//	BM2 (cache bound): a shard evicts before it inserts, and SetCapacity
+//	   evicts down to a lowered capacity before it returns, so the bytes
+//	   it charges (buffer capacity plus cacheEntryOverhead per entry)
+//	   never exceed its capacity; a block larger than a shard is not cached.
 //	   Evicted blocks stay readable to those holding them (BM1). Blocks
 //	   enter the cache only from reads that will come back to them: Gets
 //	   and plain Iters; an Iter told SkipCacheFill (a compaction's, one

@@ -34,6 +34,7 @@ type statsRecord struct {
 		Misses   uint64 `json:"misses"`
 		Bytes    int64  `json:"bytes"`
 		Capacity int64  `json:"capacity"`
+		Lent     int64  `json:"lent"`
 	} `json:"block_cache"`
 	Filter struct {
 		Bytes          uint64  `json:"bytes"`
@@ -80,7 +81,7 @@ func statsJSON(m kv.Metrics) statsRecord {
 	r.Flushes, r.Compactions, r.Gets = m.Flushes, m.Compactions, m.Gets
 	r.DiskReads.DataBlocks, r.DiskReads.IndexBlocks, r.DiskReads.Bytes = m.DiskReads.DataBlocks, m.DiskReads.IndexBlocks, m.DiskReads.Bytes
 	r.BlockCache.Hits, r.BlockCache.Misses = m.BlockCache.Hits, m.BlockCache.Misses
-	r.BlockCache.Bytes, r.BlockCache.Capacity = m.BlockCache.Size, m.BlockCache.Capacity
+	r.BlockCache.Bytes, r.BlockCache.Capacity, r.BlockCache.Lent = m.BlockCache.Size, m.BlockCache.Capacity, m.BlockCache.Lent
 	r.Filter.Bytes = m.Filter.Bytes
 	r.Filter.BitsPerEntry = bitsPerKey(m.Filter.Bytes, entries)
 	r.Filter.Checks, r.Filter.ReadsAvoided = m.Filter.Checks, m.Filter.Negatives
