@@ -15,6 +15,7 @@ package kv
 // allowance (one loan step more at most, below), and never above what
 // they could reach before the loan existed: the loan is never lent when
 // the memtables need the memory, and BlockCacheSize is the floor.
+// Options.NoCacheLoan keeps the cache at BlockCacheSize.
 // (docs/design.md, "The read path", "The cache borrows the memtables'
 // idle memory".)
 
@@ -38,7 +39,7 @@ type cacheLoan struct {
 // newCacheLoan sizes the loan for o; the cache it serves starts at
 // BlockCacheSize and lends nothing until lendToCacheLocked runs.
 func newCacheLoan(o Options) cacheLoan {
-	if o.BlockCacheSize <= 0 {
+	if o.BlockCacheSize <= 0 || o.NoCacheLoan {
 		return cacheLoan{}
 	}
 	a := int64(memTableLoanTables) * int64(o.MemTableSize)

@@ -101,20 +101,36 @@ func TestBlockCacheBorrowsIdleMemTableMemory(t *testing.T) {
 	}
 }
 
-// TestNoBlockCacheLendsNothing: a DB without a block cache has nothing
-// to lend to.
-func TestNoBlockCacheLendsNothing(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{BlockCacheSize: -1, MemTableSize: 64 << 10})
-	defer d.Close()
-	for i := range 2000 {
-		if err := d.Set([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100), NoSync); err != nil {
+// TestNoCacheLoan: a DB without a block cache has nothing to lend to, and
+// NoCacheLoan keeps the cache at BlockCacheSize.
+func TestNoCacheLoan(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		opts         Options
+		wantCapacity int64
+	}{
+		{"no cache", Options{BlockCacheSize: -1}, 0},
+		{"NoCacheLoan", Options{BlockCacheSize: 64 << 10, NoCacheLoan: true}, 64 << 10},
+	} {
+		o := c.opts
+		o.MemTableSize = 64 << 10
+		d := openMem(t, vfs.NewMem(), &o)
+		for i := range 2000 {
+			if err := d.Set([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if m := d.Metrics(); m.BlockCache.Capacity != 0 || m.BlockCache.Size != 0 {
-		t.Fatalf("no cache, but %+v", m.BlockCache)
+		for i := range 2000 {
+			if _, err := d.Get([]byte(fmt.Sprintf("k%05d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m := d.Metrics(); m.BlockCache.Capacity != c.wantCapacity || m.BlockCache.Lent != 0 || m.BlockCache.Size > c.wantCapacity {
+			t.Errorf("%s: %+v", c.name, m.BlockCache)
+		}
+		d.Close()
 	}
 }

@@ -188,7 +188,7 @@ type Options struct {
 	// MemTableSize) while the memtables leave it unused, and gives it
 	// back as they fill: the cache and the memtables together stay within
 	// BlockCacheSize + 2 x MemTableSize, as Pebble's cache, which counts
-	// its memtables, does within its size.
+	// its memtables, does within its size (NoCacheLoan turns this off).
 	BlockCacheSize int64
 	// Filter is the filter built into every new table. Default FilterAuto.
 	Filter FilterType
@@ -305,6 +305,11 @@ type Options struct {
 	// and only while the DB is idle. Default 0.01 (1%); at most 1;
 	// negative disables idle purges.
 	IdlePurgeMinShare float64
+	// NoCacheLoan keeps the block cache at BlockCacheSize, lending it
+	// none of the memtables' idle memory: for a program that wants its
+	// memory to fall once its memtables are flushed (after a bulk load
+	// with large memtables, say) more than it wants reads cached.
+	NoCacheLoan bool
 	// DisableTombstoneIndex turns off the cuckoo-filter index of deleted
 	// keys (docs/design.md), for measuring what it costs and buys.
 	DisableTombstoneIndex bool
