@@ -64,19 +64,29 @@ func writeSnapshotStream(w io.Writer, snap *kv.Snapshot, applied uint64) error {
 	return err
 }
 
+// readSnapshotPreamble reads a stream's magic and applied index: the start
+// readSnapshotHead and readSnapshotStream share.
+func readSnapshotPreamble(br *crcReader) (uint64, error) {
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
+		return 0, fmt.Errorf("%w: snapshot stream does not start with %q", ErrBadCommand, snapshotMagic)
+	}
+	applied, err := binary.ReadUvarint(br)
+	if err != nil {
+		return 0, fmt.Errorf("%w: snapshot applied index: %v", ErrBadCommand, err)
+	}
+	return applied, nil
+}
+
 // readSnapshotHead reads what a stream's start says of it: its applied
 // index, and its cluster ID (S13; zero if the stream names none), the
 // first record when present. Nothing else is checked: Restore verifies
 // the whole stream.
 func readSnapshotHead(r io.Reader) (uint64, clusterID, error) {
 	br := &crcReader{r: bufio.NewReaderSize(r, 4<<10), crc: crc32.New(castagnoli)}
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
-		return 0, clusterID{}, fmt.Errorf("%w: snapshot stream does not start with %q", ErrBadCommand, snapshotMagic)
-	}
-	applied, err := binary.ReadUvarint(br)
+	applied, err := readSnapshotPreamble(br)
 	if err != nil {
-		return 0, clusterID{}, fmt.Errorf("%w: snapshot applied index: %v", ErrBadCommand, err)
+		return 0, clusterID{}, err
 	}
 	if tag, err := br.ReadByte(); err != nil || tag != recordPair {
 		return applied, clusterID{}, nil
@@ -103,13 +113,9 @@ func readSnapshotHead(r io.Reader) (uint64, clusterID, error) {
 func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
 	crc := crc32.New(castagnoli)
 	br := &crcReader{r: bufio.NewReaderSize(r, 64<<10), crc: crc}
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
-		return 0, fmt.Errorf("%w: snapshot stream does not start with %q", ErrBadCommand, snapshotMagic)
-	}
-	applied, err := binary.ReadUvarint(br)
+	applied, err := readSnapshotPreamble(br)
 	if err != nil {
-		return 0, fmt.Errorf("%w: snapshot applied index: %v", ErrBadCommand, err)
+		return 0, err
 	}
 	b := db.NewBatch()
 	for n := 0; ; n++ {
