@@ -1,7 +1,6 @@
 package memtable
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -20,9 +19,8 @@ import (
 // keys of Get and the iterators (chunk == probeChunk), never on an item in
 // the tree, so the tree's nodes hold no pointer the GC has to follow.
 //
-// prefix holds the key's first 8 bytes, big-endian, zero-padded: ordering
-// two items by prefix agrees with ordering their keys whenever the
-// prefixes differ, so most comparisons of a descent are decided inside the
+// prefix is base.UserKeyPrefix of the key: ordering two items by prefix
+// agrees with ordering their keys whenever the prefixes differ, so most comparisons of a descent are decided inside the
 // node, without a load from the arena.
 type item struct {
 	trailer    uint64
@@ -30,16 +28,6 @@ type item struct {
 	chunk, off uint32
 	klen, vlen uint32
 	probe      unsafe.Pointer // a search key's bytes, klen of them
-}
-
-// keyPrefix is the prefix field of an item whose user key is k.
-func keyPrefix(k []byte) uint64 {
-	if len(k) >= 8 {
-		return binary.BigEndian.Uint64(k)
-	}
-	var b [8]byte
-	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:])
 }
 
 // probeChunk marks a search item: its key is at probe, not in the arena.
@@ -155,7 +143,7 @@ func (a *arena) value(it item) []byte {
 // probeFor is the search item of key, whose bytes stay the caller's and
 // must not change while the item is in use.
 func probeFor(key base.InternalKey) item {
-	return item{trailer: key.Trailer, prefix: keyPrefix(key.UserKey), chunk: probeChunk,
+	return item{trailer: key.Trailer, prefix: base.UserKeyPrefix(key.UserKey), chunk: probeChunk,
 		klen: uint32(len(key.UserKey)), probe: unsafe.Pointer(unsafe.SliceData(key.UserKey))}
 }
 
@@ -217,7 +205,7 @@ func (m *MemTable) Add(key base.InternalKey, value []byte) error {
 	copy(b, key.UserKey)
 	copy(b[klen:], value)
 	grown := m.arena.used - before
-	it := item{trailer: key.Trailer, prefix: keyPrefix(key.UserKey), chunk: chunk, off: off, klen: uint32(klen), vlen: uint32(vlen)}
+	it := item{trailer: key.Trailer, prefix: base.UserKeyPrefix(key.UserKey), chunk: chunk, off: off, klen: uint32(klen), vlen: uint32(vlen)}
 	_, replaced := m.tree.ReplaceOrInsert(it)
 	m.snap = nil
 	m.mu.Unlock()

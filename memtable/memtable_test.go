@@ -349,31 +349,6 @@ func TestSetAllocates(t *testing.T) {
 	}
 }
 
-// TestKeyPrefixOrder checks the property the B-tree's comparison relies on
-// (MT6): when two keys' prefixes differ, they order the keys as
-// bytes.Compare does. Keys are short and rich in zero bytes, where the
-// zero padding could mislead.
-func TestKeyPrefixOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(31, 32))
-	key := func() []byte {
-		k := make([]byte, rng.IntN(12))
-		for i := range k {
-			k[i] = []byte{0, 1, 0xff}[rng.IntN(3)]
-		}
-		return k
-	}
-	for range 200000 {
-		a, b := key(), key()
-		pa, pb := keyPrefix(a), keyPrefix(b)
-		if pa != pb && (pa < pb) != (bytes.Compare(a, b) < 0) {
-			t.Fatalf("prefixes of %x and %x order them wrongly", a, b)
-		}
-		if bytes.Equal(a, b) && pa != pb {
-			t.Fatalf("equal keys %x with different prefixes", a)
-		}
-	}
-}
-
 // TestLogicalSize checks MT7 over random writes, replacements of an
 // internal key included: LogicalSize is the key and value bytes of every
 // Add plus LogicalEntryOverhead per distinct entry, and never exceeds the

@@ -139,6 +139,21 @@ func Compare(a, b InternalKey) int {
 	return 0
 }
 
+// UserKeyPrefix returns a user key's first 8 bytes as a big-endian
+// integer, zero-padded when the key is shorter. Whenever two keys'
+// prefixes differ, their order is the keys' order (a zero pad sorts like
+// the end of the shorter key), so a search over prefixes held in a flat
+// array settles most comparisons without loading the keys themselves;
+// only equal prefixes need CompareUserKeys.
+func UserKeyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
 // CompareUserKeys orders user keys; it is bytes.Compare, named so that call
 // sites say which order they mean.
 func CompareUserKeys(a, b []byte) int { return bytes.Compare(a, b) }
