@@ -57,6 +57,11 @@ type Reader struct {
 	rangeDelsList []rangedel.Tombstone
 	// memBytes is what the resident index and filter cost.
 	memBytes int64
+
+	// decodedBlockHint is the mean decompressed size of the data blocks:
+	// a raw read asks for a buffer at least this large, so that it comes
+	// from the decoded blocks' size class (readUncachedDataBlock).
+	decodedBlockHint int
 }
 
 // indexEntry is one decoded index entry: block i holds the keys k with
@@ -109,6 +114,9 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	}
 	if r.props, err = decodeProperties(pb); err != nil {
 		return nil, r.corrupt(ft.props.offset, "properties block", err)
+	}
+	if n := r.props.NumDataBlocks; n > 0 && r.props.UncompressedDataSize/n <= maxBlockLen {
+		r.decodedBlockHint = int(r.props.UncompressedDataSize / n)
 	}
 	if r.props.FilterSize != ft.filter.length {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
