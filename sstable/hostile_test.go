@@ -371,3 +371,28 @@ func TestVerifyBlocksChecksSeparatorShape(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDecodedBlockHintBounded: a raw read's buffer follows the table's
+// mean decoded block size only within the stepped size classes, so
+// properties claiming huge blocks (checksummed, but written by anyone)
+// cannot make each read of a small block allocate their claim.
+func TestDecodedBlockHintBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	r, err := openBytes(t, tableBytes(t, makeEntries(rng, 500, keyGens["plain"], func() int { return 50 }), WriterOptions{}), "b.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Properties()
+	if got, want := r.decodedBlockHint, int(p.UncompressedDataSize/p.NumDataBlocks); got != want || got == 0 {
+		t.Fatalf("hint %d for a real table, want its mean decoded block size %d", got, want)
+	}
+	for _, claim := range []uint64{bufStepLimit + 1, 512 << 20, 1 << 62} {
+		p.UncompressedDataSize = claim * p.NumDataBlocks
+		if got := decodedBlockHint(p); got != 0 {
+			t.Fatalf("properties claiming %d-byte blocks give a hint of %d", claim, got)
+		}
+	}
+	if got := decodedBlockHint(Properties{}); got != 0 {
+		t.Fatalf("a table without data blocks gives a hint of %d", got)
+	}
+}

@@ -115,9 +115,7 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 	if r.props, err = decodeProperties(pb); err != nil {
 		return nil, r.corrupt(ft.props.offset, "properties block", err)
 	}
-	if n := r.props.NumDataBlocks; n > 0 && r.props.UncompressedDataSize/n <= maxBlockLen {
-		r.decodedBlockHint = int(r.props.UncompressedDataSize / n)
-	}
+	r.decodedBlockHint = decodedBlockHint(r.props)
 	if r.props.FilterSize != ft.filter.length {
 		return nil, base.CorruptionErrorf("sstable: %s: properties say %d filter bytes, footer %d", r.name, r.props.FilterSize, ft.filter.length)
 	}
@@ -166,6 +164,17 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// decodedBlockHint is the mean decoded size of a table's data blocks, or 0
+// past the stepped buffer size classes: there one class spans a power of
+// two, and a table whose properties claim huge blocks must not make every
+// read of a small one allocate that much.
+func decodedBlockHint(p Properties) int {
+	if p.NumDataBlocks == 0 || p.UncompressedDataSize/p.NumDataBlocks > bufStepLimit {
+		return 0
+	}
+	return int(p.UncompressedDataSize / p.NumDataBlocks)
 }
 
 func (r *Reader) corrupt(off uint64, what string, err error) error {
