@@ -92,8 +92,8 @@ type DB struct {
 	manifest manifestState
 	// ticker lets an idle DB reclaim deleted space (delete_aware.go).
 	ticker tickerState
-	// openTime stands in for the write time of tombstones found by Open,
-	// and anchors tombstoneClock.
+	// openTime anchors tombstoneClock, which dates the tombstones of
+	// tables Open finds without a time (dateTombstones).
 	openTime time.Time
 	// noShadowDrop, set by tests and benchmarks right after Open, turns
 	// early drop off (kv/shadow_drop.go) with the index still on, so a

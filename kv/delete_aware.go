@@ -16,14 +16,15 @@ import (
 // its tombstones shadow in the levels below, and when its oldest tombstone
 // was written. The picker weighs tables by the first (compensated size,
 // purge compactions: compaction's P2, P4) and bounds the second
-// (TombstoneMaxAge: P5). Neither figure is stored on disk: a table written by
-// this process gets both when it is written; a table a restart finds gets
-// them from the tombstone index's rebuild, which Open starts in the
-// background and which reads their tombstones anyway (tombstoneHashes;
-// estimateMissing waits for it), or, with the index disabled, lazily
-// from the background ticker (estimateMissing), its tombstone
-// time being the time of the Open, so a restart restarts a tombstone's
-// clock but never stops it.
+// (TombstoneMaxAge: P5). A table written by this process gets both when it
+// is written. The time goes into the MANIFEST with the table (tag 7), so a
+// restart keeps a tombstone's clock running; a table found without one
+// (written before the MANIFEST kept times, or by the WAL's replay) is
+// dated by Open (dateTombstones). The estimate is not stored: a table a
+// restart finds gets it from the tombstone index's rebuild, which Open
+// starts in the background and which reads their tombstones anyway
+// (tombstoneHashes; estimateMissing waits for it), or, with the index
+// disabled, lazily from the background ticker (estimateMissing).
 
 // shadowedBytes estimates the bytes of older entries that tombstones for
 // keys shadow in v's levels fromLevel and deeper: for each key and each
@@ -94,6 +95,7 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 			}
 			t.SetShadowedBytes(shadowed + d.tableRangeShadowedBytes(v, from, t))
 			t.SetTombstoneTime(tombstoneTime)
+			d.dateTombstones(t) // inputs found by Open may not be dated yet
 		} else {
 			t.SetShadowedBytes(0)
 		}
@@ -106,9 +108,29 @@ func (d *DB) noteTombstones(v *manifest.Version, level int, tables []*manifest.T
 // elapsed since. A step of the wall clock (an NTP correction, a resumed
 // VM) then neither ages every tombstone at once, which would start a
 // compaction for each, nor stops their ages for the length of a backward
-// step. The times are never stored, so no other process need agree.
+// step while the DB is open. The MANIFEST keeps each table's time (its
+// tag 7), so a restart does not restart the ages; across a restart the
+// wall clock is all two processes share, and dateTombstones takes a time
+// ahead of it as the Open's.
 func (d *DB) tombstoneClock() int64 {
 	return d.openTime.UnixNano() + int64(time.Since(d.openTime))
+}
+
+// dateTombstones gives table t, if it holds tombstones, a tombstone time
+// no later than now: the MANIFEST's, the one a flush or compaction set,
+// or, for a table that has none (written before the MANIFEST kept times,
+// or by Open's replay of the WAL, or a compaction output of such tables),
+// now. A time ahead of now (the wall clock stepped back since it was
+// written, or the files came from another machine) also becomes now, so
+// TombstoneMaxAge never waits out the difference. Before the table's
+// version is published, or under d.mu for one Open found.
+func (d *DB) dateTombstones(t *manifest.TableMetadata) {
+	if !hasTombstones(t) {
+		return
+	}
+	if now := d.tombstoneClock(); t.TombstoneTime() == 0 || t.TombstoneTime() > now {
+		t.SetTombstoneTime(now)
+	}
 }
 
 // oldestTombstoneTime is the oldest tombstone time among tables (0 if none
@@ -218,12 +240,9 @@ func (d *DB) estimateMissing(v *manifest.Version) bool {
 }
 
 // estimateFound sets the figures of table t, found by Open at level l of
-// v, from its point tombstone keys and its range tombstones. Its
-// tombstones' write time is unknown: the Open's time stands in for it.
+// v, from its point tombstone keys and its range tombstones. (Its
+// tombstone time Open set already: dateTombstones.)
 func (d *DB) estimateFound(v *manifest.Version, l int, t *manifest.TableMetadata, keys [][]byte) {
-	if t.TombstoneTime() == 0 {
-		t.SetTombstoneTime(d.openTime.UnixNano())
-	}
 	from := l + 1
 	if l == 0 {
 		from = 1 // L0's own tables may be newer; count only deeper levels

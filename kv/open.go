@@ -200,6 +200,7 @@ func (d *DB) recover() error {
 				// file: name both.
 				return fmt.Errorf("%w (named by %s)", err, fileName(fileKindManifest, d.manifest.num))
 			}
+			d.dateTombstones(t)
 		}
 	}
 	d.installVersionLocked(v)
@@ -325,6 +326,7 @@ func (d *DB) flushRecoveredLocked() error {
 	}
 	edit := &manifest.VersionEdit{}
 	for _, t := range tables {
+		d.dateTombstones(t)
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: t})
 	}
 	if err := d.applyEditLocked(edit); err != nil {

@@ -288,8 +288,9 @@ type Options struct {
 	// gone (Lethe's persistence latency; compaction's P5). A tombstone an
 	// open snapshot keeps at the bottom (the snapshot still sees the
 	// value beneath it) goes once no snapshot older than its table's
-	// entries is open. A restart
-	// restarts the clock of tombstones already in tables. Default 1 hour;
+	// entries is open. The clock survives restarts: each table's oldest
+	// tombstone time is in the MANIFEST (by the wall clock; one ahead of
+	// the clock at Open counts from the Open). Default 1 hour;
 	// negative disables the bound (purge compactions, which run when they
 	// free at least a quarter of what they rewrite, stay on, and so do
 	// idle purges, which a DB that took no write for a second or two runs

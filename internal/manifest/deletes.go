@@ -2,11 +2,13 @@ package manifest
 
 // What a table's tombstones cost the tree, for delete-aware compaction: the
 // bytes of older entries they shadow in the levels below (an estimate) and
-// when the oldest of them was written. Neither reaches the MANIFEST or the
-// table file; the engine computes them when it writes a table and, for
-// tables a restart finds, lazily after Open (so they are atomics: they may
-// be set after the version holding the table is published, an exception to
-// V1 that readers tolerate by treating "unknown" as zero).
+// when the oldest of them was written. The engine computes the estimate
+// when it writes a table and, for tables a restart finds, lazily after
+// Open; the time goes into the MANIFEST with the table (tag 7, so that
+// TombstoneMaxAge's clock survives a restart), and a table found without
+// one is dated by Open. Both are atomics: the estimate may be set after
+// the version holding the table is published, an exception to V1 that
+// readers tolerate by treating "unknown" as zero.
 
 // SetShadowedBytes records the estimate of the bytes the table's tombstones
 // shadow in the levels below it.

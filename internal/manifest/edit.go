@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+
 	"github.com/sievekv/sievekv/filters"
 
 	"github.com/sievekv/sievekv/internal/base"
@@ -25,7 +27,11 @@ const (
 	tagReserved4    = 4
 	tagDeletedTable = 5 // uvarint level, uvarint file number
 	tagNewTable     = 6 // uvarint level, then the TableMetadata fields (see Encode)
-	tagMax          = tagNewTable
+	// tagTombstoneTime dates the oldest tombstone of a table the same edit
+	// adds: uvarint file number, uvarint Unix nanoseconds (1 .. 2^63-1),
+	// so TombstoneMaxAge's clock survives a restart (deletes.go).
+	tagTombstoneTime = 7
+	tagMax           = tagTombstoneTime
 )
 
 var tagNames = [...]string{
@@ -34,6 +40,7 @@ var tagNames = [...]string{
 	tagLastSequence:   "last sequence",
 	tagDeletedTable:   "deleted table",
 	tagNewTable:       "new table",
+	tagTombstoneTime:  "tombstone time",
 }
 
 // DeletedTable names a table removed from a level.
@@ -152,6 +159,13 @@ func (e *VersionEdit) Encode() []byte {
 		code, _ := m.FilterType.TableCode()
 		out = append(out, code)
 	}
+	for _, n := range e.NewTables {
+		if tt := n.Meta.TombstoneTime(); tt > 0 {
+			out = binary.AppendUvarint(out, tagTombstoneTime)
+			out = binary.AppendUvarint(out, n.Meta.FileNum)
+			out = binary.AppendUvarint(out, uint64(tt))
+		}
+	}
 	return out
 }
 
@@ -165,6 +179,9 @@ type decoder struct {
 	b   []byte
 	off int
 	tag uint64 // field being decoded, for error messages
+	// lastDated is the index among the new tables of the one the last
+	// tombstone time named (-1: none yet).
+	lastDated int
 }
 
 func (d *decoder) errf(format string, args ...any) error {
@@ -233,7 +250,7 @@ func (e *VersionEdit) Decode(b []byte) error {
 }
 
 func (e *VersionEdit) decode(b []byte) error {
-	d := &decoder{b: b}
+	d := &decoder{b: b, lastDated: -1}
 	var last uint64
 	for d.off < len(b) {
 		d.tag = 0
@@ -272,12 +289,46 @@ func (e *VersionEdit) decode(b []byte) error {
 			var nt NewTable
 			nt, err = d.newTable()
 			e.NewTables = append(e.NewTables, nt)
+		case tagTombstoneTime:
+			err = d.tombstoneTime(e.NewTables)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return e.Validate()
+}
+
+// tombstoneTime reads a tombstone time and records it on the table it
+// names, which must be one of added (the edit's new tables) after the one
+// the previous time named: Encode writes them in the order of the new
+// tables, and any other order, a time for a table the edit does not add,
+// a second time for one, or a time that is 0 or past int64 is corruption,
+// so each edit has one encoding (M1).
+func (d *decoder) tombstoneTime(added []NewTable) error {
+	num, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	tt, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	if tt == 0 || tt > math.MaxInt64 {
+		return d.errf("time %d of table %d, want 1..%d", tt, num, int64(math.MaxInt64))
+	}
+	for i, n := range added {
+		if n.Meta.FileNum != num {
+			continue
+		}
+		if i <= d.lastDated {
+			return d.errf("table %d dated twice or out of the new tables' order", num)
+		}
+		d.lastDated = i
+		n.Meta.SetTombstoneTime(int64(tt))
+		return nil
+	}
+	return d.errf("table %d is not added by the edit", num)
 }
 
 // key reads a length-prefixed internal key (user key and trailer).

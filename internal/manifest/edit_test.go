@@ -64,12 +64,20 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 			FileNum: fileNum(), Size: randUint(rng), Smallest: randInternalKey(rng), Largest: randInternalKey(rng),
 			SmallestSeq: base.SeqNum(lo), LargestSeq: base.SeqNum(hi), FilterType: tableType(uint8(rng.IntN(7))),
 		}})
+		if rng.IntN(2) == 0 { // a table with tombstones, dated
+			e.NewTables[len(e.NewTables)-1].Meta.SetTombstoneTime(int64(max(1, randUint(rng)>>1)))
+		}
 	}
 	return e
 }
 
 func fieldCount(e *VersionEdit) int {
 	n := len(e.DeletedTables) + len(e.NewTables)
+	for _, nt := range e.NewTables {
+		if nt.Meta.TombstoneTime() != 0 {
+			n++
+		}
+	}
 	for _, has := range []bool{e.HasLogNumber, e.HasNextFileNumber, e.HasLastSequence} {
 		if has {
 			n++
@@ -187,7 +195,7 @@ func TestDecodeRejects(t *testing.T) {
 		name string
 		b    []byte
 	}{
-		{"unknown tag", uv(7, 1)},
+		{"unknown tag", uv(tagMax+1, 1)},
 		{"tag zero", uv(0)},
 		{"huge tag", uv(1 << 40)},
 		{"repeated scalar", uv(tagLogNumber, 1, tagLogNumber, 2)},
@@ -210,6 +218,14 @@ func TestDecodeRejects(t *testing.T) {
 		{"key length max", cat(uv(tagNewTable, 1, 5, 100, ^uint64(0)))},
 		{"key shorter than a trailer", cat(uv(tagNewTable, 1, 5, 100, 7), trailer[:7], uv(9), []byte("b"), trailer, uv(1, 2), []byte{2})},
 		{"missing filter type", table(1, 5, 1, 2)[:len(table(1, 5, 1, 2))-1]},
+		{"tombstone time of a table not added", cat(table(1, 5, 1, 2), uv(tagTombstoneTime, 6, 1000))},
+		{"tombstone time of a deleted table", cat(uv(tagDeletedTable, 1, 6), table(1, 5, 1, 2), uv(tagTombstoneTime, 6, 1000))},
+		{"tombstone time 0", cat(table(1, 5, 1, 2), uv(tagTombstoneTime, 5, 0))},
+		{"tombstone time past int64", cat(table(1, 5, 1, 2), uv(tagTombstoneTime, 5, 1<<63))},
+		{"table dated twice", cat(table(1, 5, 1, 2), uv(tagTombstoneTime, 5, 1000, tagTombstoneTime, 5, 1000))},
+		{"tables dated out of order", cat(table(1, 5, 1, 2), table(1, 6, 1, 2), uv(tagTombstoneTime, 6, 1000, tagTombstoneTime, 5, 1000))},
+		{"tombstone time before its table", cat(uv(tagTombstoneTime, 5, 1000), table(1, 5, 1, 2))},
+		{"truncated tombstone time", cat(table(1, 5, 1, 2), uv(tagTombstoneTime, 5))},
 	}
 	for _, c := range cases {
 		var e VersionEdit
@@ -222,6 +238,12 @@ func TestDecodeRejects(t *testing.T) {
 	var e VersionEdit
 	if err := e.Decode(cat(uv(tagDeletedTable, 1, 4), table(1, 5, 1, 2), table(2, 4, 0, 0))); err != nil {
 		t.Fatalf("valid edit with a move rejected: %v", err)
+	}
+	if err := e.Decode(cat(table(1, 5, 1, 2), table(1, 6, 1, 2), uv(tagTombstoneTime, 5, 1000, tagTombstoneTime, 6, 1<<63-1))); err != nil {
+		t.Fatalf("valid edit with tombstone times rejected: %v", err)
+	}
+	if got := e.NewTables[1].Meta.TombstoneTime(); got != 1<<63-1 {
+		t.Fatalf("tombstone time decoded as %d", got)
 	}
 }
 
@@ -263,6 +285,13 @@ func TestGoldenEncoding(t *testing.T) {
 	// "pear"#10,DEL, seqnums, filter table code 5); docs/format.md,
 	// "VersionEdit", walks through these bytes.
 	golden.Bytes(t, "version-edit", e.Encode())
+
+	// The same edit with its new table dated (tag 7): its oldest
+	// tombstone written at Unix nanosecond 1,764,979,200,000,000,000
+	// (2025-12-06 00:00 UTC). The bytes above are unchanged: a table
+	// without a time has no tag 7.
+	e.NewTables[0].Meta.SetTombstoneTime(1764979200000000000)
+	golden.Bytes(t, "version-edit-tombstone-time", e.Encode())
 }
 
 func ExampleVersionEdit_Decode() {

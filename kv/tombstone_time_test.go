@@ -1,0 +1,218 @@
+package kv
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sievekv/sievekv/internal/testutil"
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// tombstoneTimes maps each table of d's current version that holds
+// tombstones to its tombstone time.
+func tombstoneTimes(d *DB) map[uint64]int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	times := map[uint64]int64{}
+	for _, l := range d.current.Levels {
+		for _, t := range l {
+			if hasTombstones(t) {
+				times[t.FileNum] = t.TombstoneTime()
+			}
+		}
+	}
+	return times
+}
+
+func sameTimes(t *testing.T, what string, got, want map[uint64]int64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d tables with tombstones, want %d", what, len(got), len(want))
+	}
+	for num, tt := range want {
+		if got[num] != tt {
+			t.Fatalf("%s: table %d dated %v, want %v", what, num, time.Unix(0, got[num]), time.Unix(0, tt))
+		}
+	}
+}
+
+// TestTombstoneTimesSurviveReopen: TombstoneMaxAge counts from when a
+// table's oldest tombstone was written, not from the last Open, so a DB
+// restarted more often than the bound still carries its tombstones down
+// (the MANIFEST's tag 7). Tables with point and with range tombstones keep
+// their times across two reopens (the second reads the MANIFEST the first
+// rewrote), and a compaction's output inherits its inputs' oldest.
+func TestTombstoneTimesSurviveReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	o := &Options{FS: fs, MemTableSize: 1 << 20, TombstoneMaxAge: -1, IdlePurgeMinShare: -1, DisableAutomaticCompactions: true}
+	d := bottomDB(t, o, 600)
+	for _, i := range []int{5, 300} {
+		if err := d.Delete(delKey(i), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteRange(delKey(400), delKey(410), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := tombstoneTimes(d)
+	if len(want) != 2 {
+		t.Fatalf("%d tables with tombstones, want the 2 flushed", len(want))
+	}
+	for num, tt := range want {
+		if tt == 0 {
+			t.Fatalf("flushed table %d has no tombstone time", num)
+		}
+	}
+	for round := range 2 {
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // a clock restarted at Open would differ
+		d = openMem(t, fs, o)
+		sameTimes(t, "after reopen "+string(rune('1'+round)), tombstoneTimes(d), want)
+	}
+	// Both L0 tables into L1: the output is dated by the older input.
+	oldest := min(want[firstKey(want)], want[lastKey(want)])
+	if err := d.Compact(delKey(0), delKey(599)); err != nil {
+		t.Fatal(err)
+	}
+	for num, tt := range tombstoneTimes(d) {
+		if tt != oldest {
+			t.Fatalf("compaction output %d dated %v, want its oldest input's %v", num, time.Unix(0, tt), time.Unix(0, oldest))
+		}
+	}
+	d.Close()
+}
+
+func firstKey(m map[uint64]int64) uint64 {
+	var k uint64
+	for n := range m {
+		if k == 0 || n < k {
+			k = n
+		}
+	}
+	return k
+}
+
+func lastKey(m map[uint64]int64) uint64 {
+	var k uint64
+	for n := range m {
+		k = max(k, n)
+	}
+	return k
+}
+
+// TestTombstoneTimeAheadOfTheClock: a table dated ahead of the clock (the
+// wall clock stepped back since, or the files came from another machine)
+// is dated at the Open that finds it, so TombstoneMaxAge does not wait out
+// the difference; the Open's MANIFEST records the correction.
+func TestTombstoneTimeAheadOfTheClock(t *testing.T) {
+	fs := vfs.NewMem()
+	o := &Options{FS: fs, MemTableSize: 1 << 20, TombstoneMaxAge: -1, IdlePurgeMinShare: -1, DisableAutomaticCompactions: true}
+	d := bottomDB(t, o, 100)
+	if err := d.Delete(delKey(5), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour).UnixNano()
+	d.mu.Lock()
+	for _, l := range d.current.Levels {
+		for _, tm := range l {
+			if hasTombstones(tm) {
+				tm.SetTombstoneTime(future)
+			}
+		}
+	}
+	d.mu.Unlock()
+	// A checkpoint's MANIFEST holds the whole state, the future time too.
+	if err := d.Checkpoint("cp"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	co := *o
+	co.FS = fs
+	before := time.Now().UnixNano()
+	cp, err := Open("cp", &co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().UnixNano()
+	times := tombstoneTimes(cp)
+	if len(times) != 1 {
+		t.Fatalf("%d tables with tombstones in the checkpoint, want 1", len(times))
+	}
+	for num, tt := range times {
+		if tt < before || tt > after {
+			t.Fatalf("table %d dated %v, want the Open's time (%v .. %v)", num, time.Unix(0, tt), time.Unix(0, before), time.Unix(0, after))
+		}
+	}
+	cp.Close()
+	cp, err = Open("cp", &co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	sameTimes(t, "the corrected times after another reopen", tombstoneTimes(cp), times)
+}
+
+// TestTombstoneTimesOfAnOlderManifest: a DB written before the MANIFEST
+// kept tombstone times (the 2026-12-05 fixture) has its tables with
+// tombstones dated at the first Open, and keeps those dates after.
+func TestTombstoneTimesOfAnOlderManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	testutil.Untar(t, filepath.Join("testdata", "db-2026-12-05.tar.gz"), dir)
+	before := time.Now().UnixNano()
+	d, err := Open(dir, &Options{DisableAutomaticCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().UnixNano()
+	times := tombstoneTimes(d)
+	if len(times) == 0 {
+		t.Fatal("the fixture has no table with tombstones")
+	}
+	for num, tt := range times {
+		if tt < before || tt > after {
+			t.Fatalf("table %d dated %v, want the first Open's time", num, time.Unix(0, tt))
+		}
+	}
+	d.Close()
+	d, err = Open(dir, &Options{DisableAutomaticCompactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	sameTimes(t, "after reopen", tombstoneTimes(d), times)
+}
+
+// TestTombstoneTimesOfAFixture: the fixture written once the MANIFEST
+// kept tombstone times opens with the times it recorded, all before the
+// Open, so they came from its MANIFEST's tag 7 rather than the Open.
+func TestTombstoneTimesOfAFixture(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	testutil.Untar(t, filepath.Join("testdata", "db-2026-12-05-tombstone-times.tar.gz"), dir)
+	opened := time.Now().UnixNano()
+	d, err := Open(dir, &Options{DisableAutomaticCompactions: true, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	times := tombstoneTimes(d)
+	if len(times) == 0 {
+		t.Fatal("the fixture has no table with tombstones")
+	}
+	for num, tt := range times {
+		if tt <= 0 || tt >= opened {
+			t.Fatalf("table %d dated %v, not before the Open (%v): not the MANIFEST's time", num, time.Unix(0, tt), time.Unix(0, opened))
+		}
+	}
+}
