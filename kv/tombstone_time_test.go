@@ -25,6 +25,30 @@ func tombstoneTimes(d *DB) map[uint64]int64 {
 	return times
 }
 
+// openDated opens dir and returns the DB, its tables' tombstone times
+// (at least one) and the clock just before and after the Open.
+func openDated(t *testing.T, dir string, o *Options) (d *DB, times map[uint64]int64, before, after int64) {
+	t.Helper()
+	before = time.Now().UnixNano()
+	d, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after = time.Now().UnixNano()
+	if times = tombstoneTimes(d); len(times) == 0 {
+		d.Close()
+		t.Fatalf("%s has no table with tombstones", dir)
+	}
+	return d, times, before, after
+}
+
+// untarFixture extracts testdata/name.tar.gz and returns its directory.
+func untarFixture(t *testing.T, name string) string {
+	dir := filepath.Join(t.TempDir(), "db")
+	testutil.Untar(t, filepath.Join("testdata", name+".tar.gz"), dir)
+	return dir
+}
+
 func sameTimes(t *testing.T, what string, got, want map[uint64]int64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -140,13 +164,7 @@ func TestTombstoneTimeAheadOfTheClock(t *testing.T) {
 	d.Close()
 	co := *o
 	co.FS = fs
-	before := time.Now().UnixNano()
-	cp, err := Open("cp", &co)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := time.Now().UnixNano()
-	times := tombstoneTimes(cp)
+	cp, times, before, after := openDated(t, "cp", &co)
 	if len(times) != 1 {
 		t.Fatalf("%d tables with tombstones in the checkpoint, want 1", len(times))
 	}
@@ -156,60 +174,36 @@ func TestTombstoneTimeAheadOfTheClock(t *testing.T) {
 		}
 	}
 	cp.Close()
-	cp, err = Open("cp", &co)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp, again, _, _ := openDated(t, "cp", &co)
 	defer cp.Close()
-	sameTimes(t, "the corrected times after another reopen", tombstoneTimes(cp), times)
+	sameTimes(t, "the corrected times after another reopen", again, times)
 }
 
 // TestTombstoneTimesOfAnOlderManifest: a DB written before the MANIFEST
 // kept tombstone times (the 2026-12-05 fixture) has its tables with
 // tombstones dated at the first Open, and keeps those dates after.
 func TestTombstoneTimesOfAnOlderManifest(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "db")
-	testutil.Untar(t, filepath.Join("testdata", "db-2026-12-05.tar.gz"), dir)
-	before := time.Now().UnixNano()
-	d, err := Open(dir, &Options{DisableAutomaticCompactions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := time.Now().UnixNano()
-	times := tombstoneTimes(d)
-	if len(times) == 0 {
-		t.Fatal("the fixture has no table with tombstones")
-	}
+	dir := untarFixture(t, "db-2026-12-05")
+	o := &Options{DisableAutomaticCompactions: true}
+	d, times, before, after := openDated(t, dir, o)
 	for num, tt := range times {
 		if tt < before || tt > after {
 			t.Fatalf("table %d dated %v, want the first Open's time", num, time.Unix(0, tt))
 		}
 	}
 	d.Close()
-	d, err = Open(dir, &Options{DisableAutomaticCompactions: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, again, _, _ := openDated(t, dir, o)
 	defer d.Close()
-	sameTimes(t, "after reopen", tombstoneTimes(d), times)
+	sameTimes(t, "after reopen", again, times)
 }
 
 // TestTombstoneTimesOfAFixture: the fixture written once the MANIFEST
 // kept tombstone times opens with the times it recorded, all before the
 // Open, so they came from its MANIFEST's tag 7 rather than the Open.
 func TestTombstoneTimesOfAFixture(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "db")
-	testutil.Untar(t, filepath.Join("testdata", "db-2026-12-05-tombstone-times.tar.gz"), dir)
-	opened := time.Now().UnixNano()
-	d, err := Open(dir, &Options{DisableAutomaticCompactions: true, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := untarFixture(t, "db-2026-12-05-tombstone-times")
+	d, times, opened, _ := openDated(t, dir, &Options{DisableAutomaticCompactions: true, ReadOnly: true})
 	defer d.Close()
-	times := tombstoneTimes(d)
-	if len(times) == 0 {
-		t.Fatal("the fixture has no table with tombstones")
-	}
 	for num, tt := range times {
 		if tt <= 0 || tt >= opened {
 			t.Fatalf("table %d dated %v, not before the Open (%v): not the MANIFEST's time", num, time.Unix(0, tt), time.Unix(0, opened))
