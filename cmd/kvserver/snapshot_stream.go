@@ -83,7 +83,12 @@ func readSnapshotPreamble(br *crcReader) (uint64, error) {
 // first record when present. Nothing else is checked: Restore verifies
 // the whole stream.
 func readSnapshotHead(r io.Reader) (uint64, clusterID, error) {
-	br := &crcReader{r: bufio.NewReaderSize(r, 4<<10), crc: crc32.New(castagnoli)}
+	br := newCRCReader(r, 4<<10)
+	applied, id, err := readSnapshotHeadFrom(br)
+	return applied, id, br.readFailure(err)
+}
+
+func readSnapshotHeadFrom(br *crcReader) (uint64, clusterID, error) {
 	applied, err := readSnapshotPreamble(br)
 	if err != nil {
 		return 0, clusterID{}, err
@@ -111,8 +116,12 @@ func readSnapshotHead(r io.Reader) (uint64, clusterID, error) {
 // so every length is bounded and the checksum is verified before returning
 // success; on error db holds a partial state the caller must discard.
 func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
-	crc := crc32.New(castagnoli)
-	br := &crcReader{r: bufio.NewReaderSize(r, 64<<10), crc: crc}
+	br := newCRCReader(r, 64<<10)
+	applied, err := loadSnapshotStream(br, db)
+	return applied, br.readFailure(err)
+}
+
+func loadSnapshotStream(br *crcReader, db *kv.DB) (uint64, error) {
 	applied, err := readSnapshotPreamble(br)
 	if err != nil {
 		return 0, err
@@ -153,15 +162,15 @@ func readSnapshotStream(r io.Reader, db *kv.DB) (uint64, error) {
 			b.Reset()
 		}
 	}
-	want := crc.Sum32()
+	want := br.crc.Sum32()
 	var sum [4]byte
-	if _, err := io.ReadFull(br.r, sum[:]); err != nil {
+	if _, err := io.ReadFull(br.unsummed(), sum[:]); err != nil {
 		return 0, fmt.Errorf("%w: snapshot stream lacks its checksum", ErrBadCommand)
 	}
 	if got := binary.LittleEndian.Uint32(sum[:]); got != want {
 		return 0, fmt.Errorf("%w: snapshot checksum %08x, computed %08x", ErrBadCommand, got, want)
 	}
-	if _, err := br.r.ReadByte(); err != io.EOF {
+	if _, err := io.ReadFull(br.unsummed(), sum[:1]); err != io.EOF {
 		return 0, fmt.Errorf("%w: bytes after the snapshot checksum", ErrBadCommand)
 	}
 	if err := db.Apply(b, kv.NoSync); err != nil {
@@ -182,10 +191,20 @@ func readField(br *crcReader, what string, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// crcReader checksums what it reads, byte by byte or in blocks.
+// crcReader checksums what it reads, byte by byte or in blocks, and keeps
+// the first read failure of the stream under it that is not its end.
 type crcReader struct {
 	r   *bufio.Reader
 	crc hash.Hash32
+	// failed is that failure: a stream cut by the network or a disk
+	// error is not a malformed one, and readFailure says which.
+	failed error
+}
+
+func newCRCReader(r io.Reader, size int) *crcReader {
+	c := &crcReader{crc: crc32.New(castagnoli)}
+	c.r = bufio.NewReaderSize(failureRecorder{r, &c.failed}, size)
+	return c
 }
 
 func (c *crcReader) Read(p []byte) (int, error) {
@@ -200,4 +219,33 @@ func (c *crcReader) ReadByte() (byte, error) {
 		c.crc.Write([]byte{b})
 	}
 	return b, err
+}
+
+// unsummed reads on without checksumming: the checksum's own bytes.
+func (c *crcReader) unsummed() io.Reader { return c.r }
+
+// readFailure returns err, unless the stream under c failed to read: then
+// that failure, so a snapshot cut by an I/O error is not reported as a
+// malformed one (ErrBadCommand), which would blame its sender, nor as a
+// head without a cluster record.
+func (c *crcReader) readFailure(err error) error {
+	if c.failed != nil {
+		return fmt.Errorf("kvserver: reading the snapshot stream: %w", c.failed)
+	}
+	return err
+}
+
+// failureRecorder passes reads through and records the first error that
+// is not io.EOF.
+type failureRecorder struct {
+	r      io.Reader
+	failed *error
+}
+
+func (f failureRecorder) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && *f.failed == nil {
+		*f.failed = err
+	}
+	return n, err
 }

@@ -88,6 +88,43 @@ func TestSnapshotStreamRejectsDamage(t *testing.T) {
 	}
 }
 
+// failingReader yields b, then fails with err instead of io.EOF.
+type failingReader struct {
+	b   []byte
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
+
+// TestSnapshotStreamReadFailure: a stream whose reading fails (the
+// connection reset, a disk error under the snapshot store) reports that
+// failure, not ErrBadCommand, at every cut, whether the head or the whole
+// stream was being read: "malformed" would blame the sender for a broken
+// network. A stream that merely ends early is still malformed (above).
+func TestSnapshotStreamReadFailure(t *testing.T) {
+	stream := streamOf(t, 50)
+	reset := errors.New("connection reset by peer")
+	for cut := 0; cut < len(stream); cut += 1 + cut/8 {
+		_, err := readSnapshotStream(&failingReader{stream[:cut], reset}, openTestDB(t))
+		if !errors.Is(err, reset) || errors.Is(err, ErrBadCommand) {
+			t.Fatalf("stream failing after %d of %d bytes: %v; want the read failure", cut, len(stream), err)
+		}
+		// The head reads only the stream's start: a failure past it
+		// may go unseen, but one it meets is reported.
+		_, _, err = readSnapshotHead(&failingReader{stream[:cut], reset})
+		if (err != nil || cut < len(snapshotMagic)+2) && (!errors.Is(err, reset) || errors.Is(err, ErrBadCommand)) {
+			t.Fatalf("head failing after %d bytes: %v; want the read failure", cut, err)
+		}
+	}
+}
+
 // FuzzSnapshotStream feeds arbitrary bytes to the decoder of what a peer
 // sends in InstallSnapshot: it must return an error or load a state,
 // never panic or allocate past its bounds.
