@@ -317,16 +317,22 @@ func (d *decoder) tombstoneTime(added []NewTable) error {
 	if tt == 0 || tt > math.MaxInt64 {
 		return d.errf("time %d of table %d, want 1..%d", tt, num, int64(math.MaxInt64))
 	}
-	for i, n := range added {
-		if n.Meta.FileNum != num {
-			continue
+	// The search starts past the table the last time named, so decoding
+	// an edit's times costs one pass over its new tables in all: a
+	// MANIFEST's first edit adds every table of the DB, and a search from
+	// the start for each time took seconds at Open for 50,000 dated
+	// tables (and let a crafted record of a few MiB stall it longer).
+	for i := d.lastDated + 1; i < len(added); i++ {
+		if n := added[i]; n.Meta.FileNum == num {
+			d.lastDated = i
+			n.Meta.SetTombstoneTime(int64(tt))
+			return nil
 		}
-		if i <= d.lastDated {
+	}
+	for _, n := range added[:d.lastDated+1] { // only to name the error
+		if n.Meta.FileNum == num {
 			return d.errf("table %d dated twice or out of the new tables' order", num)
 		}
-		d.lastDated = i
-		n.Meta.SetTombstoneTime(int64(tt))
-		return nil
 	}
 	return d.errf("table %d is not added by the edit", num)
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/base"
@@ -329,5 +330,37 @@ func TestValidateRejectsFilterWithoutTableCode(t *testing.T) {
 			derr := back.Decode(e.Encode())
 			t.Errorf("filter %s: Validate = %v; the encoding decodes (%v) as filter %s", ft, err, derr, back.NewTables[0].Meta.FilterType)
 		}
+	}
+}
+
+// TestDecodeManyTombstoneTimesLinear: a MANIFEST's first edit adds every
+// table of the DB, each with its tombstone time, and Open decodes it.
+// Matching each time to its table must not search the new tables from the
+// start every time: for 100,000 dated tables (a 4 MiB record) that took
+// about 15 s, against milliseconds for one pass.
+func TestDecodeManyTombstoneTimesLinear(t *testing.T) {
+	const n = 100000
+	e := &VersionEdit{}
+	for i := range n {
+		m := &TableMetadata{
+			FileNum: uint64(i + 1), Size: 100,
+			Smallest:    base.MakeInternalKey([]byte("a"), 1, base.KindSet),
+			Largest:     base.MakeInternalKey([]byte("b"), 1, base.KindSet),
+			SmallestSeq: 1, LargestSeq: 1,
+		}
+		m.SetTombstoneTime(int64(1e18 + i))
+		e.NewTables = append(e.NewTables, NewTable{Level: NumLevels - 1, Meta: m})
+	}
+	b := e.Encode()
+	start := time.Now()
+	var got VersionEdit
+	if err := got.Decode(b); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("decoding %d dated tables (%d bytes) took %v", n, len(b), d)
+	}
+	if tt := got.NewTables[n-1].Meta.TombstoneTime(); tt != 1e18+n-1 {
+		t.Fatalf("last table dated %d", tt)
 	}
 }
