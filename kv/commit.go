@@ -195,7 +195,7 @@ func (d *DB) writeGroup(mem *memTable, olderLogs *logSync, group []*pendingWrite
 		}
 	}
 	for _, pw := range group {
-		if err := applyToMemTable(mem, pw.batch.data); err != nil {
+		if err := d.applyToMemTable(mem, pw.batch.data); err != nil {
 			return err
 		}
 		d.counters.userBytes.Add(uint64(len(pw.batch.data) - batchHeaderLen))
@@ -207,8 +207,9 @@ func (d *DB) writeGroup(mem *memTable, olderLogs *logSync, group []*pendingWrite
 // refusals (an entry past memtable.MaxEntryBytes, a frozen memtable) are
 // returned, not ignored: the engine's own bounds keep both unreachable,
 // but an entry the memtable did not take must never be acknowledged.
-func applyToMemTable(mem *memTable, data []byte) error {
-	keyBytes := 0
+// The memtable's first tombstone is dated here.
+func (d *DB) applyToMemTable(mem *memTable, data []byte) error {
+	keyBytes, tombstones := 0, false
 	_, _, err := decodeBatch(data, func(seq base.SeqNum, e batchEntry) error {
 		keyBytes += len(e.Key)
 		var err error
@@ -218,8 +219,10 @@ func applyToMemTable(mem *memTable, data []byte) error {
 		case base.KindRangeDelete:
 			mem.rangeDels.add(e.Key, e.Value, seq)
 			keyBytes += len(e.Value)
+			tombstones = true
 		default:
 			err = mem.Delete(e.Key, seq)
+			tombstones = true
 		}
 		if err != nil {
 			return fmt.Errorf("kv: memtable refused the entry at seq %d: %w", seq, err)
@@ -227,6 +230,9 @@ func applyToMemTable(mem *memTable, data []byte) error {
 		return nil
 	})
 	mem.keyBytes.Add(int64(keyBytes))
+	if tombstones && mem.firstTombstone.Load() == 0 {
+		mem.firstTombstone.CompareAndSwap(0, d.tombstoneClock())
+	}
 	return err
 }
 

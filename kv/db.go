@@ -136,6 +136,11 @@ type memTable struct {
 	// to it, what its flush's index and range deletions grow with
 	// (memTableKeyLimit).
 	keyBytes atomic.Int64
+	// firstTombstone is when its first point or range tombstone was
+	// applied (tombstoneClock; 0: none yet): what its flush dates its
+	// tables' tombstones by, since a memtable can live long before it
+	// fills (TombstoneMaxAge counts from the delete, not the flush).
+	firstTombstone atomic.Int64
 	// refs counts its holders: the DB until a flush drops it from the
 	// queue, and each read state listing it; the last releases its arena
 	// (K12, kv/memtable_release.go).

@@ -54,7 +54,7 @@ func (d *DB) flushLoop() {
 		tables, elided, err := d.flushMemTables(ms, v, snaps, tombstones)
 		if err == nil {
 			// Before the edit publishes them (manifest's V1).
-			d.noteTombstones(v, 0, tables, tombstones, d.tombstoneClock())
+			d.noteTombstones(v, 0, tables, tombstones, firstTombstoneTime(ms))
 		}
 		v.Unref()
 		d.mu.Lock()
@@ -110,6 +110,19 @@ func (d *DB) flushLoop() {
 	}
 	d.flushing = false
 	d.flushDone.Broadcast()
+}
+
+// firstTombstoneTime is the oldest first-tombstone time of ms (0 if none
+// holds a tombstone; dateTombstones then dates a table that has one, from
+// a replayed WAL, at the flush).
+func firstTombstoneTime(ms []*memTable) int64 {
+	var oldest int64
+	for _, m := range ms {
+		if t := m.firstTombstone.Load(); t != 0 && (oldest == 0 || t < oldest) {
+			oldest = t
+		}
+	}
+	return oldest
 }
 
 // flushPrefixLocked is how many of the oldest memtables of imm the next

@@ -344,7 +344,7 @@ func (d *DB) flushRecoveredLocked() error {
 func (d *DB) replayWALsLocked(logs []fileNum) error {
 	note := func(msg string) { d.opts.Logger("%s", msg) }
 	return d.readLogChain(logs, note, func(rec walRecord) error {
-		if err := applyToMemTable(d.mem, rec.data); err != nil {
+		if err := d.applyToMemTable(d.mem, rec.data); err != nil {
 			return err
 		}
 		// The manifest's last sequence may already cover these writes (it

@@ -210,3 +210,35 @@ func TestTombstoneTimesOfAFixture(t *testing.T) {
 		}
 	}
 }
+
+// TestTombstoneDatedByItsDelete: a table's tombstone time is when its
+// memtable took its first tombstone, not when the memtable was flushed,
+// which can be long after on a DB that writes slowly: TombstoneMaxAge
+// counts from the delete.
+func TestTombstoneDatedByItsDelete(t *testing.T) {
+	fs := vfs.NewMem()
+	o := &Options{FS: fs, MemTableSize: 1 << 20, TombstoneMaxAge: -1, IdlePurgeMinShare: -1, DisableAutomaticCompactions: true}
+	d := bottomDB(t, o, 100)
+	defer d.Close()
+	before := d.tombstoneClock()
+	if err := d.Delete(delKey(5), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	after := d.tombstoneClock()
+	time.Sleep(20 * time.Millisecond)
+	if err := d.DeleteRange(delKey(50), delKey(60), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	times := tombstoneTimes(d)
+	if len(times) != 1 {
+		t.Fatalf("%d tables with tombstones, want the flushed one", len(times))
+	}
+	for num, tt := range times {
+		if tt < before || tt > after {
+			t.Fatalf("table %d dated %v, want the first Delete's time (%v .. %v)", num, time.Unix(0, tt), time.Unix(0, before), time.Unix(0, after))
+		}
+	}
+}
