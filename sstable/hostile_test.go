@@ -378,7 +378,11 @@ func TestVerifyBlocksChecksSeparatorShape(t *testing.T) {
 // cannot make each read of a small block allocate their claim.
 func TestDecodedBlockHintBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	r, err := openBytes(t, tableBytes(t, makeEntries(rng, 500, keyGens["plain"], func() int { return 50 }), WriterOptions{}), "b.sst")
+	entries := makeEntries(rng, 500, keyGens["plain"], func() int { return 50 })
+	for i := range entries {
+		clear(entries[i].value) // compressible: the hint is for snappy blocks
+	}
+	r, err := openBytes(t, tableBytes(t, entries, WriterOptions{}), "b.sst")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,5 +398,10 @@ func TestDecodedBlockHintBounded(t *testing.T) {
 	}
 	if got := decodedBlockHint(Properties{}); got != 0 {
 		t.Fatalf("a table without data blocks gives a hint of %d", got)
+	}
+	p = r.Properties()
+	p.DataSize = p.UncompressedDataSize + 5*p.NumDataBlocks // stored as is
+	if got := decodedBlockHint(p); got != 0 {
+		t.Fatalf("an uncompressed table gives a hint of %d: its raw buffers are the cached blocks", got)
 	}
 }

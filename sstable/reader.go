@@ -167,11 +167,13 @@ func Open(f vfs.File, size int64, opts ReaderOptions) (*Reader, error) {
 }
 
 // decodedBlockHint is the mean decoded size of a table's data blocks, or 0
-// past the stepped buffer size classes: there one class spans a power of
-// two, and a table whose properties claim huge blocks must not make every
-// read of a small one allocate that much.
+// when that does not pay: past the stepped buffer size classes, where one
+// class spans a power of two and a table whose properties claim huge
+// blocks must not make every read of a small one allocate that much; and
+// for a table stored mostly uncompressed, whose raw buffers are the
+// cached blocks themselves, charged to the cache at their capacity.
 func decodedBlockHint(p Properties) int {
-	if p.NumDataBlocks == 0 || p.UncompressedDataSize/p.NumDataBlocks > bufStepLimit {
+	if p.NumDataBlocks == 0 || p.UncompressedDataSize/p.NumDataBlocks > bufStepLimit || p.DataSize >= p.UncompressedDataSize {
 		return 0
 	}
 	return int(p.UncompressedDataSize / p.NumDataBlocks)
