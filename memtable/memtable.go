@@ -20,8 +20,9 @@ import (
 // the tree, so the tree's nodes hold no pointer the GC has to follow.
 //
 // prefix is base.UserKeyPrefix of the key: ordering two items by prefix
-// agrees with ordering their keys whenever the prefixes differ, so most comparisons of a descent are decided inside the
-// node, without a load from the arena.
+// agrees with ordering their keys whenever the prefixes differ, so most
+// comparisons of a descent are decided inside the node, without a load
+// from the arena.
 type item struct {
 	trailer    uint64
 	prefix     uint64
