@@ -99,19 +99,29 @@ func malformed(format string, args ...any) error {
 // outside data[:end] (T4).
 func decodeEntry(data []byte, end, off int, prev []byte) (key, value []byte, next int, err error) {
 	p := data[off:end]
-	shared, n1 := binary.Uvarint(p)
-	if n1 <= 0 {
-		return nil, nil, 0, malformed("bad shared-length varint at %d", off)
+	var shared, unshared, vlen uint64
+	var h int
+	if len(p) >= 3 && (p[0]|p[1]|p[2]) < 0x80 {
+		// The common entry: a key and a value under 128 bytes each, its
+		// three lengths one byte apiece. binary.Uvarint's loop was a
+		// tenth of a cached Get.
+		shared, unshared, vlen, h = uint64(p[0]), uint64(p[1]), uint64(p[2]), 3
+	} else {
+		var n1, n2, n3 int
+		shared, n1 = binary.Uvarint(p)
+		if n1 <= 0 {
+			return nil, nil, 0, malformed("bad shared-length varint at %d", off)
+		}
+		unshared, n2 = binary.Uvarint(p[n1:])
+		if n2 <= 0 {
+			return nil, nil, 0, malformed("bad key-length varint at %d", off)
+		}
+		vlen, n3 = binary.Uvarint(p[n1+n2:])
+		if n3 <= 0 {
+			return nil, nil, 0, malformed("bad value-length varint at %d", off)
+		}
+		h = n1 + n2 + n3
 	}
-	unshared, n2 := binary.Uvarint(p[n1:])
-	if n2 <= 0 {
-		return nil, nil, 0, malformed("bad key-length varint at %d", off)
-	}
-	vlen, n3 := binary.Uvarint(p[n1+n2:])
-	if n3 <= 0 {
-		return nil, nil, 0, malformed("bad value-length varint at %d", off)
-	}
-	h := n1 + n2 + n3
 	rest := uint64(len(p) - h)
 	if shared > uint64(len(prev)) {
 		return nil, nil, 0, malformed("entry at %d shares %d bytes of a %d-byte key", off, shared, len(prev))
