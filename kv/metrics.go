@@ -186,6 +186,11 @@ type LevelMetrics struct {
 	// them down would free (tables a restart found count once the
 	// background check has estimated them).
 	ShadowedBytes uint64
+	// OldestTombstoneAge is how long ago the oldest tombstone, point or
+	// range, of the level's tables was written (0 without one): what
+	// Options.TombstoneMaxAge bounds above the bottom level. It counts
+	// across restarts (the MANIFEST keeps each table's time).
+	OldestTombstoneAge time.Duration
 	// BytesWritten counts table bytes written into the level since Open:
 	// by flushes for L0, by compactions below.
 	BytesWritten uint64
@@ -242,6 +247,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "total  %6d %11s %11d %11d %11s %11s\n", tables, humanize.Bytes(bytes), entries, tombs, humanize.Bytes(shadowed), humanize.Bytes(written))
 	if rl := rangeTombstoneLine(m.Levels); rl != "" {
 		b.WriteString(rl)
+	}
+	if al := tombstoneAgeLine(m.Levels); al != "" {
+		b.WriteString(al)
 	}
 	fmt.Fprintf(&b, "memtables: %d (%d immutable), %s\n", m.MemTable.Count, m.MemTable.Immutable, humanize.Bytes(m.MemTable.Size))
 	fmt.Fprintf(&b, "wal: %d files, %s written, %d syncs\n", m.WAL.Files, humanize.Bytes(m.WAL.Bytes), m.WAL.Syncs)
@@ -453,6 +461,9 @@ func (d *DB) collectMetrics() Metrics {
 				}
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
+				if tt := t.TombstoneTime(); tt != 0 {
+					m.Levels[l].OldestTombstoneAge = max(m.Levels[l].OldestTombstoneAge, time.Duration(d.tombstoneClock()-tt))
+				}
 				m.Levels[l].FilterBytes += t.FilterBytes()
 				m.Levels[l].FilterKeys += tableKeys(t)
 				m.Filter.Bytes += t.FilterBytes()
@@ -517,6 +528,21 @@ func (d *DB) compactionCountersLocked(m *Metrics) {
 // rangeTombstoneLine lists the levels' range tombstones, or is empty when
 // no table holds one (most DBs never call DeleteRange; their stats keep
 // their shape).
+// tombstoneAgeLine is the stats line of each level's oldest tombstone
+// age, or "" when no table holds a tombstone.
+func tombstoneAgeLine(levels [NumLevels]LevelMetrics) string {
+	var parts []string
+	for l, lm := range levels {
+		if lm.OldestTombstoneAge > 0 {
+			parts = append(parts, fmt.Sprintf("L%d %v", l, lm.OldestTombstoneAge.Round(time.Second)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "oldest tombstone by level: " + strings.Join(parts, ", ") + " (Options.TombstoneMaxAge bounds it above the bottom)\n"
+}
+
 func rangeTombstoneLine(levels [NumLevels]LevelMetrics) string {
 	var parts []string
 	for l, lm := range levels {

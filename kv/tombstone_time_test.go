@@ -2,6 +2,7 @@ package kv
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +241,41 @@ func TestTombstoneDatedByItsDelete(t *testing.T) {
 		if tt < before || tt > after {
 			t.Fatalf("table %d dated %v, want the first Delete's time (%v .. %v)", num, time.Unix(0, tt), time.Unix(0, before), time.Unix(0, after))
 		}
+	}
+}
+
+// TestTombstoneAgeMetricCountsAcrossReopen: Metrics shows each level's
+// oldest tombstone age, and a reopen does not reset it (what a user
+// watching TombstoneMaxAge sees of the MANIFEST's times), and stats
+// print it.
+func TestTombstoneAgeMetricCountsAcrossReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	o := &Options{FS: fs, MemTableSize: 1 << 20, TombstoneMaxAge: -1, IdlePurgeMinShare: -1, DisableAutomaticCompactions: true}
+	d := bottomDB(t, o, 100)
+	deleted := time.Now()
+	if err := d.Delete(delKey(5), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics()
+	if m.Levels[0].OldestTombstoneAge <= 0 {
+		t.Fatalf("L0 holds a tombstone, yet its oldest tombstone age is %v", m.Levels[0].OldestTombstoneAge)
+	}
+	for l := 1; l < NumLevels; l++ {
+		if age := m.Levels[l].OldestTombstoneAge; age != 0 {
+			t.Fatalf("L%d holds no tombstone, yet shows an age of %v", l, age)
+		}
+	}
+	if !strings.Contains(m.String(), "oldest tombstone by level: L0 ") {
+		t.Fatalf("stats do not show the age:\n%s", m)
+	}
+	d.Close()
+	time.Sleep(50 * time.Millisecond)
+	d = openMem(t, fs, o)
+	defer d.Close()
+	if age, since := d.Metrics().Levels[0].OldestTombstoneAge, time.Since(deleted); age < 50*time.Millisecond || age > since {
+		t.Fatalf("after a reopen the oldest tombstone is %v old, want between 50ms and the %v since its Delete", age, since)
 	}
 }
