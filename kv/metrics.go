@@ -450,6 +450,7 @@ func (d *DB) collectMetrics() Metrics {
 		m.BackgroundError = d.bgErr.Error()
 	}
 	if d.current != nil {
+		now := d.tombstoneClock()
 		for l, ts := range d.current.Levels {
 			for _, t := range ts {
 				m.Levels[l].Tables++
@@ -462,7 +463,7 @@ func (d *DB) collectMetrics() Metrics {
 				n, _ := t.ShadowedBytes()
 				m.Levels[l].ShadowedBytes += n
 				if tt := t.TombstoneTime(); tt != 0 {
-					m.Levels[l].OldestTombstoneAge = max(m.Levels[l].OldestTombstoneAge, time.Duration(d.tombstoneClock()-tt))
+					m.Levels[l].OldestTombstoneAge = max(m.Levels[l].OldestTombstoneAge, time.Duration(now-tt))
 				}
 				m.Levels[l].FilterBytes += t.FilterBytes()
 				m.Levels[l].FilterKeys += tableKeys(t)
