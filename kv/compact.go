@@ -185,7 +185,7 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	d.counters.compaction.levelBytesWritten[job.outputLevel].Add(written)
 	d.countPicked(job)
 	// Applied once d.mu is released.
-	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones)
+	indexEdit := d.beginTombstoneEditLocked(nil, droppedTombstones, 0)
 	d.mu.Unlock()
 	shadow.installed()
 	return indexEdit.apply()

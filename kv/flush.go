@@ -79,7 +79,7 @@ func (d *DB) flushLoop() {
 			break
 		}
 		// Applied once d.mu is released (in the background, below).
-		indexEdit := d.beginTombstoneEditLocked(tombstones.hashes, nil)
+		indexEdit := d.beginTombstoneEditLocked(tombstones.hashes, nil, tombstones.fullMemTable(d.opts.MemTableSize))
 		tombstones.release()
 		d.counters.tombstonesElided.Add(elided)
 		// Memtables rotated meanwhile stay queued behind the flushed ones.

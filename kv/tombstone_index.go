@@ -128,6 +128,19 @@ const (
 	// 160-200 B of garbage per delete, docs/design.md). Four flushes' room
 	// skips it, for up to 4x the memory while fewer tombstones exist.
 	tombstoneIndexFirstFillRoom = 4
+	// tombstoneIndexPhaseShare is the share of a full memtable's worth of
+	// tombstones (the edit's flushRoom) from which a first fill takes the
+	// flush for the start of a delete phase and makes room for
+	// tombstoneIndexFirstFillRoom full memtables of them rather than
+	// multiples of the flush. A phase seldom starts with an empty
+	// memtable: at 1M keys in kvbench, deleterandom's first flush held
+	// 37,891 tombstones behind the previous workload's Sets and every
+	// later one 74,899, so four times the first filled on the third
+	// flush and the growth read the tree's tombstone tables (35-67 ms)
+	// while the index answered "may have". A flush of a workload that
+	// only mixes a few deletes into its writes stays below the share and
+	// keeps the index sized by what it brings.
+	tombstoneIndexPhaseShare = 4 // a quarter
 	// overflowEntryBytes estimates the memory of one overflow entry: an
 	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
 	overflowEntryBytes = 24
@@ -161,10 +174,12 @@ func (ti *tombstoneIndex) removeLocked(h uint64) {
 // hs. A full filter grows: in place when the index held no tombstone
 // before hs (the version's tombstones are then exactly hs, so nothing
 // needs reading: the first flush of deletes after a load), else in the
-// background from v. REQUIRES: mu held, hs are the tombstones an edit
-// added and v the version it installed (nil without a DB: grow is nil),
-// every earlier edit applied (tombstoneEdit).
-func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
+// background from v. flushRoom is how many tombstones like hs a full
+// memtable holds (0 if unknown), for the first fill's size. REQUIRES: mu
+// held, hs are the tombstones an edit added and v the version it
+// installed (nil without a DB: grow is nil), every earlier edit applied
+// (tombstoneEdit).
+func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version, flushRoom int) error {
 	if ti.f == nil || ti.saturated || len(hs) == 0 {
 		return nil
 	}
@@ -177,10 +192,11 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 	}
 	defer ti.notePeakLocked()
 	wasEmpty := ti.f.Len()+ti.overflowTotal == 0
-	if wasEmpty && len(hs) > ti.f.Cap() {
-		// More tombstones than slots: the inserts below would all be
-		// undone by the fill their failure leads to.
-		return ti.firstFillLocked(hs)
+	if wasEmpty && tombstoneIndexFirstFillRoom*firstFillBatch(len(hs), flushRoom) > ti.f.Cap() {
+		// Less room than the next flushes will want: fill a filter of
+		// that room now, from hs alone, before a later flush finds the
+		// filter full when growing needs a read of the tables.
+		return ti.firstFillLocked(hs, flushRoom)
 	}
 	spill, _, err := ti.f.AddHashes(hs, tombstoneIndexMaxCopies, ti.spill[:0])
 	ti.spillLocked(spill)
@@ -191,7 +207,7 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 		// The failed add changed nothing, and either way the filter
 		// is replaced by a larger one holding every tombstone.
 		if wasEmpty {
-			return ti.firstFillLocked(hs)
+			return ti.firstFillLocked(hs, flushRoom)
 		}
 		// The rebuild reads every tombstone from the tables, which
 		// the caller's edit has already made current, so hs are
@@ -213,9 +229,21 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version) error {
 
 // firstFillLocked replaces the filter of an index that held no tombstone
 // with one holding hs, the version's every tombstone, with room for
-// tombstoneIndexFirstFillRoom such batches. REQUIRES: ti.mu.
-func (ti *tombstoneIndex) firstFillLocked(hs []uint64) error {
-	return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*len(hs)))
+// tombstoneIndexFirstFillRoom such batches, or as many full memtables of
+// them (flushRoom tombstones each) when hs fill at least
+// 1/tombstoneIndexPhaseShare of one. REQUIRES: ti.mu.
+func (ti *tombstoneIndex) firstFillLocked(hs []uint64, flushRoom int) error {
+	return ti.fillLocked(hs, max(2*ti.f.Cap(), tombstoneIndexFirstFillRoom*firstFillBatch(len(hs), flushRoom)))
+}
+
+// firstFillBatch is the tombstones the flushes after a first fill of n
+// are expected to bring each: n, or flushRoom when n fill at least
+// 1/tombstoneIndexPhaseShare of a memtable.
+func firstFillBatch(n, flushRoom int) int {
+	if n*tombstoneIndexPhaseShare >= flushRoom {
+		return max(n, flushRoom)
+	}
+	return n
 }
 
 // spillLocked counts in overflow the hashes AddHashes spilled: their

@@ -159,7 +159,7 @@ func BenchmarkTombstoneIndexFirstFlush(b *testing.B) {
 		}
 		ti.mu.Unlock()
 		ti.mu.Lock()
-		err := ti.addAllLocked(hs, nil)
+		err := ti.addAllLocked(hs, nil, 0)
 		ti.mu.Unlock()
 		if err != nil {
 			b.Fatal(err)

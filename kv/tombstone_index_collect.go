@@ -7,6 +7,7 @@ import (
 
 	"github.com/sievekv/sievekv/filters"
 	"github.com/sievekv/sievekv/internal/manifest"
+	"github.com/sievekv/sievekv/memtable"
 	"github.com/sievekv/sievekv/sstable"
 )
 
@@ -85,6 +86,18 @@ func (c *tombstoneCollector) add(userKey []byte, w *sstable.Writer) {
 
 // len is how many tombstones c collected.
 func (c *tombstoneCollector) len() int { return len(c.ends) }
+
+// fullMemTable estimates how many tombstones of the collected keys' mean
+// length a memtable of memTableSize bytes holds: memtables rotate on
+// LogicalSize, which charges a tombstone its key and
+// memtable.LogicalEntryOverhead. 0 when c holds none.
+func (c *tombstoneCollector) fullMemTable(memTableSize int) int {
+	if c.len() == 0 {
+		return 0
+	}
+	perTombstone := len(c.buf)/c.len() + memtable.LogicalEntryOverhead
+	return memTableSize / perTombstone
+}
 
 // key is the i'th collected user key, in the order written (sorted, as the
 // tables are). It aliases c's buffer: valid until release.

@@ -39,6 +39,9 @@ type tombstoneEdit struct {
 	ti             *tombstoneIndex
 	v              *manifest.Version // the version the edit installed, referenced until applied
 	added, dropped []uint64
+	// flushRoom is, for a flush's edit, how many tombstones like the ones
+	// it added a full memtable holds (addAllLocked); 0 for a compaction's.
+	flushRoom int
 	// done and err are set, under ti.mu, by the apply that applied the
 	// edit (its own or a later edit's).
 	done bool
@@ -50,12 +53,13 @@ type tombstoneEdit struct {
 var testIndexEditPause func()
 
 // beginTombstoneEditLocked queues the index's changes from an edit just
-// installed: the tombstones it added and dropped (key hashes). It returns
+// installed: the tombstones it added and dropped (key hashes), and for a
+// flush, flushRoom (tombstoneEdit). It returns
 // nil when there is nothing to record. The caller must call apply on a
 // non-nil edit, after releasing d.mu and before taking it again, and must
 // not use the index meanwhile. REQUIRES: d.mu held, the edit installed
 // (d.current is its version).
-func (d *DB) beginTombstoneEditLocked(added, dropped []uint64) *tombstoneEdit {
+func (d *DB) beginTombstoneEditLocked(added, dropped []uint64, flushRoom int) *tombstoneEdit {
 	ti := &d.tombstones
 	if !ti.on || len(added)+len(dropped) == 0 {
 		ti.recycleHashes(added)
@@ -64,7 +68,7 @@ func (d *DB) beginTombstoneEditLocked(added, dropped []uint64) *tombstoneEdit {
 	}
 	v := d.current
 	v.Ref()
-	e := &tombstoneEdit{ti: ti, v: v, added: added, dropped: dropped}
+	e := &tombstoneEdit{ti: ti, v: v, added: added, dropped: dropped, flushRoom: flushRoom}
 	ti.queueMu.Lock()
 	ti.queue = append(ti.queue, e)
 	ti.queueMu.Unlock()
@@ -100,7 +104,7 @@ func (ti *tombstoneIndex) applyHeadLocked() {
 		testIndexEditPause()
 	}
 	ti.removeAllLocked(head.dropped)
-	head.err = ti.addAllLocked(head.added, head.v)
+	head.err = ti.addAllLocked(head.added, head.v, head.flushRoom)
 	head.done = true
 	head.v.Unref()
 	ti.recycleHashes(head.added)

@@ -1,0 +1,96 @@
+package kv
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sievekv/sievekv/vfs"
+)
+
+// firstFillKey is the 16-byte key of the first-fill tests (kvbench's key
+// size, so a full memtable holds the tombstones it would there).
+func firstFillKey(i int) []byte { return []byte(fmt.Sprintf("firstfill%07d", i)) }
+
+// firstFillDB opens a DB with a memtable of memTableSize bytes holding a
+// flushed table of n keys and, unflushed, Sets of 100-byte values filling
+// about half of the memtable: the previous workload's writes a delete
+// phase starts behind.
+func firstFillDB(t *testing.T, memTableSize, n int) *DB {
+	t.Helper()
+	d := openMem(t, vfs.NewMem(), &Options{MemTableSize: memTableSize, DisableAutomaticCompactions: true})
+	value := make([]byte, 100)
+	for i := range n {
+		if err := d.Set(firstFillKey(i), value, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustFlush(t, d)
+	for i := range memTableSize / 2 / (16 + 100 + 40) {
+		if err := d.Set(firstFillKey(n+i), value, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// TestTombstoneIndexFirstFillMakesRoomForThePhase: a delete phase's first
+// flush seldom starts from an empty memtable, so it brings fewer
+// tombstones than each flush after it. The index used to size its first
+// fill by four such flushes, filled on the third full one and grew by
+// reading every table holding tombstones (kvbench's deleterandom at 1M:
+// 37,891 then 74,899 a flush, one growth of 35-67 ms, the index answering
+// "may have" meanwhile). A flush whose tombstones fill at least a quarter
+// of a memtable now sizes it by four full memtables of them: five flushes
+// of deletes, the first partial, grow nothing.
+func TestTombstoneIndexFirstFillMakesRoomForThePhase(t *testing.T) {
+	const memTableSize = 64 << 10
+	const perMemTable = memTableSize / (16 + 40) // tombstones of 16-byte keys a full memtable holds
+	n := 5 * perMemTable
+	d := firstFillDB(t, memTableSize, n)
+	defer d.Close()
+	// Deletes until the first rotation, a partial memtable of them behind
+	// the Sets, then four full memtables: the memtable rotates on its own
+	// and the flushes run in the background, as in a delete phase.
+	deleted := perMemTable/2 + 4*perMemTable
+	if err := deleteKeys(d, firstFillKey, 0, deleted); err != nil {
+		t.Fatal(err)
+	}
+	mustFlush(t, d)
+	checkTombstoneIndex(t, d, "after the delete phase")
+	ti := d.Metrics().TombstoneIndex
+	if growths := d.tombstones.growths.Load(); growths != 0 || ti.Entries != uint64(deleted) {
+		t.Fatalf("%d growths reading the tables during one delete phase of %d tombstones, %d a memtable (want none): %+v",
+			growths, deleted, perMemTable, ti)
+	}
+}
+
+// TestTombstoneIndexFirstFillOfAFewDeletes: a flush holding a few
+// tombstones among Sets is no delete phase's start; the index stays sized
+// by what it brought, not by a memtable's worth of tombstones.
+func TestTombstoneIndexFirstFillOfAFewDeletes(t *testing.T) {
+	const memTableSize = 1 << 20
+	d := firstFillDB(t, memTableSize, 4000)
+	defer d.Close()
+	// More than the empty index's slots, less than a quarter of the
+	// memtable's 18,724 tombstones.
+	few := 3000
+	if few <= 2*tombstoneIndexMinCapacity || few*tombstoneIndexPhaseShare >= memTableSize/(16+40) {
+		t.Fatalf("%d deletes do not test the share", few)
+	}
+	if err := deleteKeys(d, firstFillKey, 0, few); err != nil {
+		t.Fatal(err)
+	}
+	mustFlush(t, d)
+	checkTombstoneIndex(t, d, "after a few deletes")
+	sized, err := newTombstoneIndex(tombstoneIndexFirstFillRoom * few)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.tombstones.mu.Lock()
+	slots := d.tombstones.f.Cap()
+	d.tombstones.mu.Unlock()
+	if slots > sized.Cap() {
+		t.Fatalf("%d tombstones made the index %d slots, more than room for %d such flushes (%d)",
+			few, slots, tombstoneIndexFirstFillRoom, sized.Cap())
+	}
+}
