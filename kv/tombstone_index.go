@@ -139,7 +139,11 @@ const (
 	// flush and the growth read the tree's tombstone tables (35-67 ms)
 	// while the index answered "may have". A flush of a workload that
 	// only mixes a few deletes into its writes stays below the share and
-	// keeps the index sized by what it brings.
+	// keeps the index sized by what it brings. The room is what four
+	// times a flush already gave a full memtable of tombstones, so the
+	// largest first fill is unchanged: 524k slots of 12 bits (768 KiB,
+	// under a fifth of the memtable) at the default 4 MiB, whatever the
+	// key length.
 	tombstoneIndexPhaseShare = 4 // a quarter
 	// overflowEntryBytes estimates the memory of one overflow entry: an
 	// 8-byte key and 4-byte count in a Go map, with its bucket overhead.
