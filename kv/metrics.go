@@ -124,8 +124,9 @@ type TombstoneIndexMetrics struct {
 	BytesPerTombstone float64
 	// PeakEntries is the most tombstones the index has counted since
 	// Open and PeakBytesPerTombstone its memory per tombstone then: once
-	// compactions drop the tombstones, Entries falls but the filter does
-	// not shrink, so this is the figure its memory is judged by.
+	// compactions drop tombstones, Entries falls but the filter keeps its
+	// size until they have dropped them all (it then shrinks to a few
+	// KiB), so this is the figure its memory is judged by.
 	PeakEntries           uint64
 	PeakBytesPerTombstone float64
 }

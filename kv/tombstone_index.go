@@ -87,9 +87,9 @@ type tombstoneIndex struct {
 	// otherwise encode the whole filter on every Metrics call).
 	fBytes int
 	// peakEntries is the most tombstones the index has counted since
-	// Open, and peakBytes its memory then: the filter never shrinks, so
-	// the peak is what its memory per tombstone is judged by after
-	// compactions have dropped the tombstones again.
+	// Open, and peakBytes its memory then: the filter shrinks only once
+	// empty (shrinkIfEmptyLocked), so the peak is what its memory per
+	// tombstone is judged by after compactions have dropped tombstones.
 	peakEntries int
 	peakBytes   uint64
 
@@ -272,6 +272,7 @@ func (ti *tombstoneIndex) removeAllLocked(hs []uint64) {
 		return
 	}
 	defer ti.noteUpdateTime(time.Now())
+	defer ti.shrinkIfEmptyLocked()
 	if !ti.rebuilding && ti.overflowTotal == 0 {
 		// No class has a tombstone beyond its filter copies (removes only
 		// shrink overflow), so every remove is the filter's.
@@ -285,6 +286,27 @@ func (ti *tombstoneIndex) removeAllLocked(hs []uint64) {
 		}
 		ti.removeLocked(h)
 	}
+}
+
+// tombstoneIndexKeptSlots is the most slots an index left with no
+// tombstone keeps: 4096 slots, 6 KiB.
+const tombstoneIndexKeptSlots = 4096
+
+// shrinkIfEmptyLocked gives back the memory of a filter that compactions
+// have emptied: a delete phase sizes it for several memtables of
+// tombstones (768 KiB at the default memtable, 192 MiB at the largest),
+// and once purges have taken them all to the bottom nothing needs it. The
+// next flush of deletes fills a filter of its own size from an empty index
+// again, in place, reading no table (addAllLocked). REQUIRES: ti.mu.
+func (ti *tombstoneIndex) shrinkIfEmptyLocked() {
+	if ti.rebuilding || ti.f.Len()+ti.overflowTotal != 0 || ti.f.Cap() <= tombstoneIndexKeptSlots {
+		return
+	}
+	f, err := newTombstoneIndex(tombstoneIndexMinCapacity)
+	if err != nil {
+		return // the empty filter it would replace answers as well
+	}
+	ti.f, ti.fBytes, ti.overflow = f, f.EncodedLen(), nil
 }
 
 func (ti *tombstoneIndex) noteUpdateTime(began time.Time) {

@@ -94,3 +94,38 @@ func TestTombstoneIndexFirstFillOfAFewDeletes(t *testing.T) {
 			few, slots, tombstoneIndexFirstFillRoom, sized.Cap())
 	}
 }
+
+// TestTombstoneIndexShrinksWhenEmpty: the filter never shrank, so a DB
+// kept a delete phase's index (768 KiB at the default memtable, 192 MiB
+// at the largest) long after compactions had taken every tombstone to the
+// bottom. Emptied, it now goes back to a small filter, and the next
+// deletes fill one of their own size, with no false negative.
+func TestTombstoneIndexShrinksWhenEmpty(t *testing.T) {
+	const memTableSize = 1 << 20
+	d := firstFillDB(t, memTableSize, 20000)
+	defer d.Close()
+	if err := deleteKeys(d, firstFillKey, 0, 20000); err != nil {
+		t.Fatal(err)
+	}
+	mustFlush(t, d)
+	full := d.Metrics().TombstoneIndex
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	empty := d.Metrics().TombstoneIndex
+	small, err := newTombstoneIndex(tombstoneIndexMinCapacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Entries != 20000 || empty.Entries != 0 || empty.Bytes > uint64(small.EncodedLen()) {
+		t.Fatalf("with 20000 tombstones %+v; emptied by a compaction it keeps %d bytes (an empty filter: %d)",
+			full, empty.Bytes, small.EncodedLen())
+	}
+	if err := deleteAndFlushKeys(d, firstFillKey, 20000, 20200); err != nil {
+		t.Fatal(err)
+	}
+	checkTombstoneIndex(t, d, "after deletes into the shrunk index")
+	if ti := d.Metrics().TombstoneIndex; ti.Entries != 200 {
+		t.Fatalf("after 200 more deletes: %+v", ti)
+	}
+}
