@@ -297,7 +297,9 @@ const tombstoneIndexKeptSlots = 4096
 // tombstones (768 KiB at the default memtable, 192 MiB at the largest),
 // and once purges have taken them all to the bottom nothing needs it. The
 // next flush of deletes fills a filter of its own size from an empty index
-// again, in place, reading no table (addAllLocked). REQUIRES: ti.mu.
+// again, in place, reading no table (addAllLocked). A growth logs the
+// removes instead, and installs a minimum-size filter itself when they
+// leave none (finishGrowth). REQUIRES: ti.mu.
 func (ti *tombstoneIndex) shrinkIfEmptyLocked() {
 	if ti.rebuilding || ti.f.Len()+ti.overflowTotal != 0 || ti.f.Cap() <= tombstoneIndexKeptSlots {
 		return

@@ -129,3 +129,55 @@ func TestTombstoneIndexShrinksWhenEmpty(t *testing.T) {
 		t.Fatalf("after 200 more deletes: %+v", ti)
 	}
 }
+
+// TestTombstoneIndexShrinksWhenEmptiedDuringGrowth: a compaction that
+// drops the last tombstones while a growth reads the tables only logs its
+// removes, so shrinkIfEmptyLocked cannot run; the growth then installed
+// an empty filter of the size it was started for (four times the full
+// filter's slots after NewCuckoo's rounding), and with no tombstone left
+// to remove nothing shrank it. Finding none, it now installs a filter of
+// the minimum size.
+func TestTombstoneIndexShrinksWhenEmptiedDuringGrowth(t *testing.T) {
+	d := flushedKeysDB(t, firstFillKey, 4000)
+	defer d.Close()
+	waitTombstoneIndexBuilt(t, d) // the pause below is for the growth
+	hold, entered := make(chan struct{}), make(chan struct{}, 1)
+	testRebuildPause = func() {
+		entered <- struct{}{}
+		<-hold
+	}
+	defer func() { testRebuildPause = nil }()
+	released := false
+	defer func() {
+		if !released {
+			close(hold)
+		}
+	}()
+	// One tombstone first, so that the next flush finds the index full,
+	// not empty, and grows it by reading the tables.
+	if err := deleteAndFlushKeys(d, firstFillKey, 3999, 4000); err != nil {
+		t.Fatal(err)
+	}
+	if err := deleteAndFlushKeys(d, firstFillKey, 0, 2000); err != nil {
+		t.Fatal(err)
+	}
+	mustEnter(t, entered, "2000 tombstones did not start a growth of the index")
+	// The growth held, a compaction to the bottom drops every tombstone.
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	released = true
+	checkTombstoneIndex(t, d, "after the growth")
+	small, err := newTombstoneIndex(tombstoneIndexMinCapacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti := d.Metrics().TombstoneIndex; ti.Entries != 0 || ti.Rebuilds < 2 || ti.Bytes > uint64(small.EncodedLen()) {
+		t.Fatalf("a growth that found no tombstone left keeps %+v (an empty filter: %d bytes)", ti, small.EncodedLen())
+	}
+	if err := deleteAndFlushKeys(d, firstFillKey, 0, 200); err != nil {
+		t.Fatal(err)
+	}
+	checkTombstoneIndex(t, d, "after deletes into the shrunk index")
+}

@@ -59,6 +59,14 @@ func (ti *tombstoneIndex) finishGrowth(hs []uint64, readErr error, capacity int)
 		}
 		hs = kept
 	}
+	if len(hs) == 0 {
+		// Compactions dropped every tombstone while it read: their
+		// removes were logged, so shrinkIfEmptyLocked did not run, and no
+		// remove is left to run it. The growth's capacity (four times
+		// the full filter's slots) would stay, empty, until later
+		// tombstones were added and all dropped again.
+		capacity = tombstoneIndexMinCapacity
+	}
 	return ti.fillLocked(hs, capacity)
 }
 
