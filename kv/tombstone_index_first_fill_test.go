@@ -41,26 +41,37 @@ func firstFillDB(t *testing.T, memTableSize, n int) *DB {
 // 37,891 then 74,899 a flush, one growth of 35-67 ms, the index answering
 // "may have" meanwhile). A flush whose tombstones fill at least a quarter
 // of a memtable now sizes it by four full memtables of them: five flushes
-// of deletes, the first partial, grow nothing.
+// of deletes, the first partial, grow nothing. Each size pins one half:
+// at 64 KiB the partial flush fits the empty index's slots, so only the
+// refill from empty makes the room (four times the flush would do,
+// NewCuckoo rounding up); at 1 MiB it is past them, and four times it
+// (65,536 slots) would not hold the 84,258 tombstones.
 func TestTombstoneIndexFirstFillMakesRoomForThePhase(t *testing.T) {
-	const memTableSize = 64 << 10
-	const perMemTable = memTableSize / (16 + 40) // tombstones of 16-byte keys a full memtable holds
-	n := 5 * perMemTable
-	d := firstFillDB(t, memTableSize, n)
-	defer d.Close()
-	// Deletes until the first rotation, a partial memtable of them behind
-	// the Sets, then four full memtables: the memtable rotates on its own
-	// and the flushes run in the background, as in a delete phase.
-	deleted := perMemTable/2 + 4*perMemTable
-	if err := deleteKeys(d, firstFillKey, 0, deleted); err != nil {
-		t.Fatal(err)
-	}
-	mustFlush(t, d)
-	checkTombstoneIndex(t, d, "after the delete phase")
-	ti := d.Metrics().TombstoneIndex
-	if growths := d.tombstones.growths.Load(); growths != 0 || ti.Entries != uint64(deleted) {
-		t.Fatalf("%d growths reading the tables during one delete phase of %d tombstones, %d a memtable (want none): %+v",
-			growths, deleted, perMemTable, ti)
+	for _, memTableSize := range []int{64 << 10, 1 << 20} {
+		t.Run(fmt.Sprint(memTableSize), func(t *testing.T) {
+			perMemTable := memTableSize / (16 + 40) // tombstones of 16-byte keys a full memtable holds
+			n := 5 * perMemTable
+			d := firstFillDB(t, memTableSize, n)
+			defer d.Close()
+			// A partial memtable of deletes behind the Sets, flushed on
+			// its own, then four full memtables: the memtable rotates on
+			// its own and the flushes run in the background, as in a
+			// delete phase.
+			partial := perMemTable / 2
+			if err := deleteAndFlushKeys(d, firstFillKey, 0, partial); err != nil {
+				t.Fatal(err)
+			}
+			deleted := partial + 4*perMemTable
+			if err := deleteAndFlushKeys(d, firstFillKey, partial, deleted); err != nil {
+				t.Fatal(err)
+			}
+			checkTombstoneIndex(t, d, "after the delete phase")
+			ti := d.Metrics().TombstoneIndex
+			if growths := d.tombstones.growths.Load(); growths != 0 || ti.Entries != uint64(deleted) {
+				t.Fatalf("%d growths reading the tables during one delete phase of %d tombstones, %d a memtable (want none): %+v",
+					growths, deleted, perMemTable, ti)
+			}
+		})
 	}
 }
 
