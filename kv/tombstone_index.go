@@ -208,8 +208,9 @@ func (ti *tombstoneIndex) addAllLocked(hs []uint64, v *manifest.Version, flushRo
 		if !errors.Is(err, filters.ErrFull) {
 			return err
 		}
-		// The failed add changed nothing, and either way the filter
-		// is replaced by a larger one holding every tombstone.
+		// The failed add may have left part of hs in the filter and
+		// counted spills in overflow: harmless, since both are
+		// replaced by a larger filter holding every tombstone.
 		if wasEmpty {
 			return ti.firstFillLocked(hs, flushRoom)
 		}
