@@ -152,18 +152,8 @@ func TestTombstoneIndexShrinksWhenEmptiedDuringGrowth(t *testing.T) {
 	d := flushedKeysDB(t, firstFillKey, 4000)
 	defer d.Close()
 	waitTombstoneIndexBuilt(t, d) // the pause below is for the growth
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	testRebuildPause = func() {
-		entered <- struct{}{}
-		<-hold
-	}
-	defer func() { testRebuildPause = nil }()
-	released := false
-	defer func() {
-		if !released {
-			close(hold)
-		}
-	}()
+	entered, letGo := holdRebuilds(t)
+	defer letGo()
 	// One tombstone first, so that the next flush finds the index full,
 	// not empty, and grows it by reading the tables.
 	if err := deleteAndFlushKeys(d, firstFillKey, 3999, 4000); err != nil {
@@ -177,8 +167,7 @@ func TestTombstoneIndexShrinksWhenEmptiedDuringGrowth(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	close(hold)
-	released = true
+	letGo()
 	checkTombstoneIndex(t, d, "after the growth")
 	small, err := newTombstoneIndex(tombstoneIndexMinCapacity)
 	if err != nil {

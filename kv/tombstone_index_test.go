@@ -258,18 +258,8 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	d := flushedKeysDB(t, key, 4000)
 	defer d.Close()
 	waitTombstoneIndexBuilt(t, d) // the pause below is for the growth
-	hold, entered := make(chan struct{}), make(chan struct{}, 1)
-	testRebuildPause = func() {
-		entered <- struct{}{}
-		<-hold
-	}
-	defer func() { testRebuildPause = nil }()
-	released := false
-	defer func() {
-		if !released {
-			close(hold)
-		}
-	}()
+	entered, letGo := holdRebuilds(t)
+	defer letGo()
 	// One tombstone in a table first: an index holding none grows in
 	// place from the flush's tombstones alone, with nothing to read.
 	d.Delete(key(3999), NoSync)
@@ -296,8 +286,7 @@ func TestTombstoneIndexGrowthDoesNotBlockWriters(t *testing.T) {
 	if !d.tombstones.mayHaveTombstone(key(0)) || !d.tombstones.mayHaveTombstone([]byte("never deleted")) {
 		t.Fatal("a growth in progress must answer \"may have\" for every key")
 	}
-	close(hold)
-	released = true
+	letGo()
 	checkTombstoneIndex(t, d, "after the growth")
 	// The compaction to the bottom dropped the first 3001 tombstones (the
 	// logged removes cancel the version's and the first logged adds); the
