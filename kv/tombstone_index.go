@@ -136,7 +136,7 @@ const (
 	// memtable: at 1M keys in kvbench, deleterandom's first flush held
 	// 37,891 tombstones behind the previous workload's Sets and every
 	// later one 74,899, so four times the first filled on the third
-	// flush and the growth read the tree's tombstone tables (35-67 ms)
+	// flush and the growth read the tree's tombstone tables (35-252 ms)
 	// while the index answered "may have". A flush of a workload that
 	// only mixes a few deletes into its writes stays below the share and
 	// keeps the index sized by what it brings. The room is what four
