@@ -1,7 +1,8 @@
 // Package sstable writes and reads sievekv's immutable sorted tables: data
-// blocks of prefix-compressed internal keys, one whole-table filter over
-// the user keys, an index, properties and a fixed footer (the byte layout
-// is in docs/format.md, "Sorted table"). A Reader keeps index and filter in
+// blocks of prefix-compressed internal keys, the range tombstones' block
+// (format 2), an optional range filter, one whole-table filter over the
+// user keys, an index, properties and a fixed footer (the byte layout is
+// in docs/format.md, "Sorted table"). A Reader keeps index and filter in
 // memory so a Get for an absent key usually costs no I/O at all.
 //
 // # Concurrency

@@ -9,8 +9,12 @@ import (
 
 // Table layout (docs/format.md, "Sorted table", has the byte diagrams):
 //
-//	[data block 0] ... [data block n-1] [filter block]? [index block]
+//	[data block 0] ... [data block n-1] [range-deletion block]?
+//	[range filter block]? [filter block]? [index block]
 //	[properties block] [footer]
+//
+// The range-deletion block (format 2 only) and the range filter block are
+// located by the properties, not by the footer.
 //
 // Every block is stored as contents || tag (1 byte) || CRC32C (4 bytes LE)
 // of contents||tag; a handle's length counts the contents only (T1).
