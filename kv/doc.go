@@ -16,7 +16,7 @@
 // its WAL. The table set is a manifest.Version of manifest.TableMetadata,
 // the one model the compaction picker and the MANIFEST share; a version is
 // immutable once published (manifest's V1), so a read pins the published
-// read state (memtables and version, K8) without taking DB.mu, and every change
+// read state (memtables and version, K9) without taking DB.mu, and every change
 // goes through one fold (manifest.BulkVersionEdit) that MANIFEST replay uses
 // too.
 //

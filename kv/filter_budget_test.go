@@ -45,7 +45,7 @@ func fillRandom(t *testing.T, d *DB, rng *rand.Rand, n int, keys map[string]bool
 	}
 }
 
-// checkBudget asserts K8 over the live tables: the filters' bytes are at
+// checkBudget asserts K10 over the live tables: the filters' bytes are at
 // most bits x keys / 8 plus filters.TableFilterHeaderBytes per table, in
 // total under Monkey and per table under uniform allocation.
 func checkBudget(t *testing.T, d *DB, when string) {
