@@ -86,4 +86,13 @@
 //	   shadow at least IdleRatio of the tree's bytes. Each idle purge
 //	   frees that much, so idle purges rewrite at most 1/IdleRatio bytes
 //	   per byte deleted, and only while no write competes for the disk.
+//	P7 (manual compactions rewrite their range): DB.Compact(start, end)
+//	   runs ManualStep for each level from L0 down on the version then
+//	   current. A step merges the level's tables that overlap the range
+//	   (at L0, closed under overlap among L0 tables) into the first level
+//	   below that overlaps them, or the bottom, and at the bottom rewrites
+//	   in place the tables in range holding tombstones. So every version
+//	   in the range ends at the bottom with what C1 and C2 drop dropped,
+//	   and what is rewritten is the range's overlap at each level, never
+//	   the tables beyond it that only an earlier step's wide inputs touch.
 package compaction

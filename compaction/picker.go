@@ -69,13 +69,15 @@ const (
 	// ReasonIdle: on an idle DB, the inputs' tombstones shadow at least
 	// IdleRatio of the tree (P6).
 	ReasonIdle
+	// ReasonManual: a step of DB.Compact (P7).
+	ReasonManual
 	// NumReasons is the number of reasons, for counters indexed by them.
 	NumReasons
 )
 
 // reasonNames are the reasons' names, bounded by NumReasons as the counters
 // indexed by reason are.
-var reasonNames = [NumReasons]string{ReasonScore: "score", ReasonPurge: "purge", ReasonAge: "age", ReasonIdle: "idle"}
+var reasonNames = [NumReasons]string{ReasonScore: "score", ReasonPurge: "purge", ReasonAge: "age", ReasonIdle: "idle", ReasonManual: "manual"}
 
 func (r Reason) String() string {
 	if r >= 0 && r < NumReasons {

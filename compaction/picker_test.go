@@ -396,7 +396,7 @@ func TestPickerOnRandomShapesStaysConsistent(t *testing.T) {
 
 // TestReasonString pins the reasons' names, which metrics and logs print.
 func TestReasonString(t *testing.T) {
-	for r, want := range map[Reason]string{ReasonScore: "score", ReasonPurge: "purge", ReasonAge: "age", ReasonIdle: "idle", NumReasons: "Reason(4)", -1: "Reason(-1)"} {
+	for r, want := range map[Reason]string{ReasonScore: "score", ReasonPurge: "purge", ReasonAge: "age", ReasonIdle: "idle", ReasonManual: "manual", NumReasons: "Reason(5)", -1: "Reason(-1)"} {
 		if got := r.String(); got != want {
 			t.Errorf("Reason %d: %q, want %q", int(r), got, want)
 		}

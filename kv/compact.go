@@ -9,10 +9,15 @@ import (
 	"github.com/sievekv/sievekv/internal/manifest"
 )
 
-// Compact flushes the memtables, then merges every table whose key range
-// meets [start, end] (and, transitively, every table overlapping those) into
-// new tables at the bottom level, dropping shadowed versions and tombstones
-// that no open snapshot needs (compaction's C1, C2). nil bounds are open.
+// Compact flushes the memtables, then moves every version of the user
+// keys in [start, end] to the bottom level, dropping shadowed versions and
+// tombstones that no open snapshot needs (compaction's C1, C2). nil bounds
+// are open. It works level by level from L0 (compaction's P7): each step
+// merges the level's tables in range into the first level below that
+// overlaps them, and a last step rewrites the bottom tables in range that
+// hold tombstones, so a narrow range rewrites what overlaps it rather
+// than every table an L0 table's wide range reaches. Writes go on
+// meanwhile; what they flush after Compact's own flush stays above.
 func (d *DB) Compact(start, end []byte) error {
 	if start != nil && end != nil && base.CompareUserKeys(start, end) > 0 {
 		return fmt.Errorf("%w: Compact start %q is after end %q", ErrInvalidArgument, start, end)
@@ -22,29 +27,22 @@ func (d *DB) Compact(start, end []byte) error {
 	}
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
-
-	d.mu.Lock()
-	if err := d.writableLocked(); err != nil {
+	for level := range NumLevels {
+		d.mu.Lock()
+		if err := d.writableLocked(); err != nil {
+			d.mu.Unlock()
+			return err
+		}
+		var err error
+		if c := d.picker.ManualStep(d.current, level, start, end); c != nil {
+			err = d.runPickedLocked(c)
+		}
 		d.mu.Unlock()
-		return err
+		if err != nil {
+			return err
+		}
 	}
-	v := d.current
-	v.Ref()
-	snaps := d.snapshots.seqs()
-	d.mu.Unlock()
-	defer v.Unref()
-
-	job := &compactionJob{inputs: pickManualInputs(v, start, end), outputLevel: NumLevels - 1, v: v}
-	if len(job.inputs) == 0 {
-		return nil
-	}
-	// Every version of every key in the inputs' range is in the inputs
-	// (they include all overlapping tables of every level, and the
-	// memtables were flushed), so the output is the bottom for those keys.
-	job.elide = func([]byte) bool { return true }
-	target := uint64(d.opts.TargetFileSize)
-	job.split = func(_ []byte, size uint64) bool { return size >= target }
-	return d.runCompaction(job, snaps)
+	return nil
 }
 
 // compactionJob is one merge of input tables into outputLevel, manual or
@@ -52,15 +50,11 @@ func (d *DB) Compact(start, end []byte) error {
 type compactionJob struct {
 	inputs      []levelTable
 	outputLevel int
-	// elide, if set, decides compaction's C2 for a tombstone's user key;
-	// if nil, the filters of the tables below outputLevel do
-	// (tombstoneCollector.elider).
-	elide func(userKey []byte) bool
 	// split cuts the output (see outputSpec.split).
 	split func(userKey []byte, size uint64) bool
 	// trivialMove: the inputs move to outputLevel by an edit alone.
 	trivialMove bool
-	// picked is the picker's description (nil for a manual Compact).
+	// picked is the picker's description.
 	picked *compaction.Compaction
 	// v is the version the inputs were picked from: its tables below the
 	// output level are what the outputs' tombstones may shadow.
@@ -125,8 +119,8 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		inputDeletes += int(in.meta.NumDeletions())
 	}
 	keptTombstones.reserve(inputDeletes)
-	elide := job.elide
-	if elide == nil && job.v != nil {
+	var elide func(userKey []byte) bool
+	if job.v != nil {
 		// A tombstone can go when no table below the output level may
 		// hold its key: the filters prove it (compaction's C2).
 		elide = keptTombstones.elider(d, job.v, job.outputLevel+1)
@@ -196,35 +190,6 @@ func (d *DB) countPicked(job *compactionJob) {
 	if job.picked != nil {
 		d.counters.compaction.byReason[job.picked.Reason].Add(1)
 	}
-}
-
-// pickManualInputs returns every table meeting [start, end], widened to a
-// fixed point: a table overlapping any chosen table's range is chosen too,
-// so no version of a chosen key stays behind in an older table.
-func pickManualInputs(v *manifest.Version, start, end []byte) []levelTable {
-	chosen := map[uint64]bool{}
-	var out []levelTable
-	lo, hi := start, end
-	for changed := true; changed; {
-		changed = false
-		for l := range v.Levels {
-			for _, t := range v.Levels[l] {
-				if chosen[t.FileNum] || !t.Overlaps(lo, hi) {
-					continue
-				}
-				chosen[t.FileNum] = true
-				out = append(out, levelTable{level: l, meta: t})
-				if lo != nil && base.CompareUserKeys(t.Smallest.UserKey, lo) < 0 {
-					lo = t.Smallest.UserKey
-				}
-				if hi != nil && base.CompareUserKeys(t.Largest.UserKey, hi) > 0 {
-					hi = t.Largest.UserKey
-				}
-				changed = true
-			}
-		}
-	}
-	return out
 }
 
 func closeAll(its []base.InternalIterator) {

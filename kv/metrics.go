@@ -91,6 +91,9 @@ type CompactionMetrics struct {
 	// that shadow at least Options.IdlePurgeMinShare of the tree (1% by
 	// default; trivial moves included).
 	ByScore, Purges, AgeCompactions, IdlePurges uint64
+	// Manual counts the steps of DB.Compact calls (one per level that
+	// held tables in the range; compaction's P7), trivial moves included.
+	Manual uint64
 	// IdlePurgePending reports an idle purge due: the background check
 	// starts it once the DB stays idle for about two of its intervals
 	// (a second each by default). Work the DB has yet to do on its own,
@@ -258,8 +261,8 @@ func (m Metrics) String() string {
 		m.Flushes, m.Compactions, m.Compaction.TrivialMoves, m.Compaction.TombstonesElided, m.WriteAmp)
 	fmt.Fprintf(&b, "shadowed values dropped early: %d (%s), %d index checks, %d positives, %d overwrite lookups\n",
 		m.Compaction.ShadowedDropped, humanize.Bytes(m.Compaction.ShadowedDroppedBytes), m.Compaction.ShadowChecks, m.Compaction.ShadowPositives, m.Compaction.ShadowOverwriteLookups)
-	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age, %d idle purge; idle flushes: %d\n",
-		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdlePurges, m.Compaction.IdleFlushes)
+	fmt.Fprintf(&b, "compactions by reason: %d score, %d purge, %d tombstone age, %d idle purge, %d manual; idle flushes: %d\n",
+		m.Compaction.ByScore, m.Compaction.Purges, m.Compaction.AgeCompactions, m.Compaction.IdlePurges, m.Compaction.Manual, m.Compaction.IdleFlushes)
 	fmt.Fprintf(&b, "write stalls: %d, slowdowns: %d\n", m.WriteStalls, m.WriteSlowdowns)
 	peak := ""
 	if ti := m.TombstoneIndex; ti.PeakEntries > ti.Entries {
@@ -521,6 +524,7 @@ func (d *DB) compactionCountersLocked(m *Metrics) {
 	m.Compaction.Purges = cc.byReason[compaction.ReasonPurge].Load()
 	m.Compaction.AgeCompactions = cc.byReason[compaction.ReasonAge].Load()
 	m.Compaction.IdlePurges = cc.byReason[compaction.ReasonIdle].Load()
+	m.Compaction.Manual = cc.byReason[compaction.ReasonManual].Load()
 	m.Compaction.IdleFlushes = cc.idleFlushes.Load()
 	for l := range m.Levels {
 		m.Levels[l].BytesWritten = cc.levelBytesWritten[l].Load()

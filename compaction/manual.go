@@ -1,0 +1,109 @@
+package compaction
+
+import (
+	"slices"
+
+	"github.com/sievekv/sievekv/internal/manifest"
+)
+
+// ManualStep returns the step of a manual compaction of the user keys
+// [start, end] (nil bounds are unbounded) that starts at level, or nil if
+// that level has nothing in the range (P7). The engine calls it for each
+// level from L0 to the bottom on the version then current, so the range's
+// data moves down one step at a time and reaches the bottom, rewriting
+// only what overlaps the range (and what that overlaps below) rather than
+// the whole tree.
+//
+//   - Above the bottom, the inputs are the level's tables that overlap the
+//     range; at L0 also, transitively, every L0 table that overlaps those,
+//     since an older L0 table left behind would shadow the newer versions
+//     moved below it. They merge into the first level below holding tables
+//     that overlap them, with those tables, or into the bottom level if no
+//     level below does: the levels skipped hold no key of theirs, so
+//     nothing is reordered.
+//   - At the bottom, the tables in range from the first holding tombstones
+//     (point or range) to the last are rewritten in place, for C1 and C2
+//     to drop what a snapshot no longer needs; a range of live data alone
+//     is left as it is.
+func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte) *Compaction {
+	if level == lastLevel {
+		// One contiguous run of tables, from the first in range holding
+		// tombstones to the last: outputs merged from two tables apart
+		// could span the table between them.
+		inRange := overlappingRange(v.Levels[lastLevel], start, end)
+		first := slices.IndexFunc(inRange, mayHoldTombstones)
+		if first < 0 {
+			return nil
+		}
+		last := len(inRange) - 1
+		for !mayHoldTombstones(inRange[last]) {
+			last--
+		}
+		c := &Compaction{Level: lastLevel, OutputLevel: lastLevel, Reason: ReasonManual}
+		c.Inputs[0] = inRange[first : last+1]
+		return c
+	}
+	inputs := overlappingRange(v.Levels[level], start, end)
+	if len(inputs) == 0 {
+		return nil
+	}
+	if level == 0 {
+		inputs = closeL0(v.Levels[0], inputs)
+	}
+	lo, hi := keyRange(inputs)
+	out := lastLevel
+	for l := level + 1; l < lastLevel; l++ {
+		if len(overlapping(v.Levels[l], lo, hi)) > 0 {
+			out = l
+			break
+		}
+	}
+	c := &Compaction{Level: level, OutputLevel: out, Reason: ReasonManual}
+	c.Inputs[0] = inputs
+	c.Inputs[1] = overlapping(v.Levels[out], lo, hi)
+	// Never a trivial move: a manual compaction rewrites its range, so
+	// what it leaves is split at the target size with C1 and C2 applied.
+	p.setGrandparents(v, c)
+	return c
+}
+
+// mayHoldTombstones reports whether t's properties count point or range
+// tombstones, or are not loaded (then it may).
+func mayHoldTombstones(t *manifest.TableMetadata) bool {
+	return t.Props == nil || t.Props.NumDeletions > 0 || t.Props.NumRangeDeletions > 0
+}
+
+// lastLevel is the bottom of the tree.
+const lastLevel = manifest.NumLevels - 1
+
+// overlappingRange is overlapping with nil bounds meaning unbounded.
+func overlappingRange(ts []*manifest.TableMetadata, start, end []byte) []*manifest.TableMetadata {
+	var out []*manifest.TableMetadata
+	for _, t := range ts {
+		if t.Overlaps(start, end) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// closeL0 adds to chosen every table of l0 that overlaps the chosen ones'
+// key range, until none is left to add. The result keeps l0's order.
+func closeL0(l0, chosen []*manifest.TableMetadata) []*manifest.TableMetadata {
+	in := make(map[*manifest.TableMetadata]bool, len(l0))
+	for _, t := range chosen {
+		in[t] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		lo, hi := keyRange(chosen)
+		for _, t := range l0 {
+			if !in[t] && t.Overlaps(lo, hi) {
+				in[t] = true
+				chosen = append(chosen, t)
+				grew = true
+			}
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(l0), func(t *manifest.TableMetadata) bool { return !in[t] })
+}
