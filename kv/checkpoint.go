@@ -120,12 +120,13 @@ func (d *DB) writeCheckpoint(out *checkpointOutput) error {
 	if err := vfs.SyncDir(d.fs, dir); err != nil {
 		return err
 	}
-	manifestNum := next
-	state.NextFileNumber = uint64(next + 1)
+	// next is the MANIFEST, next+1 the temp file CURRENT is written as.
+	manifestNum, tempNum := next, next+1
+	state.NextFileNumber = uint64(next + 2)
 	if err := writeCheckpointManifest(d.fs, dir, manifestNum, state, out.wrote); err != nil {
 		return err
 	}
-	return writeCheckpointCurrent(d.fs, dir, fileName(fileKindManifest, manifestNum), out.wrote)
+	return writeCheckpointCurrent(d.fs, dir, fileName(fileKindManifest, manifestNum), fileName(fileKindTemp, tempNum), out.wrote)
 }
 
 // checkpointOutput is what one Checkpoint made, so a failed one can
@@ -281,17 +282,20 @@ func writeCheckpointManifest(fsys vfs.FS, dir string, num fileNum, state *manife
 	return nil
 }
 
-// writeCheckpointCurrent writes CURRENT, naming the manifest, and syncs it
-// and the directory. No temp file and rename are needed, as they are for
-// a live DB: no earlier CURRENT exists to keep, and a torn CURRENT lacks
-// its newline, which Open reports as corruption.
-func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string, created func(string)) error {
-	name := fsys.PathJoin(dir, fileName(fileKindCurrent, 0))
-	f, err := fsys.Create(name)
+// writeCheckpointCurrent writes CURRENT, naming the manifest, as the temp
+// file tempName renamed once synced, and syncs the directory. So CURRENT
+// exists only whole: a crash before the rename leaves a checkpoint with
+// no CURRENT, which is not a DB, rather than one whose CURRENT is empty
+// or torn, which Open reports as corruption. (Written in place, a kill
+// between the create and the write left a 0-byte CURRENT:
+// TestCheckpointKillLeavesSourceIntact caught one.)
+func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName, tempName string, created func(string)) error {
+	tmp := fsys.PathJoin(dir, tempName)
+	f, err := fsys.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("create CURRENT: %w", err)
 	}
-	created(name)
+	created(tmp)
 	_, err = f.Write([]byte(manifestName + "\n"))
 	if err == nil {
 		err = f.Sync()
@@ -302,6 +306,11 @@ func writeCheckpointCurrent(fsys vfs.FS, dir, manifestName string, created func(
 	if err != nil {
 		return fmt.Errorf("write CURRENT: %w", err)
 	}
+	name := fsys.PathJoin(dir, fileName(fileKindCurrent, 0))
+	if err := fsys.Rename(tmp, name); err != nil {
+		return fmt.Errorf("rename CURRENT into place: %w", err)
+	}
+	created(name)
 	return vfs.SyncDir(fsys, dir)
 }
 
