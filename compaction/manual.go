@@ -21,22 +21,28 @@ import (
 //     that overlap them, with those tables, or into the bottom level if no
 //     level below does: the levels skipped hold no key of theirs, so
 //     nothing is reordered.
-//   - At the bottom, the tables in range from the first holding tombstones
-//     (point or range) to the last are rewritten in place, for C1 and C2
-//     to drop what a snapshot no longer needs; a range of live data alone
-//     is left as it is.
+//   - At the bottom, the tables in range from the first that a rewrite
+//     may shrink to the last are rewritten in place, for C1 and C2 to
+//     drop what a snapshot no longer needs: tables holding tombstones
+//     (point or range), or entries with a sequence number (kept apart
+//     from older versions for a snapshot: with none open, the bottom's
+//     entries have number 0, C4). A range of live data alone is left as
+//     it is.
 func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte) *Compaction {
 	if level == lastLevel {
-		// One contiguous run of tables, from the first in range holding
-		// tombstones to the last: outputs merged from two tables apart
+		// One contiguous run of tables, from the first in range worth a
+		// rewrite to the last: outputs merged from two tables apart
 		// could span the table between them.
 		inRange := overlappingRange(v.Levels[lastLevel], start, end)
-		first := slices.IndexFunc(inRange, mayHoldTombstones)
+		worth := func(t *manifest.TableMetadata) bool {
+			return mayHoldTombstones(t) || t.LargestSeq > 0
+		}
+		first := slices.IndexFunc(inRange, worth)
 		if first < 0 {
 			return nil
 		}
 		last := len(inRange) - 1
-		for !mayHoldTombstones(inRange[last]) {
+		for !worth(inRange[last]) {
 			last--
 		}
 		c := &Compaction{Level: lastLevel, OutputLevel: lastLevel, Reason: ReasonManual}

@@ -123,3 +123,22 @@ func TestManualStepAtTheBottom(t *testing.T) {
 		t.Fatalf("bottom step from a live table: %s", describeCompaction(c))
 	}
 }
+
+// TestManualStepAtTheBottomTakesTablesASnapshotKept: a bottom table with
+// no tombstone but entries numbered above 0 holds versions kept apart for
+// a snapshot (with none open the bottom's entries have number 0), which
+// a rewrite may drop now; a table of number-0 entries alone stays.
+func TestManualStepAtTheBottomTakesTablesASnapshotKept(t *testing.T) {
+	bottom := manifest.NumLevels - 1
+	v := &manifest.Version{}
+	v.Levels[bottom] = []*manifest.TableMetadata{
+		withProps(table(1, 1<<20, "a", "c"), 0), withProps(table(2, 1<<20, "d", "f"), 0), withProps(table(3, 1<<20, "g", "i"), 0)}
+	p := &Picker{Opts: DefaultOptions()}
+	if c := p.ManualStep(v, bottom, nil, nil); c != nil {
+		t.Fatalf("live tables numbered 0 gave a step: %s", describeCompaction(c))
+	}
+	v.Levels[bottom][1].LargestSeq = 7
+	if c := p.ManualStep(v, bottom, nil, nil); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{2}) {
+		t.Fatalf("bottom step: %s", describeCompaction(c))
+	}
+}

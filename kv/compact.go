@@ -15,7 +15,8 @@ import (
 // are open. It works level by level from L0 (compaction's P7): each step
 // merges the level's tables in range into the first level below that
 // overlaps them, and a last step rewrites the bottom tables in range that
-// hold tombstones, so a narrow range rewrites what overlaps it rather
+// hold tombstones or versions a snapshot kept apart (entries numbered
+// above 0), so a narrow range rewrites what overlaps it rather
 // than every table an L0 table's wide range reaches. Writes go on
 // meanwhile; what they flush after Compact's own flush stays above.
 func (d *DB) Compact(start, end []byte) error {
