@@ -92,7 +92,8 @@
 //	   (at L0, closed under overlap among L0 tables) into the first level
 //	   below that overlaps them, or the bottom, and at the bottom rewrites
 //	   in place the tables in range holding tombstones or entries numbered
-//	   above 0 (versions a snapshot kept apart). So every version
+//	   above 0 (versions a snapshot kept apart), other than the earlier
+//	   steps' outputs (a rewrite of those drops nothing). So every version
 //	   in the range ends at the bottom with what C1 and C2 drop dropped,
 //	   and what is rewritten is the range's overlap at each level, never
 //	   the tables beyond it that only an earlier step's wide inputs touch.

@@ -27,15 +27,17 @@ import (
 //     (point or range), or entries with a sequence number (kept apart
 //     from older versions for a snapshot: with none open, the bottom's
 //     entries have number 0, C4). A range of live data alone is left as
-//     it is.
-func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte) *Compaction {
+//     it is, and so are the tables written reports (nil: none), the
+//     outputs of the same Compact's earlier steps: written with the
+//     snapshots open a moment ago, a rewrite would drop nothing more.
+func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte, written func(*manifest.TableMetadata) bool) *Compaction {
 	if level == lastLevel {
 		// One contiguous run of tables, from the first in range worth a
 		// rewrite to the last: outputs merged from two tables apart
 		// could span the table between them.
 		inRange := overlappingRange(v.Levels[lastLevel], start, end)
 		worth := func(t *manifest.TableMetadata) bool {
-			return mayHoldTombstones(t) || t.LargestSeq > 0
+			return (mayHoldTombstones(t) || t.LargestSeq > 0) && (written == nil || !written(t))
 		}
 		first := slices.IndexFunc(inRange, worth)
 		if first < 0 {

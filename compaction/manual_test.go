@@ -38,17 +38,17 @@ func TestManualStepRewritesOnlyTheRangesOverlap(t *testing.T) {
 	p := &Picker{Opts: DefaultOptions()}
 	lo, hi := []byte("k000420"), []byte("k000425")
 
-	c := p.ManualStep(v, 0, lo, hi)
+	c := p.ManualStep(v, 0, lo, hi, nil)
 	if c == nil || c.Level != 0 || c.OutputLevel != 5 || c.Reason != ReasonManual || c.TrivialMove ||
 		!slices.Equal(fileNums(c.Inputs[0]), []uint64{100}) || !slices.Equal(fileNums(c.Inputs[1]), []uint64{50, 51, 52}) {
 		t.Fatalf("L0 step: %s", describeCompaction(c))
 	}
 	for l := 1; l < 5; l++ {
-		if c := p.ManualStep(v, l, lo, hi); c != nil {
+		if c := p.ManualStep(v, l, lo, hi, nil); c != nil {
 			t.Fatalf("empty L%d gave a step: %s", l, describeCompaction(c))
 		}
 	}
-	c = p.ManualStep(v, 5, lo, hi)
+	c = p.ManualStep(v, 5, lo, hi, nil)
 	if c == nil || c.OutputLevel != 6 || !slices.Equal(fileNums(c.Inputs[0]), []uint64{51}) {
 		t.Fatalf("L5 step: %s", describeCompaction(c))
 	}
@@ -67,7 +67,7 @@ func TestManualStepClosesL0UnderOverlap(t *testing.T) {
 		table(10, 1<<20, "a", "c"), table(11, 1<<20, "b", "e"), table(12, 1<<20, "x", "z"), table(13, 1<<20, "e", "f")}
 	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "m"), table(2, 1<<20, "n", "z")}
 	p := &Picker{Opts: DefaultOptions()}
-	c := p.ManualStep(v, 0, []byte("d"), []byte("d"))
+	c := p.ManualStep(v, 0, []byte("d"), []byte("d"), nil)
 	if c == nil || c.OutputLevel != 6 || !slices.Equal(fileNums(c.Inputs[0]), []uint64{10, 11, 13}) ||
 		!slices.Equal(fileNums(c.Inputs[1]), []uint64{1}) {
 		t.Fatalf("step: %s", describeCompaction(c))
@@ -85,12 +85,12 @@ func TestManualStepSkipsLevelsThatDoNotOverlap(t *testing.T) {
 	v.Levels[5] = []*manifest.TableMetadata{table(6, 1<<20, "o", "r")}
 	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "z")}
 	p := &Picker{Opts: DefaultOptions()}
-	if c := p.ManualStep(v, 0, nil, nil); c == nil || c.OutputLevel != 5 || !slices.Equal(fileNums(c.Inputs[1]), []uint64{6}) {
+	if c := p.ManualStep(v, 0, nil, nil, nil); c == nil || c.OutputLevel != 5 || !slices.Equal(fileNums(c.Inputs[1]), []uint64{6}) {
 		t.Fatalf("L0 step: %s", describeCompaction(c))
 	}
 	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "c")}
 	v.Levels[5] = nil
-	c := p.ManualStep(v, 0, nil, nil)
+	c := p.ManualStep(v, 0, nil, nil, nil)
 	if c == nil || c.OutputLevel != 6 || len(c.Inputs[1]) != 0 || c.TrivialMove {
 		t.Fatalf("L0 step with nothing below overlapping: %s", describeCompaction(c))
 	}
@@ -111,15 +111,15 @@ func TestManualStepAtTheBottom(t *testing.T) {
 	rangeDel.Props.NumRangeDeletions = 1
 	v.Levels[bottom] = append(v.Levels[bottom], rangeDel)
 	p := &Picker{Opts: DefaultOptions()}
-	c := p.ManualStep(v, bottom, []byte("b"), []byte("n"))
+	c := p.ManualStep(v, bottom, []byte("b"), []byte("n"), nil)
 	if c == nil || c.Level != bottom || c.OutputLevel != bottom || c.TrivialMove ||
 		!slices.Equal(fileNums(c.Inputs[0]), []uint64{1, 2, 3, 4, 5}) || len(c.Inputs[1]) != 0 {
 		t.Fatalf("bottom step: %s", describeCompaction(c))
 	}
-	if c := p.ManualStep(v, bottom, []byte("d"), []byte("f")); c != nil {
+	if c := p.ManualStep(v, bottom, []byte("d"), []byte("f"), nil); c != nil {
 		t.Fatalf("a range of live data alone gave a step: %s", describeCompaction(c))
 	}
-	if c := p.ManualStep(v, bottom, []byte("e"), []byte("k")); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{3, 4}) {
+	if c := p.ManualStep(v, bottom, []byte("e"), []byte("k"), nil); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{3, 4}) {
 		t.Fatalf("bottom step from a live table: %s", describeCompaction(c))
 	}
 }
@@ -134,11 +134,29 @@ func TestManualStepAtTheBottomTakesTablesASnapshotKept(t *testing.T) {
 	v.Levels[bottom] = []*manifest.TableMetadata{
 		withProps(table(1, 1<<20, "a", "c"), 0), withProps(table(2, 1<<20, "d", "f"), 0), withProps(table(3, 1<<20, "g", "i"), 0)}
 	p := &Picker{Opts: DefaultOptions()}
-	if c := p.ManualStep(v, bottom, nil, nil); c != nil {
+	if c := p.ManualStep(v, bottom, nil, nil, nil); c != nil {
 		t.Fatalf("live tables numbered 0 gave a step: %s", describeCompaction(c))
 	}
 	v.Levels[bottom][1].LargestSeq = 7
-	if c := p.ManualStep(v, bottom, nil, nil); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{2}) {
+	if c := p.ManualStep(v, bottom, nil, nil, nil); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{2}) {
 		t.Fatalf("bottom step: %s", describeCompaction(c))
+	}
+}
+
+// TestManualStepAtTheBottomLeavesWhatTheCompactWrote: the outputs of the
+// same Compact's earlier steps are not rewritten again, however many
+// tombstones a snapshot made them keep; the run shrinks to the rest.
+func TestManualStepAtTheBottomLeavesWhatTheCompactWrote(t *testing.T) {
+	bottom := manifest.NumLevels - 1
+	v := &manifest.Version{}
+	v.Levels[bottom] = []*manifest.TableMetadata{
+		withProps(table(1, 1<<20, "a", "c"), 2), withProps(table(20, 1<<20, "d", "f"), 2), withProps(table(21, 1<<20, "g", "i"), 2)}
+	p := &Picker{Opts: DefaultOptions()}
+	written := func(t *manifest.TableMetadata) bool { return t.FileNum >= 20 }
+	if c := p.ManualStep(v, bottom, nil, nil, written); c == nil || !slices.Equal(fileNums(c.Inputs[0]), []uint64{1}) {
+		t.Fatalf("bottom step: %s", describeCompaction(c))
+	}
+	if c := p.ManualStep(v, bottom, []byte("d"), nil, written); c != nil {
+		t.Fatalf("the Compact's own outputs gave a step: %s", describeCompaction(c))
 	}
 }

@@ -28,14 +28,27 @@ func (d *DB) Compact(start, end []byte) error {
 	}
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	// Tables numbered from here on at the bottom are the outputs of this
+	// Compact's steps (compactions wait on compactMu, flushes write L0).
+	// The last step leaves them, written under the snapshots still open,
+	// unless one open at an earlier step has been released since.
+	since := d.manifest.nextFileNum.Load()
+	written := func(t *manifest.TableMetadata) bool { return t.FileNum >= since }
+	var stepSnaps []base.SeqNum // open at the steps run so far
 	for level := range NumLevels {
 		d.mu.Lock()
 		if err := d.writableLocked(); err != nil {
 			d.mu.Unlock()
 			return err
 		}
+		open := d.snapshots.seqs()
+		skip := written
+		if level == NumLevels-1 && anyReleased(stepSnaps, open) {
+			skip = nil
+		}
 		var err error
-		if c := d.picker.ManualStep(d.current, level, start, end); c != nil {
+		if c := d.picker.ManualStep(d.current, level, start, end, skip); c != nil {
+			stepSnaps = append(stepSnaps, open...)
 			err = d.runPickedLocked(c)
 		}
 		d.mu.Unlock()
@@ -44,6 +57,21 @@ func (d *DB) Compact(start, end []byte) error {
 		}
 	}
 	return nil
+}
+
+// anyReleased reports whether a sequence number of was is missing from
+// open (a snapshot released since).
+func anyReleased(was, open []base.SeqNum) bool {
+	if len(was) == 0 {
+		return false
+	}
+	slices.Sort(open)
+	for _, s := range was {
+		if _, ok := slices.BinarySearch(open, s); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // compactionJob is one merge of input tables into outputLevel, manual or
