@@ -105,6 +105,12 @@ func (d *DB) writeCheckpoint(out *checkpointOutput) error {
 	next := fileNum(d.manifest.nextFileNum.Load())
 	d.mu.Unlock()
 	defer v.Unref()
+	// The MANIFEST takes number next: past maxFileNum, a name Open does
+	// not take for a manifest, so CURRENT would name none. (The temp file
+	// at next+1 is renamed away; a read-only Open needs no number.)
+	if next > maxFileNum {
+		return fmt.Errorf("%w: the checkpoint's MANIFEST would be number %d, past %d", ErrFileNumbersExhausted, next, maxFileNum)
+	}
 
 	dir := out.dir
 	for _, level := range v.Levels {
