@@ -83,14 +83,8 @@ func TestCompactDropsVersionsASnapshotKeptAtTheBottom(t *testing.T) {
 // writing the range's bottom twice per Compact while any snapshot was
 // open.
 func TestCompactUnderASnapshotWritesTheBottomOnce(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	d, key := hundredKeysAtL0(t)
 	defer d.Close()
-	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
-	for i := range 100 {
-		if err := d.Set(key(i), []byte("v"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s := d.NewSnapshot()
 	defer s.Close()
 	for i := 0; i < 100; i += 2 {
@@ -119,14 +113,8 @@ func TestCompactUnderASnapshotWritesTheBottomOnce(t *testing.T) {
 // holding tombstones no one needs; the last step rewrites them after all,
 // so Compact still returns with none in its range.
 func TestCompactRewritesItsOutputsOnceTheirSnapshotGoes(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	d, key := hundredKeysAtL0(t)
 	defer d.Close()
-	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
-	for i := range 100 {
-		if err := d.Set(key(i), []byte("v"), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
 	s := d.NewSnapshot()
 	for i := range 100 {
 		if err := d.Delete(key(i), nil); err != nil {
@@ -162,4 +150,18 @@ func TestCompactRewritesItsOutputsOnceTheirSnapshotGoes(t *testing.T) {
 			t.Errorf("L%d table %06d left with %d entries (%d tombstones)", l, tm.FileNum, tm.Entries(), tm.NumDeletions())
 		}
 	}
+}
+
+// hundredKeysAtL0 opens a DB without automatic compactions whose
+// memtable holds key(0) .. key(99), each set to "v".
+func hundredKeysAtL0(t *testing.T) (*DB, func(int) []byte) {
+	t.Helper()
+	d := openMem(t, vfs.NewMem(), &Options{DisableAutomaticCompactions: true})
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
+	for i := range 100 {
+		if err := d.Set(key(i), []byte("v"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, key
 }
