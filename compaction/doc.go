@@ -90,7 +90,12 @@
 //	   runs ManualStep for each level from L0 down on the version then
 //	   current. A step merges the level's tables that overlap the range
 //	   (at L0, closed under overlap among L0 tables) into the first level
-//	   below that overlaps them, or the bottom, and at the bottom rewrites
+//	   below that overlaps them, or the bottom (straight into the bottom,
+//	   with every table below that their key range reaches, widened by
+//	   each table taken, when all of those overlap the range: the steps
+//	   would rewrite each of them anyway, and once more at every level
+//	   they stop at), and at
+//	   the bottom rewrites
 //	   in place the tables in range holding tombstones or entries numbered
 //	   above 0 (versions a snapshot kept apart), other than the earlier
 //	   steps' outputs (a rewrite of those drops nothing). So every version

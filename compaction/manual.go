@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/sievekv/sievekv/internal/manifest"
@@ -20,7 +21,10 @@ import (
 //     moved below it. They merge into the first level below holding tables
 //     that overlap them, with those tables, or into the bottom level if no
 //     level below does: the levels skipped hold no key of theirs, so
-//     nothing is reordered.
+//     nothing is reordered. When every table below that the inputs' key
+//     range reaches (widened by each table taken) overlaps the range, the
+//     step takes them all into the bottom at once instead
+//     (straightToBottom).
 //   - At the bottom, the tables in range from the first that a rewrite
 //     may shrink to the last are rewritten in place, for C1 and C2 to
 //     drop what a snapshot no longer needs: tables holding tombstones
@@ -58,6 +62,9 @@ func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte, w
 	if level == 0 {
 		inputs = closeL0(v.Levels[0], inputs)
 	}
+	if c := straightToBottom(v, level, inputs, start, end); c != nil {
+		return c
+	}
 	lo, hi := keyRange(inputs)
 	out := lastLevel
 	for l := level + 1; l < lastLevel; l++ {
@@ -72,6 +79,49 @@ func (p *Picker) ManualStep(v *manifest.Version, level int, start, end []byte, w
 	// Never a trivial move: a manual compaction rewrites its range, so
 	// what it leaves is split at the target size with C1 and C2 applied.
 	p.setGrandparents(v, c)
+	return c
+}
+
+// straightToBottom returns the step that merges inputs, taken from level,
+// with every table below level that overlaps their key range into the
+// bottom at once, the range widened by each table taken until no table
+// below is left that overlaps it, if each table it takes below level
+// overlaps [start, end]; nil otherwise. The level-by-level steps would
+// rewrite each of those tables anyway, and what moves down would be
+// written again at every level it stops at: a Compact of the whole key
+// space wrote the levels above the bottom twice. A table left below holds
+// no key of the merge's range, so nothing is reordered; and none is left
+// at the edge of the tree for a later step (with a table left over, the
+// filter budget saw no full compaction and kept the bottom's filters at
+// their share rather than rounding them up).
+func straightToBottom(v *manifest.Version, level int, inputs []*manifest.TableMetadata, start, end []byte) *Compaction {
+	lo, hi := keyRange(inputs)
+	var below [manifest.NumLevels][]*manifest.TableMetadata
+	for grew := true; grew; {
+		grew = false
+		for l := level + 1; l <= lastLevel; l++ {
+			ts := overlapping(v.Levels[l], lo, hi)
+			if len(ts) == len(below[l]) {
+				continue
+			}
+			for _, t := range ts {
+				if !t.Overlaps(start, end) {
+					return nil
+				}
+			}
+			below[l], grew = ts, true
+			blo, bhi := keyRange(ts)
+			if bytes.Compare(blo, lo) < 0 {
+				lo = blo
+			}
+			if bytes.Compare(bhi, hi) > 0 {
+				hi = bhi
+			}
+		}
+	}
+	c := &Compaction{Level: level, OutputLevel: lastLevel, Reason: ReasonManual, Between: below}
+	c.Inputs[0] = inputs
+	c.Inputs[1], c.Between[lastLevel] = below[lastLevel], nil
 	return c
 }
 

@@ -79,13 +79,11 @@ func TestManualStepClosesL0UnderOverlap(t *testing.T) {
 // with none overlapping, to the bottom, and rewritten even then (no
 // trivial move: the caller wants the range's tables split and purged).
 func TestManualStepSkipsLevelsThatDoNotOverlap(t *testing.T) {
-	v := &manifest.Version{}
-	v.Levels[0] = []*manifest.TableMetadata{table(10, 1<<20, "p", "q")}
-	v.Levels[4] = []*manifest.TableMetadata{table(5, 1<<20, "a", "c")}
-	v.Levels[5] = []*manifest.TableMetadata{table(6, 1<<20, "o", "r")}
-	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "z")}
+	v := stepsTree()
 	p := &Picker{Opts: DefaultOptions()}
-	if c := p.ManualStep(v, 0, nil, nil, nil); c == nil || c.OutputLevel != 5 || !slices.Equal(fileNums(c.Inputs[1]), []uint64{6}) {
+	// L6's first table reaches the L5 table's range but not the Compact's,
+	// so the step does not go straight to the bottom.
+	if c := p.ManualStep(v, 0, []byte("p"), []byte("p"), nil); c == nil || c.OutputLevel != 5 || !slices.Equal(fileNums(c.Inputs[1]), []uint64{6}) {
 		t.Fatalf("L0 step: %s", describeCompaction(c))
 	}
 	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "c")}
@@ -94,6 +92,43 @@ func TestManualStepSkipsLevelsThatDoNotOverlap(t *testing.T) {
 	if c == nil || c.OutputLevel != 6 || len(c.Inputs[1]) != 0 || c.TrivialMove {
 		t.Fatalf("L0 step with nothing below overlapping: %s", describeCompaction(c))
 	}
+}
+
+// TestManualStepGoesStraightToTheBottom: when every table below that the
+// inputs reach overlaps the Compact's range, the step merges them all
+// into the bottom at once rather than writing what moves down again at
+// each level it stops at. The reach widens with each table taken: L6's
+// first table takes the L4 table above it too, or that table would be
+// left for a step of its own (and the filter budget would not see the
+// merge as the full compaction it is). If anything it reaches lies
+// outside the range, the step stops at the first level that overlaps.
+func TestManualStepGoesStraightToTheBottom(t *testing.T) {
+	v := stepsTree()
+	p := &Picker{Opts: DefaultOptions()}
+	for _, r := range [][2][]byte{{nil, nil}, {[]byte("b"), []byte("q")}} {
+		c := p.ManualStep(v, 0, r[0], r[1], nil)
+		if c == nil || c.Level != 0 || c.OutputLevel != 6 || c.TrivialMove ||
+			!slices.Equal(fileNums(c.Inputs[0]), []uint64{10}) || !slices.Equal(fileNums(c.Between[4]), []uint64{5}) ||
+			!slices.Equal(fileNums(c.Between[5]), []uint64{6}) || !slices.Equal(fileNums(c.Inputs[1]), []uint64{1, 2}) {
+			t.Fatalf("L0 step of [%q, %q]: %s between %v %v", r[0], r[1], describeCompaction(c), fileNums(c.Between[4]), fileNums(c.Between[5]))
+		}
+	}
+	// a..c lies outside [d, q]: level by level.
+	c := p.ManualStep(v, 0, []byte("d"), []byte("q"), nil)
+	if c == nil || c.OutputLevel != 5 || !slices.Equal(fileNums(c.Inputs[1]), []uint64{6}) || len(c.Between[4]) != 0 {
+		t.Fatalf("L0 step of [d, q]: %s", describeCompaction(c))
+	}
+}
+
+// stepsTree is a four-level tree whose L0 table p..q overlaps L5's o..r
+// but not L4's a..c, above L6 tables a..o and q..z.
+func stepsTree() *manifest.Version {
+	v := &manifest.Version{}
+	v.Levels[0] = []*manifest.TableMetadata{table(10, 1<<20, "p", "q")}
+	v.Levels[4] = []*manifest.TableMetadata{table(5, 1<<20, "a", "c")}
+	v.Levels[5] = []*manifest.TableMetadata{table(6, 1<<20, "o", "r")}
+	v.Levels[6] = []*manifest.TableMetadata{table(1, 1<<20, "a", "o"), table(2, 1<<20, "q", "z")}
+	return v
 }
 
 // TestManualStepAtTheBottom rewrites in place the bottom tables in range

@@ -92,6 +92,10 @@ func (r Reason) String() string {
 type Compaction struct {
 	Level, OutputLevel int
 	Inputs             [2][]*manifest.TableMetadata
+	// Between holds, by level, the tables of the levels strictly between
+	// Level and OutputLevel that the merge takes too: only a manual step
+	// straight to the bottom has any (P7).
+	Between [manifest.NumLevels][]*manifest.TableMetadata
 	// Grandparents are the tables of OutputLevel+1 overlapping the inputs;
 	// outputs are split so that none overlaps too many of them.
 	Grandparents []*manifest.TableMetadata

@@ -14,9 +14,11 @@ import (
 // tombstones that no open snapshot needs (compaction's C1, C2). nil bounds
 // are open. It works level by level from L0 (compaction's P7): each step
 // merges the level's tables in range into the first level below that
-// overlaps them, and a last step rewrites the bottom tables in range that
-// hold tombstones or versions a snapshot kept apart (entries numbered
-// above 0), so a narrow range rewrites what overlaps it rather
+// overlaps them (or, when all that the step reaches below overlaps the
+// range, as it always does for Compact(nil, nil), into the bottom with
+// all of it at once), and a last step rewrites the bottom tables in
+// range that hold tombstones or versions a snapshot kept apart (entries
+// numbered above 0), so a narrow range rewrites what overlaps it rather
 // than every table an L0 table's wide range reaches. Writes go on
 // meanwhile; what they flush after Compact's own flush stays above.
 func (d *DB) Compact(start, end []byte) error {

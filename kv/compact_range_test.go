@@ -20,32 +20,8 @@ import (
 // narrow range under L0 tables that span the whole store.
 func TestCompactOfANarrowRangeLeavesTheRestOfTheTree(t *testing.T) {
 	const n = 40000
-	key := func(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
-	value := func(i, round int) []byte { return fmt.Appendf(nil, "value-%d-%d-%090d", i, round, i) }
-	fs := vfs.NewMem()
-	opts := func(auto bool) *Options {
-		o := smallTree()
-		o.MemTableSize, o.LBaseMaxBytes, o.TargetFileSize = 32<<10, 64<<10, 16<<10
-		o.DisableAutomaticCompactions = !auto
-		return o
-	}
-	// A leveled tree, built by the background compactions from a random
-	// load, then frozen: reopened without them.
-	d := openMem(t, fs, opts(true))
-	rng := rand.New(rand.NewPCG(7, 7))
-	for _, i := range rng.Perm(n) {
-		if err := d.Set(key(i), value(i, 0), NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, d)
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d = openMem(t, fs, opts(false))
+	key, value := leveledTreeKey, leveledTreeValue
+	d := frozenLeveledTree(t, n)
 	defer d.Close()
 
 	// The newest L0 table spans every key: a few overwrites spread over
@@ -127,6 +103,101 @@ func TestCompactOfANarrowRangeLeavesTheRestOfTheTree(t *testing.T) {
 			t.Fatalf("deleted %s = %q, %v", key(i), v, err)
 		case !deleted && (err != nil || string(v) != string(want)):
 			t.Fatalf("%s = %q, %v; want %q", key(i), v, err, want)
+		}
+	}
+}
+
+// leveledTreeKey and leveledTreeValue are the keys and values of
+// frozenLeveledTree (round 0) and of the tests' later writes.
+func leveledTreeKey(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+func leveledTreeValue(i, round int) []byte {
+	return fmt.Appendf(nil, "value-%d-%d-%090d", i, round, i)
+}
+
+// frozenLeveledTree returns a DB holding keys 0..n-1 in a leveled tree
+// several levels deep, built by the background compactions from a random
+// load, then frozen: reopened with automatic compactions off.
+func frozenLeveledTree(t *testing.T, n int) *DB {
+	t.Helper()
+	fs := vfs.NewMem()
+	opts := func(auto bool) *Options {
+		o := smallTree()
+		o.MemTableSize, o.LBaseMaxBytes, o.TargetFileSize = 32<<10, 64<<10, 16<<10
+		o.DisableAutomaticCompactions = !auto
+		return o
+	}
+	d := openMem(t, fs, opts(true))
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, i := range rng.Perm(n) {
+		if err := d.Set(leveledTreeKey(i), leveledTreeValue(i, 0), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, d)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openMem(t, fs, opts(false))
+}
+
+// TestCompactOfEverythingReadsEachTableOnce: Compact(nil, nil) merges the
+// whole tree into the bottom in one step. Going level by level, it wrote
+// everything above the bottom twice (an L0 step into L5, then L5 into L6):
+// every table in the tree overlaps an unbounded range, so the steps would
+// rewrite all of it anyway, and each stop on the way costs a rewrite.
+func TestCompactOfEverythingReadsEachTableOnce(t *testing.T) {
+	const n = 20000
+	d := frozenLeveledTree(t, n)
+	defer d.Close()
+	for i := 0; i < n; i += 97 {
+		if err := d.Set(leveledTreeKey(i), leveledTreeValue(i, 1), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	before := d.versionForTest()
+	defer before.Unref()
+	var total uint64
+	levels := 0
+	for l := range NumLevels {
+		total += before.LevelSize(l)
+		if len(before.Levels[l]) > 0 {
+			levels++
+		}
+	}
+	if levels < 3 {
+		t.Fatalf("the tree has %d levels, the test needs 3: %s", levels, describeLevels(before))
+	}
+	in0, steps0 := d.Metrics().Compaction.BytesIn, d.Metrics().Compaction.Manual
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics()
+	if read := m.Compaction.BytesIn - in0; read != total {
+		t.Errorf("Compact(nil, nil) merged %d input bytes; the tree holds %d (%.2fx)", read, total, float64(read)/float64(total))
+	}
+	if steps := m.Compaction.Manual - steps0; steps != 1 {
+		t.Errorf("Compact(nil, nil) took %d steps, want 1", steps)
+	}
+	after := d.versionForTest()
+	defer after.Unref()
+	for l := 0; l < NumLevels-1; l++ {
+		if len(after.Levels[l]) > 0 {
+			t.Fatalf("L%d kept %d tables", l, len(after.Levels[l]))
+		}
+	}
+	for i := 0; i < n; i++ {
+		want := leveledTreeValue(i, 0)
+		if i%97 == 0 {
+			want = leveledTreeValue(i, 1)
+		}
+		if v, err := d.Get(leveledTreeKey(i)); err != nil || string(v) != string(want) {
+			t.Fatalf("%s = %q, %v; want %q", leveledTreeKey(i), v, err, want)
 		}
 	}
 }

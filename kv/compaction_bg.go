@@ -69,11 +69,16 @@ func (d *DB) runPickedLocked(c *compaction.Compaction) error {
 // (the picker's inputs are v's own TableMetadata).
 func (d *DB) jobFor(v *manifest.Version, c *compaction.Compaction) *compactionJob {
 	job := &compactionJob{outputLevel: c.OutputLevel, trivialMove: c.TrivialMove, picked: c, v: v}
-	for i, level := range [2]int{c.Level, c.OutputLevel} {
-		for _, t := range c.Inputs[i] {
+	add := func(level int, ts []*manifest.TableMetadata) {
+		for _, t := range ts {
 			job.inputs = append(job.inputs, levelTable{level: level, meta: t})
 		}
 	}
+	add(c.Level, c.Inputs[0])
+	for level := c.Level + 1; level < c.OutputLevel; level++ {
+		add(level, c.Between[level])
+	}
+	add(c.OutputLevel, c.Inputs[1])
 	job.split = compaction.NewSplitter(c, d.picker.Opts).ShouldSplit
 	return job
 }

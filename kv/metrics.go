@@ -91,10 +91,11 @@ type CompactionMetrics struct {
 	// that shadow at least Options.IdlePurgeMinShare of the tree (1% by
 	// default; trivial moves included).
 	ByScore, Purges, AgeCompactions, IdlePurges uint64
-	// Manual counts the steps of DB.Compact calls (compaction's P7): one
-	// per level above the bottom that held tables in the range, and one
-	// when bottom tables in it needed a rewrite. A step is never a
-	// trivial move.
+	// Manual counts the steps of DB.Compact calls (compaction's P7): at
+	// most one per level above the bottom that held tables in the range
+	// (one step may take several levels into the bottom), and one when
+	// bottom tables in it needed a rewrite. A step is never a trivial
+	// move.
 	Manual uint64
 	// IdlePurgePending reports an idle purge due: the background check
 	// starts it once the DB stays idle for about two of its intervals
