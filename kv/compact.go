@@ -126,15 +126,12 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 		return nil
 	}
 
-	children := make([]base.InternalIterator, 0, len(job.inputs))
+	children, err := d.compactionInputs(job.inputs)
+	if err != nil {
+		return err
+	}
 	var bytesIn uint64
 	for _, in := range job.inputs {
-		it, err := d.tables.newCompactionIter(in.meta, nil, nil)
-		if err != nil {
-			closeAll(children)
-			return err
-		}
-		children = append(children, it)
 		bytesIn += in.meta.Size
 	}
 	merged := newMergingIter(children)
@@ -214,6 +211,42 @@ func (d *DB) runCompaction(job *compactionJob, snaps []base.SeqNum) error {
 	d.mu.Unlock()
 	shadow.installed()
 	return indexEdit.apply()
+}
+
+// compactionInputs returns the iterators a compaction merges: one per L0
+// input table, and one per other level walking that level's input tables
+// in key order (levelIter), each opened when the walk reaches it. A merge
+// of a whole tree (a manual Compact) holds one table per level open, not
+// every table with its read-ahead buffer, and the merge's heap orders
+// levels, not tables: an L5 table over ten L6 ones is a heap of two.
+func (d *DB) compactionInputs(inputs []levelTable) ([]base.InternalIterator, error) {
+	var children []base.InternalIterator
+	for i := 0; i < len(inputs); {
+		j := i + 1
+		for inputs[i].level > 0 && j < len(inputs) && inputs[j].level == inputs[i].level {
+			j++
+		}
+		if j-i > 1 {
+			tables := make([]*manifest.TableMetadata, 0, j-i)
+			for _, in := range inputs[i:j] {
+				tables = append(tables, in.meta)
+			}
+			slices.SortFunc(tables, func(a, b *manifest.TableMetadata) int { return base.Compare(a.Smallest, b.Smallest) })
+			l := new(levelIter)
+			l.init(d, tables, nil, nil, true)
+			children = append(children, l)
+			i = j
+			continue
+		}
+		it, err := d.tables.newCompactionIter(inputs[i].meta, nil, nil)
+		if err != nil {
+			closeAll(children)
+			return nil, err
+		}
+		children = append(children, it)
+		i = j
+	}
+	return children, nil
 }
 
 // countPicked counts a background compaction by the picker's reason.

@@ -277,8 +277,9 @@ type Options struct {
 	// (8 are left for the WALs, the MANIFEST, CURRENT, LOCK and directory
 	// syncs), closing the least recently used first; a table in use by a
 	// read or an open iterator stays open until released, so iterators
-	// held over many L0 tables can exceed the bound for their lifetime.
-	// Default 1000 (as Pebble and LevelDB), minimum 16.
+	// held over many L0 tables can exceed the bound for their lifetime;
+	// a compaction holds one table of each input level open at a time,
+	// and each of its L0 inputs. Default 1000 (as Pebble and LevelDB), minimum 16.
 	MaxOpenFiles int
 	// TombstoneMaxAge bounds how long a deleted key's tombstone (and the
 	// data it hides) stays above the bottom level when no compaction is

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sievekv/sievekv/sstable"
 )
@@ -99,4 +100,59 @@ func BenchmarkTableCacheAcquire(b *testing.B) {
 			h.release()
 		}
 	})
+}
+
+// TestWholeTreeCompactionKeepsToMaxOpenFiles: a compaction walks each
+// level's input tables one at a time (compactionInputs), so a Compact
+// that merges a whole 40-table level holds about one of them open, and
+// the table cache's bound (MaxOpenFiles) holds. It held a reader per
+// input table for the whole merge, every one of the level's 40 past the
+// bound of 8, each with its read-ahead buffer.
+func TestWholeTreeCompactionKeepsToMaxOpenFiles(t *testing.T) {
+	d, keys := openTablesDB(t, t.TempDir(), 40, 16)
+	defer d.Close()
+	bottom := len(d.current.Levels[NumLevels-1])
+	if bottom < 3*d.tables.capacity {
+		t.Fatalf("%d tables, want many more than the cache's %d", bottom, d.tables.capacity)
+	}
+	for i := 0; i < len(keys); i += 20 {
+		if err := d.Set([]byte(keys[i]), []byte("newer"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var peak int
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			peak = max(peak, d.tables.openCount())
+			select {
+			case <-done:
+				return
+			default:
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+	}()
+	err := d.Compact(nil, nil)
+	close(done)
+	<-watched
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cache's tables, the one L0 table, the level walk's current
+	// table and an output being opened.
+	if bound := d.tables.capacity + 3; peak > bound {
+		t.Errorf("%d table readers open at once during the compaction of %d bottom tables; want at most %d", peak, bottom, bound)
+	}
+	for i, k := range keys {
+		want := "value-" + k + "-0123456789012345678901234567890123456789"
+		if i%20 == 0 {
+			want = "newer"
+		}
+		if v, err := d.Get([]byte(k)); err != nil || string(v) != want {
+			t.Fatalf("%s = %q, %v; want %q", k, v, err, want)
+		}
+	}
 }
