@@ -72,7 +72,7 @@ func init() {
 			help:    "Flushes the in-memory writes to a new level-0 table.",
 			minArgs: 0, maxArgs: 0, run: (*Interp).cmdFlush},
 		{name: "compact", usage: "compact [START END]", summary: "compact tables overlapping [START, END]",
-			help:    "Flushes, then merges every table overlapping [START, END] (all tables without\narguments) into the bottom level, dropping overwritten values and deleted keys.",
+			help:    "Flushes, then moves every key in [START, END] (every key without arguments)\ndown to the bottom level, rewriting at each level only what overlaps the range,\nand drops overwritten values and deleted keys no snapshot needs.",
 			minArgs: 0, maxArgs: 2, run: (*Interp).cmdCompact},
 		{name: "stats", usage: "stats", summary: "show levels, tables, cache, WAL and filter counters",
 			help:    "Shows the engine's metrics: tables and bytes per level, memtables, WAL,\nblock cache, filter memory and the reads the filters avoided since the database\nwas opened: at the shell's start, or by the last check, which reopens it.",
