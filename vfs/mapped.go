@@ -82,7 +82,10 @@ type Appender struct {
 	dirty  bool    // stores since the last Sync
 	// faulted is the segment offset up to which seg's pages were
 	// prefaulted; noPrefault is set once seg cannot be.
-	faulted    int
+	faulted int
+	// touched is the segment offset up to which the writer has stored
+	// into every page (touchAhead).
+	touched    int
 	noPrefault bool
 	err        error // sticky failure
 	// warm is the StartWarm goroutine prefaulting seg beside the writer,
@@ -142,8 +145,8 @@ func (a *Appender) Write(p []byte) (int, error) {
 			}
 		}
 		at := int(a.off - a.segOff)
-		if at+len(p) > a.faulted && !a.noPrefault {
-			a.prefault(at)
+		if at+len(p) > a.touched {
+			a.touchAhead(at)
 		}
 		n := copy(a.seg.Bytes()[at:], p)
 		p = p[n:]
@@ -172,8 +175,42 @@ func (a *Appender) nextSegment() error {
 		}
 	}
 	a.seg, a.segOff = seg, a.off
-	a.faulted = 0
+	a.faulted, a.touched = 0, 0
 	return nil
+}
+
+// touchChunk is how far ahead of the write position, and how often, the
+// writer stores into a mapped segment's pages (touchAhead): 4 pages, so
+// that with the first store into a page costing 4.5 us on a virtual
+// machine one commit in about 125 (0.8%, below the 99th percentile) pays
+// about 18 us; 16 pages at once put 72 us into one commit in 500, the
+// 99.9th percentile.
+const touchChunk = 32 << 10
+
+// touchAhead makes the pages from the segment offset at through the next
+// touchChunk boundary present and written to, before the stores of the
+// records that will fill them: prefault, then one store of a zero per page
+// not yet written (at or past at, so every byte stored is one the file
+// holds as a zero already, and the warming never stores). The stores are
+// for virtual machines whose host backs a guest page only when the guest
+// first writes it: on the 2026-12-06 test machine a page made present by
+// MADV_POPULATE_WRITE (1.1 us) still took 4.5 us at its first store, so
+// with the warming's or prefault's pages alone one NoSync commit in about
+// 30 paid that, and a sequential fill's 99th percentile was 6.2 us against
+// 1.5 us with the WAL off. Batched here, one commit in about 125 pays 4
+// of them. Where the prefault made the pages writable, the stores cost a
+// cache miss each.
+func (a *Appender) touchAhead(at int) {
+	if at+prefaultChunk > a.faulted && !a.noPrefault {
+		a.prefault(at)
+	}
+	b := a.seg.Bytes()
+	page := os.Getpagesize()
+	to := min((at/touchChunk+2)*touchChunk, len(b))
+	for q := max(a.touched, (at+page-1)&^(page-1)); q < to; q += page {
+		b[q] = 0
+	}
+	a.touched = to
 }
 
 // prefault makes the pages from the segment offset at through the next
